@@ -1,0 +1,161 @@
+"""One error hierarchy for everything evonb raises at a user.
+
+Every error names the thing it is about and, where there is one, the fix. Errors carry their
+details as attributes (``path``, ``field_id``, ``old``, ``new``, ...) so the notebook layer can
+render them without parsing the message.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class EvoError(Exception):
+    """Base class of every error evonb raises for a user mistake or a table problem."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message if not hint else f"{message}\nHint: {hint}")
+
+
+class DDLSyntaxError(EvoError):
+    """DDL text that does not parse. Carries the line, column, token and an excerpt with a caret."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        text: str,
+        line: int,
+        column: int,
+        token: str,
+        hint: str | None = None,
+    ) -> None:
+        self.text = text
+        self.line = line
+        self.column = column
+        self.token = token
+        source_line = text.splitlines()[line - 1] if text.splitlines() else ""
+        self.excerpt = f"{source_line}\n{' ' * (column - 1)}^"
+        full = f"{message} at line {line}, column {column} (near {token!r})\n{self.excerpt}"
+        super().__init__(full, hint=hint)
+
+
+class SchemaEvolutionError(EvoError):
+    """A schema change that is not allowed (bad type change, name clash, NOT NULL, ...)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        field_id: int | None = None,
+        old: object = None,
+        new: object = None,
+        hint: str | None = None,
+    ) -> None:
+        self.path = path
+        self.field_id = field_id
+        self.old = old
+        self.new = new
+        super().__init__(message, hint=hint)
+
+
+class InvalidDefaultError(SchemaEvolutionError):
+    """A default value that does not convert to its column's type."""
+
+
+class WriteSchemaError(SchemaEvolutionError):
+    """Incoming data whose schema cannot be reconciled with the table's."""
+
+
+class ColumnNotFoundError(EvoError):
+    """A path that names no column. Suggests the closest existing name."""
+
+    def __init__(self, path: str, candidates: Iterable[str] = (), *, context: str = "") -> None:
+        self.path = path
+        names = list(candidates)
+        close = difflib.get_close_matches(path, names, n=1, cutoff=0.5)
+        if not close:
+            lowered = {n.lower(): n for n in names}
+            close = [
+                lowered[m]
+                for m in difflib.get_close_matches(path.lower(), list(lowered), n=1, cutoff=0.5)
+            ]
+        self.suggestion = close[0] if close else None
+        where = f" {context}" if context else ""
+        hint = f"did you mean {self.suggestion!r}?" if self.suggestion else None
+        if hint is None and names:
+            shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+            hint = f"existing columns: {shown}"
+        super().__init__(f"Column not found{where}: {path!r}", hint=hint)
+
+
+class CommitNotFoundError(EvoError):
+    """An instant, commit or schema version that the table does not have."""
+
+    def __init__(self, ref: object, nearest: Iterable[str] = (), *, what: str = "commit") -> None:
+        self.ref = ref
+        self.nearest = list(nearest)
+        hint = f"nearest: {', '.join(self.nearest)}" if self.nearest else None
+        super().__init__(f"No such {what}: {ref!r}", hint=hint)
+
+
+class ConflictError(EvoError):
+    """A commit that lost an optimistic-concurrency race; names the commit it lost to."""
+
+    def __init__(self, message: str, *, winner: str | None = None, hint: str | None = None):
+        self.winner = winner
+        super().__init__(message, hint=hint or "re-read the table and retry the operation")
+
+
+class TableNotFoundError(EvoError):
+    """A path that holds no evonb table."""
+
+
+class TableExistsError(EvoError):
+    """Creating a table where one already exists."""
+
+
+class MetadataCorruptError(EvoError):
+    """A metadata file that is truncated, unparsable or inconsistent; names the file."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        super().__init__(
+            f"Corrupt table metadata in {path}: {reason}",
+            hint="run `evonb check --repair <table>` or restore the file",
+        )
+
+
+class DataValidationError(EvoError):
+    """Data that does not satisfy a requested change (e.g. nulls under SET NOT NULL)."""
+
+    def __init__(self, message: str, *, count: int = 0, examples: Iterable[object] = (),
+                 hint: str | None = None) -> None:
+        self.count = count
+        self.examples = list(examples)
+        super().__init__(message, hint=hint)
+
+
+class UnsupportedTableError(EvoError):
+    """A table layout evonb cannot adopt (e.g. a merge-on-read Hudi table)."""
+
+
+__all__ = [
+    "ColumnNotFoundError",
+    "CommitNotFoundError",
+    "ConflictError",
+    "DDLSyntaxError",
+    "DataValidationError",
+    "EvoError",
+    "InvalidDefaultError",
+    "MetadataCorruptError",
+    "SchemaEvolutionError",
+    "TableExistsError",
+    "TableNotFoundError",
+    "UnsupportedTableError",
+    "WriteSchemaError",
+]

@@ -1,0 +1,140 @@
+"""Type rules: which ``ALTER COLUMN ... TYPE`` changes are allowed, and how writes reconcile types.
+
+``ALTER`` follows the "Y" cells of Hudi's column type-change table, plus tinyint -> smallint ->
+int, date -> timestamp_ntz and decimal widening. Every narrowing is rejected (Spark would read a
+narrowed column with silent overflow). Writes follow Hudi's "Type Promotions" chart: the table
+widens to a wider incoming type, and narrower incoming values are cast up.
+"""
+
+from __future__ import annotations
+
+from evonb.errors import SchemaEvolutionError, WriteSchemaError
+from evonb.schema.types import (
+    BIGINT,
+    BINARY,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
+    SMALLINT,
+    STRING,
+    TIMESTAMP_NTZ,
+    TINYINT,
+    DecimalType,
+    PrimitiveType,
+    Type,
+)
+
+# Integer digits each integral type needs in a decimal to hold every value.
+_INTEGER_DIGITS = {TINYINT: 3, SMALLINT: 5, INT: 10, BIGINT: 19}
+
+_NUMERIC_TARGETS: dict[PrimitiveType, tuple[PrimitiveType, ...]] = {
+    TINYINT: (SMALLINT, INT, BIGINT, FLOAT, DOUBLE, STRING),
+    SMALLINT: (INT, BIGINT, FLOAT, DOUBLE, STRING),
+    INT: (BIGINT, FLOAT, DOUBLE, STRING),
+    BIGINT: (FLOAT, DOUBLE, STRING),
+    FLOAT: (DOUBLE, STRING),
+    DOUBLE: (STRING,),
+    STRING: (DATE,),
+    DATE: (STRING, TIMESTAMP_NTZ),
+}
+
+
+def can_change_type(old: Type, new: Type) -> bool:
+    """Whether ``ALTER COLUMN ... TYPE`` may change ``old`` into ``new`` in metadata only."""
+    if old == new:
+        return True
+    if old.is_nested or new.is_nested:
+        return False
+    if isinstance(new, DecimalType):
+        if isinstance(old, DecimalType):
+            # No integer digit may be lost.
+            return new.precision - new.scale >= old.precision - old.scale
+        if old in _INTEGER_DIGITS:
+            return new.precision - new.scale >= _INTEGER_DIGITS[old]
+        return old in (FLOAT, DOUBLE, STRING)
+    if isinstance(old, DecimalType):
+        return new is STRING
+    return new in _NUMERIC_TARGETS.get(old, ())  # type: ignore[arg-type]
+
+
+def allowed_targets(old: Type) -> list[str]:
+    """Readable list of what ``old`` may become (for error messages)."""
+    if old.is_nested:
+        return []
+    out = [str(t) for t in _NUMERIC_TARGETS.get(old, ())]  # type: ignore[arg-type]
+    if old in _INTEGER_DIGITS:
+        out.append(f"decimal(p,s) with p-s >= {_INTEGER_DIGITS[old]}")
+    elif isinstance(old, DecimalType):
+        out = ["string", f"decimal(p,s) with p-s >= {old.precision - old.scale}"]
+    elif old in (FLOAT, DOUBLE, STRING):
+        out.append("decimal(p,s)")
+    return out
+
+
+def check_type_change(old: Type, new: Type, *, path: str, field_id: int | None = None) -> None:
+    """Raise :class:`SchemaEvolutionError` unless ``old -> new`` is allowed."""
+    if can_change_type(old, new):
+        return
+    if old.is_nested or new.is_nested:
+        reason = "nested types change through their fields, not as a whole"
+        hint = "add, drop or retype the nested fields one by one"
+    else:
+        targets = allowed_targets(old)
+        reason = "not a widening evonb can do in metadata"
+        hint = (
+            f"{old} can become: {', '.join(targets)}; for other changes use Table.rewrite()"
+            if targets
+            else f"{old} cannot change type in metadata; use Table.rewrite()"
+        )
+    raise SchemaEvolutionError(
+        f"Cannot change column type: {path}: {old} -> {new} ({reason})",
+        path=path,
+        field_id=field_id,
+        old=old,
+        new=new,
+        hint=hint,
+    )
+
+
+def is_narrowing(old: Type, new: Type) -> bool:
+    """True when ``new -> old`` is an allowed widening, i.e. ``old -> new`` narrows."""
+    return old != new and can_change_type(new, old)
+
+
+def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
+    """The table type after a write bringing ``incoming`` into a ``table`` column.
+
+    Hudi's chart: the table widens to a wider incoming type (int table + bigint data ->
+    bigint); narrower incoming data is cast up (bigint table + int data -> bigint); string and
+    binary meet as the chart says (string data into binary -> binary, binary data into string ->
+    string); anything else (e.g. binary data into an int column) is a :class:`WriteSchemaError`.
+    """
+    if table == incoming:
+        return table
+    if table.is_nested or incoming.is_nested:
+        raise WriteSchemaError(
+            f"Incompatible column type in write: {path}: table has {table}, data has {incoming}",
+            path=path, old=table, new=incoming,
+        )
+    if table is BINARY and incoming is STRING:
+        return BINARY
+    if table is STRING and incoming is BINARY:
+        return STRING
+    if can_change_type(table, incoming):
+        return incoming
+    if can_change_type(incoming, table):
+        return table
+    if isinstance(table, DecimalType) and isinstance(incoming, DecimalType):
+        integer = max(table.precision - table.scale, incoming.precision - incoming.scale)
+        scale = max(table.scale, incoming.scale)
+        if integer + scale <= 38:
+            return DecimalType(integer + scale, scale)
+    raise WriteSchemaError(
+        f"Incompatible column type in write: {path}: table has {table}, data has {incoming}",
+        path=path,
+        old=table,
+        new=incoming,
+        hint=f"cast the column to {table} before writing, or change the table type with "
+        "ALTER COLUMN ... TYPE / Table.rewrite()",
+    )

@@ -1,0 +1,109 @@
+"""The managed SparkSession: created lazily with the settings evonb needs, shared by all.
+
+``session()`` returns the active session if one exists (settings evonb needs are applied to
+it), or starts a local one. ``configure()`` sets the master and extra configuration for the
+next start; ``stop()`` stops it. The notebook layer's ``Evo.spark_master`` and
+``Evo.spark_conf`` traits call ``configure``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+_lock = threading.RLock()
+_master: str = os.environ.get("EVONB_SPARK_MASTER", "local[*]")
+_extra_conf: dict[str, str] = {}
+
+# SQL settings evonb relies on; applied to any session evonb uses (they are runtime settings).
+REQUIRED_SQL_CONF = {
+    # Files are read by their stable physical column names, so pushdown is always correct.
+    "spark.sql.parquet.fieldId.read.enabled": "false",
+    "spark.sql.parquet.fieldId.write.enabled": "true",
+    # The timeline knows every file: never start a listing job for many paths.
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+    "spark.sql.parquet.mergeSchema": "false",
+}
+
+# Start-up defaults for a local session (a user's configure() wins).
+LOCAL_DEFAULTS = {
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.default.parallelism": "4",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "4g",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.ui.enabled": "true",
+    "spark.ui.port": "4050",
+    "spark.port.maxRetries": "64",
+    "spark.driver.extraJavaOptions": "-Dlog4j2.level=ERROR",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+
+def configure(master: str | None = None, conf: dict[str, Any] | None = None) -> None:
+    """Set the master URL and extra settings used when the session is next started."""
+    global _master
+    with _lock:
+        if master:
+            _master = master
+        if conf:
+            _extra_conf.update({str(k): str(v) for k, v in conf.items()})
+
+
+def session() -> SparkSession:
+    """The shared SparkSession, started on first use (local mode unless configured)."""
+    from pyspark.sql import SparkSession
+
+    with _lock:
+        active = SparkSession.getActiveSession()
+        if active is None:
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+            if _master.startswith("local"):
+                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            builder = SparkSession.builder.appName("evonb").master(_master)
+            settings = {**LOCAL_DEFAULTS, **REQUIRED_SQL_CONF, **_extra_conf}
+            for key, value in settings.items():
+                builder = builder.config(key, value)
+            logging.getLogger("py4j").setLevel(logging.WARNING)
+            active = builder.getOrCreate()
+            active.sparkContext.setLogLevel("ERROR")
+        for key, value in REQUIRED_SQL_CONF.items():
+            if active.conf.get(key, None) != value:
+                active.conf.set(key, value)
+        return active
+
+
+def is_running() -> bool:
+    """Whether a SparkSession is active (without starting one)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:  # pragma: no cover
+        return False
+    return SparkSession.getActiveSession() is not None
+
+
+def stop() -> None:
+    """Stop the shared session (the next ``session()`` starts a new one)."""
+    from pyspark.sql import SparkSession
+
+    with _lock:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
+
+
+def ui_url() -> str | None:
+    """The Spark UI address of the running session, if any."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    return active.sparkContext.uiWebUrl if active is not None else None

@@ -1,0 +1,238 @@
+"""Tokens for the DDL parser, built on sqlparse's lexer.
+
+sqlparse does the bulk of the work (whitespace, comments, words, punctuation); this module fixes
+the places where its SQL dialect differs from Spark's: string literals with backslash escapes,
+numeric literals with suffixes (``1.5BD``, ``5L``), multi-word keywords (``NOT NULL``), runs of
+angle brackets (``>>``) and ``:name`` placeholders. Every token carries its 1-based line and
+column so that errors can point at it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlparse import lexer as _sqlparse_lexer
+from sqlparse import tokens as T
+
+from evonb.errors import DDLSyntaxError
+
+WORD = "word"
+"""An unquoted identifier or keyword; ``value`` is its text."""
+IDENT = "ident"
+"""A backquoted identifier; ``value`` is the name without quotes."""
+STR = "string"
+"""A string literal; ``value`` is the unescaped text."""
+NUMBER = "number"
+"""An unsigned numeric literal; ``value`` is its text (suffix included)."""
+PUNCT = "punct"
+"""A single character of punctuation or an operator."""
+EOF = "eof"
+"""The end of the input."""
+
+NUMBER_RE = re.compile(
+    r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?(?:[bB][dD]|[lLsSyYdDfF])?(?!\w)"
+)
+_WORD_RE = re.compile(r"\w+")
+_DIGITS = frozenset("0123456789")
+_ESCAPES = {
+    "0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a",
+    "%": "\\%", "_": "\\_",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token: its kind, source text, parsed value and position (1-based line and column)."""
+
+    kind: str
+    text: str
+    value: Any
+    offset: int
+    end: int
+    line: int
+    column: int
+
+    def is_word(self, *words: str) -> bool:
+        """Whether this is an unquoted word equal (case-insensitively) to one of ``words``."""
+        return self.kind == WORD and self.value.upper() in words
+
+    def is_punct(self, ch: str) -> bool:
+        return self.kind == PUNCT and self.text == ch
+
+    def describe(self) -> str:
+        """How to name this token in an error message."""
+        if self.kind == EOF:
+            return "end of input"
+        return repr(self.text if len(self.text) <= 40 else self.text[:37] + "...")
+
+
+class _Positions:
+    """Offset -> (line, column), with lines split exactly as :class:`DDLSyntaxError` splits them."""
+
+    def __init__(self, text: str) -> None:
+        self.starts: list[int] = []
+        pos = 0
+        for line in text.splitlines(keepends=True):
+            self.starts.append(pos)
+            pos += len(line)
+        if not self.starts:
+            self.starts.append(0)
+        self.text = text
+
+    def at(self, offset: int) -> tuple[int, int]:
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self.starts[lo] + 1
+
+
+def _raw_tokens(text: str, start: int) -> Iterator[tuple[Any, str, int]]:
+    """sqlparse's tokens of ``text[start:]`` with their absolute offsets."""
+    offset = start
+    for ttype, value in _sqlparse_lexer.tokenize(text[start:]):
+        yield ttype, value, offset
+        offset += len(value)
+
+
+def _scan_string(text: str, start: int) -> tuple[int, str] | None:
+    """Scan the quoted string at ``start``: (end offset, unescaped value), or None if unclosed.
+
+    Backslash escapes (``\\n``, ``\\t``, ``\\'``, ``\\\\``, ``\\uXXXX``, ...) and a doubled
+    quote (``'it''s'``) are understood.
+    """
+    quote = text[start]
+    out: list[str] = []
+    i, n = start + 1, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 >= n:
+                return None
+            nxt = text[i + 1]
+            if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[i + 2 : i + 6]):
+                out.append(chr(int(text[i + 2 : i + 6], 16)))
+                i += 6
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        if ch == quote:
+            if i + 1 < n and text[i + 1] == quote:
+                out.append(quote)
+                i += 2
+                continue
+            return i + 1, "".join(out)
+        out.append(ch)
+        i += 1
+    return None
+
+
+def _scan_backquoted(text: str, start: int) -> tuple[int, str] | None:
+    """Scan the backquoted identifier at ``start``: (end offset, name), or None if unclosed."""
+    out: list[str] = []
+    i, n = start + 1, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "`":
+            if i + 1 < n and text[i + 1] == "`":
+                out.append("`")
+                i += 2
+                continue
+            return i + 1, "".join(out)
+        out.append(ch)
+        i += 1
+    return None
+
+
+_SKIPPED = (T.Text.Whitespace, T.Comment)
+_WORDISH = (T.Keyword, T.Name, T.Literal.Number)
+
+
+def _is(ttype: Any, groups: tuple[Any, ...]) -> bool:
+    """Whether sqlparse token type ``ttype`` is one of ``groups`` or a subtype of one."""
+    return any(ttype in group for group in groups)
+
+
+def tokenize(text: str) -> list[Token]:
+    """All tokens of ``text`` (comments and whitespace dropped), ending with an EOF token.
+
+    Raises :class:`DDLSyntaxError` for unterminated strings, backquotes and comments.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"DDL text must be a str, got {type(text).__name__}")
+    pos_of = _Positions(text)
+    out: list[Token] = []
+
+    def emit(kind: str, start: int, end: int, value: Any) -> None:
+        line, column = pos_of.at(start)
+        out.append(Token(kind, text[start:end], value, start, end, line, column))
+
+    def fail(message: str, start: int, hint: str | None = None) -> DDLSyntaxError:
+        line, column = pos_of.at(start)
+        return DDLSyntaxError(
+            message, text=text, line=line, column=column, token=text[start], hint=hint
+        )
+
+    pos = 0
+    n = len(text)
+    while pos < n:
+        restart: int | None = None
+        for ttype, value, off in _raw_tokens(text, pos):
+            end = off + len(value)
+            if _is(ttype, _SKIPPED):
+                continue
+            first = value[0]
+            if first in "'\"":
+                scanned = _scan_string(text, off)
+                if scanned is None:
+                    raise fail("unterminated string literal", off,
+                               hint=f"close the string with a matching {first}")
+                emit(STR, off, scanned[0], scanned[1])
+                restart = scanned[0]
+            elif first == "`":
+                scanned = _scan_backquoted(text, off)
+                if scanned is None:
+                    raise fail("unterminated backquoted name", off,
+                               hint="close the name with a backquote (write `` for a backquote)")
+                emit(IDENT, off, scanned[0], scanned[1])
+                restart = scanned[0]
+            elif first in _DIGITS or (first == "." and text[off + 1 : off + 2] in _DIGITS):
+                m = NUMBER_RE.match(text, off)
+                if m:
+                    emit(NUMBER, off, m.end(), m.group())
+                    restart = m.end()
+                elif first == ".":
+                    emit(PUNCT, off, off + 1, first)
+                    restart = off + 1
+                else:
+                    w = _WORD_RE.match(text, off)
+                    end_of_word = w.end() if w else off + 1
+                    emit(WORD, off, end_of_word, text[off:end_of_word])
+                    restart = end_of_word
+            elif _is(ttype, _WORDISH) and (w := _WORD_RE.match(text, off)) is not None:
+                # Words, including the first word of multi-word keywords like ``NOT NULL``.
+                emit(WORD, off, w.end(), w.group())
+                restart = w.end()
+            else:
+                if first == "/" and text.startswith("/*", off):
+                    raise fail("unterminated /* comment", off, hint="close the comment with */")
+                # Punctuation and operators, one character at a time (``>>`` is two ``>``).
+                emit(PUNCT, off, off + 1, first)
+                restart = off + 1
+            if restart != end:
+                break
+            restart = None
+        if restart is None:
+            break
+        pos = restart
+    end_offset = out[-1].end if out else 0
+    line, column = pos_of.at(end_offset)
+    out.append(Token(EOF, "", None, end_offset, end_offset, line, column))
+    return out

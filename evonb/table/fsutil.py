@@ -1,0 +1,175 @@
+"""Crash-safe file writes and strict JSON reads for table metadata.
+
+Every metadata file is written to a temporary file in the same folder, flushed to disk and then
+published in one step, so a reader sees either nothing or the whole file. Temporary files are
+named ``.<target name>.<random>.tmp``: they start with a dot and end with ``.tmp``, and readers
+of metadata folders ignore such names.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from evonb.errors import EvoError, MetadataCorruptError
+
+EVO_DIR = ".evo"
+"""The metadata folder under a table's root."""
+
+TEMP_SUFFIX = ".tmp"
+
+# errno values with which os.link says the file system has no hard links.
+_NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
+
+
+def table_path(root: str | os.PathLike[str]) -> Path:
+    """A table root as a local :class:`Path`; ``file:`` URIs are accepted.
+
+    Other URI schemes raise :class:`EvoError`: the metadata layer needs a local (or locally
+    mounted) file system with atomic rename and hard links.
+    """
+    if isinstance(root, str) and (root.startswith("file:") or "://" in root):
+        parsed = urlparse(root)
+        if parsed.scheme != "file":
+            raise EvoError(
+                f"Unsupported table location {root!r}",
+                hint="evonb tables live on a local or mounted file system; use a plain path",
+            )
+        return Path(unquote(parsed.path))
+    return Path(root)
+
+
+def evo_dir(root: str | os.PathLike[str]) -> Path:
+    """``<root>/.evo``."""
+    return table_path(root) / EVO_DIR
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is a temporary file left by (or in the middle of) an atomic write."""
+    return name.startswith(".") or name.endswith(TEMP_SUFFIX)
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries to disk, so a file just created or renamed in it survives a crash.
+
+    A no-op where folders cannot be opened for syncing.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return
+    try:
+        with suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, exclusive: bool = False
+) -> None:
+    """Write ``data`` to ``path`` so readers never see a partial file.
+
+    The data goes to a temporary file in the same folder, is fsynced, then published with
+    ``os.replace`` (replacing any existing file) or, with ``exclusive=True``, with ``os.link``,
+    which never overwrites: if ``path`` exists, :class:`FileExistsError` is raised and the file is
+    left untouched. Missing parent folders are created.
+    """
+    target = Path(path)
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if exclusive:
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise
+            except OSError as exc:  # no hard links on this file system
+                if exc.errno not in _NO_LINK_ERRNOS:
+                    raise
+                _write_exclusive_fallback(target, data)
+        else:
+            os.replace(tmp, target)
+        fsync_dir(parent)
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _write_exclusive_fallback(target: Path, data: bytes) -> None:
+    """Exclusive create for file systems without hard links (``O_EXCL``; not atomic for readers)."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(target)
+        raise
+
+
+def dump_json(obj: Any) -> bytes:
+    """The canonical metadata encoding: sorted keys, ``indent=1``, UTF-8, non-ASCII kept."""
+    return (json.dumps(obj, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, exclusive: bool = False) -> None:
+    """:func:`atomic_write_bytes` of ``obj`` as canonical JSON (see :func:`dump_json`)."""
+    atomic_write_bytes(path, dump_json(obj), exclusive=exclusive)
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON metadata file.
+
+    A missing file raises :class:`FileNotFoundError`; an empty, truncated, unparsable or
+    non-UTF-8 file raises :class:`MetadataCorruptError` naming it.
+    """
+    raw = Path(path).read_bytes()
+    return parse_json_bytes(raw, str(path))
+
+
+def parse_json_bytes(raw: bytes, where: str) -> Any:
+    """Parse JSON bytes read from ``where``; any defect raises :class:`MetadataCorruptError`."""
+    if not raw.strip():
+        raise MetadataCorruptError(where, "the file is empty")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MetadataCorruptError(where, f"not valid UTF-8 (byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        kind = "truncated JSON" if exc.pos >= len(text.rstrip()) else "unparsable JSON"
+        raise MetadataCorruptError(
+            where, f"{kind}: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise MetadataCorruptError(where, f"unparsable JSON: {exc}") from None
+
+
+__all__ = [
+    "EVO_DIR",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "dump_json",
+    "evo_dir",
+    "fsync_dir",
+    "is_temp_name",
+    "parse_json_bytes",
+    "read_json",
+    "table_path",
+]

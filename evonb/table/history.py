@@ -1,0 +1,150 @@
+"""Commits as the user sees them: ``Table.history()`` and ``Table.column_history()``."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from evonb.table.instants import parse_instant
+from evonb.table.timeline import CommitRecord
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One completed commit: instant, action, operation, schema version, files and rows."""
+
+    instant: str
+    action: str
+    operation: str
+    schema_version: str
+    files_added: int = 0
+    files_removed: int = 0
+    rows_written: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+
+    @classmethod
+    def from_record(cls, record: CommitRecord) -> Commit:
+        meta = record.metadata
+        return cls(
+            instant=record.instant,
+            action=record.action,
+            operation=str(meta.get("operation", record.action)),
+            schema_version=str(meta.get("schema_version", "")),
+            files_added=len(meta.get("added", ())),
+            files_removed=len(meta.get("removed", ())),
+            rows_written=int(meta.get("rows_written", 0)),
+            metadata=meta,
+        )
+
+    @property
+    def time(self) -> str:
+        """The commit time, ISO formatted (UTC)."""
+        return parse_instant(self.instant).isoformat(sep=" ", timespec="milliseconds")
+
+    def __str__(self) -> str:
+        return (f"{self.instant} {self.operation:<10} schema {self.schema_version} "
+                f"+{self.files_added}/-{self.files_removed} files, {self.rows_written} rows")
+
+
+_COLUMNS = ("instant", "time", "action", "operation", "schema_version", "files_added",
+            "files_removed", "rows_written")
+
+
+@dataclass(frozen=True)
+class History(Sequence[Commit]):
+    """The commits of a table, oldest first. Renders as a table in notebooks and terminals."""
+
+    commits: tuple[Commit, ...]
+    table_name: str = ""
+
+    @overload
+    def __getitem__(self, index: int) -> Commit: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Commit]: ...
+    def __getitem__(self, index: int | slice) -> Commit | Sequence[Commit]:
+        return self.commits[index]
+
+    def __len__(self) -> int:
+        return len(self.commits)
+
+    def __iter__(self) -> Iterator[Commit]:
+        return iter(self.commits)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per commit (the columns of the rendered table)."""
+        return [{c: getattr(commit, c) for c in _COLUMNS} for commit in self.commits]
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows(), columns=list(_COLUMNS))
+
+    def __repr__(self) -> str:
+        head = f"History of {self.table_name or 'table'}: {len(self.commits)} commits"
+        return "\n".join([head, *(f"  {c}" for c in self.commits)])
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in _COLUMNS)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(str(r[c]))}</td>" for c in _COLUMNS) + "</tr>"
+            for r in self.rows()
+        )
+        title = html.escape(self.table_name or "table")
+        return (f"<div class='evonb-history'><b>History of {title}</b> "
+                f"({len(self.commits)} commits)<table><thead><tr>{head}</tr></thead>"
+                f"<tbody>{body}</tbody></table></div>")
+
+
+@dataclass(frozen=True)
+class ColumnVersion:
+    """A column ID as it was in one schema version."""
+
+    version_id: str
+    path: str
+    type: str
+    nullable: bool
+    default: Any
+    write_default: Any
+    comment: str | None
+    change: str
+
+    def __str__(self) -> str:
+        return (f"{self.version_id} {self.change:<9} {self.path}: "
+                f"{'optional' if self.nullable else 'required'} {self.type}")
+
+
+@dataclass(frozen=True)
+class ColumnHistory(Sequence[ColumnVersion]):
+    """The life of one column ID through the schema versions that had it."""
+
+    field_id: int
+    versions: tuple[ColumnVersion, ...]
+
+    @overload
+    def __getitem__(self, index: int) -> ColumnVersion: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ColumnVersion]: ...
+    def __getitem__(self, index: int | slice) -> ColumnVersion | Sequence[ColumnVersion]:
+        return self.versions[index]
+
+    def __len__(self) -> int:
+        return len(self.versions)
+
+    def __iter__(self) -> Iterator[ColumnVersion]:
+        return iter(self.versions)
+
+    def __repr__(self) -> str:
+        return "\n".join([f"Column id {self.field_id}:", *(f"  {v}" for v in self.versions)])
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(v.version_id)}</td><td>{html.escape(v.change)}</td>"
+            f"<td>{html.escape(v.path)}</td><td>{html.escape(v.type)}</td>"
+            f"<td>{'optional' if v.nullable else 'required'}</td></tr>"
+            for v in self.versions
+        )
+        return (f"<div class='evonb-column-history'><b>Column id {self.field_id}</b><table>"
+                "<thead><tr><th>version</th><th>change</th><th>path</th><th>type</th>"
+                f"<th>null</th></tr></thead><tbody>{rows}</tbody></table></div>")

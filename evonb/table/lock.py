@@ -1,0 +1,242 @@
+"""Writer locks: one writer at a time commits to a table.
+
+The default provider, :class:`FileLock`, takes ``fcntl.flock`` on ``<root>/.evo/lock``. It
+excludes other processes on the same machine (and on network file systems that honour flock),
+and other :class:`FileLock` objects in the same process too. It is **not** re-entrant: acquiring
+the same object twice raises ``RuntimeError``, and a second object for the same table in the same
+thread waits like any other writer (and so deadlocks until its timeout).
+
+Other providers plug in through the table property ``evonb.lock.provider``: ``"file"`` (the
+default), ``"noop"`` (no locking: single-writer setups and tests only), or ``"module:Class"``.
+A custom class is built with ``Class.from_table(root, properties)`` when it has such a
+classmethod, else ``Class(root)``, and must implement :class:`LockProvider`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol, TypeVar, runtime_checkable
+
+from evonb.errors import ConflictError, EvoError
+from evonb.table.fsutil import evo_dir, table_path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
+
+LOCK_FILE = "lock"
+LOCK_PROVIDER_PROPERTY = "evonb.lock.provider"
+LOCK_TIMEOUT_PROPERTY = "evonb.lock.timeout"
+DEFAULT_PROVIDER = "file"
+DEFAULT_TIMEOUT = 60.0
+
+
+@runtime_checkable
+class LockProvider(Protocol):
+    """A mutual-exclusion lock for one table's writers."""
+
+    def acquire(self, timeout: float) -> None:
+        """Block up to ``timeout`` seconds (``math.inf``: forever; ``0``: one try).
+
+        Raises :class:`ConflictError` if the lock is still held by someone else.
+        """
+        ...
+
+    def release(self) -> None:
+        """Release the lock (a no-op when it is not held)."""
+        ...
+
+
+L = TypeVar("L", bound=LockProvider)
+
+
+@contextmanager
+def locked(lock: L, timeout: float = DEFAULT_TIMEOUT) -> Iterator[L]:
+    """``with locked(lock, timeout):`` holds ``lock`` for the block."""
+    lock.acquire(timeout)
+    try:
+        yield lock
+    finally:
+        lock.release()
+
+
+class FileLock:
+    """An exclusive ``flock`` on a lock file (see the module docstring for its semantics)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    @classmethod
+    def for_table(
+        cls, root: str | os.PathLike[str], properties: Mapping[str, str] | None = None
+    ) -> FileLock:
+        """The lock of the table at ``root`` (``<root>/.evo/lock``)."""
+        return cls(evo_dir(root) / LOCK_FILE)
+
+    from_table = for_table
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
+    def acquire(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if fcntl is None:  # pragma: no cover
+            raise EvoError("FileLock needs fcntl (a POSIX system)",
+                           hint=f"set {LOCK_PROVIDER_PROPERTY} to another provider")
+        if self._fd is not None:
+            raise RuntimeError(f"{self.path} is already held by this FileLock (not re-entrant)")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + max(timeout, 0.0)
+        delay = 0.005
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    now = time.monotonic()
+                    if now >= deadline:
+                        holder = _holder(fd)
+                        raise ConflictError(
+                            f"table is locked by another writer ({self.path}"
+                            f"{', held by ' + holder if holder else ''}); "
+                            f"gave up after {timeout:g}s",
+                            hint="wait for the other writer to finish, or raise the timeout",
+                        ) from None
+                    time.sleep(min(delay, deadline - now))
+                    delay = min(delay * 2, 0.1)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        _write_holder(fd)
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.ftruncate(fd, 0)
+        except OSError:
+            pass
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def __enter__(self) -> FileLock:
+        self.acquire(DEFAULT_TIMEOUT)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"FileLock({str(self.path)!r}, held={self.held})"
+
+
+def _write_holder(fd: int) -> None:
+    """Record who holds the lock, for the message another writer gets (best effort)."""
+    info = f"pid {os.getpid()} since {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC"
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, info.encode(), 0)
+    except OSError:
+        pass
+
+
+def _holder(fd: int) -> str:
+    try:
+        return os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+class NoOpLock:
+    """A lock that locks nothing (for single-writer setups and tests)."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = root
+
+    def acquire(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
+
+
+LockFactory = Callable[[Path, Mapping[str, str]], LockProvider]
+
+_BUILTIN: dict[str, LockFactory] = {
+    "file": lambda root, props: FileLock.for_table(root, props),
+    "noop": lambda root, props: NoOpLock(root),
+}
+
+
+def lock_provider_from_name(name: str | None) -> LockFactory:
+    """A factory ``(root, properties) -> LockProvider`` for a provider name.
+
+    ``name`` is ``"file"``, ``"noop"``, or ``"module:Class"`` (``"module.Class"`` works too).
+    ``None`` or an empty name is ``"file"``.
+    """
+    key = (name or DEFAULT_PROVIDER).strip()
+    if key.lower() in _BUILTIN:
+        return _BUILTIN[key.lower()]
+    module_name, sep, attr = key.partition(":")
+    if not sep:
+        module_name, _, attr = key.rpartition(".")
+    if not module_name or not attr:
+        raise EvoError(
+            f"Unknown lock provider {name!r}",
+            hint=f"use one of {sorted(_BUILTIN)} or 'package.module:ClassName'",
+        )
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise EvoError(
+            f"Cannot load lock provider {name!r}: {exc}",
+            hint=f"check the {LOCK_PROVIDER_PROPERTY} table property",
+        ) from None
+    if not callable(target):
+        raise EvoError(f"Lock provider {name!r} is not a class or callable")
+
+    def build(root: Path, properties: Mapping[str, str]) -> LockProvider:
+        maker = getattr(target, "from_table", None)
+        lock = maker(root, properties) if callable(maker) else target(root)
+        if not isinstance(lock, LockProvider):
+            raise EvoError(f"Lock provider {name!r} built {lock!r}, which has no acquire/release")
+        return lock
+
+    return build
+
+
+def lock_for_table(
+    root: str | os.PathLike[str], properties: Mapping[str, str] | None = None
+) -> LockProvider:
+    """The lock named by ``properties[evonb.lock.provider]`` for the table at ``root``."""
+    props = properties or {}
+    factory = lock_provider_from_name(props.get(LOCK_PROVIDER_PROPERTY))
+    return factory(table_path(root), props)
+
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "LOCK_PROVIDER_PROPERTY",
+    "LOCK_TIMEOUT_PROPERTY",
+    "FileLock",
+    "LockFactory",
+    "LockProvider",
+    "NoOpLock",
+    "lock_for_table",
+    "lock_provider_from_name",
+    "locked",
+]

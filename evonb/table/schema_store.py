@@ -1,0 +1,175 @@
+"""The schema history: one file per schema version, ``<root>/.evo/schemas/<version>.schema.json``.
+
+A version id is the instant of the commit that created the schema, so the schema in force at an
+instant is the greatest version id at or before it. Files are written exclusively and never
+changed; saving the same schema again is a no-op.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import threading
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evonb.errors import CommitNotFoundError, EvoError, MetadataCorruptError, SchemaEvolutionError
+from evonb.table.fsutil import atomic_write_bytes, evo_dir, is_temp_name, read_json, table_path
+from evonb.table.instants import instant_from_datetime, is_instant
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.schema.schema import Schema
+
+SCHEMAS_DIR = "schemas"
+SUFFIX = ".schema.json"
+
+_NAME = re.compile(r"([0-9]{17})" + re.escape(SUFFIX))
+_VERSION = re.compile(r"[0-9]{17}")
+
+
+class SchemaStore:
+    """The schema versions of the table at ``root``."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = table_path(root)
+        self.path = evo_dir(root) / SCHEMAS_DIR
+        self._cache: dict[str, tuple[int, int, Schema]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SchemaStore({str(self.root)!r})"
+
+    def file_of(self, version_id: str) -> Path:
+        """The file of a version (it may not exist)."""
+        if not isinstance(version_id, str) or not _VERSION.fullmatch(version_id):
+            raise CommitNotFoundError(version_id, self._nearest(str(version_id)),
+                                      what="schema version")
+        return self.path / f"{version_id}{SUFFIX}"
+
+    def versions(self) -> list[str]:
+        """Every stored version id, oldest first."""
+        try:
+            names = os.listdir(self.path)
+        except FileNotFoundError:
+            return []
+        out = []
+        for name in names:
+            if is_temp_name(name):
+                continue
+            m = _NAME.fullmatch(name)
+            if m:
+                out.append(m.group(1))
+        return sorted(out)
+
+    def __contains__(self, version_id: object) -> bool:
+        return isinstance(version_id, str) and version_id in self.versions()
+
+    def _nearest(self, version_id: str, n: int = 3) -> list[str]:
+        keys = self.versions()
+        pos = bisect.bisect_left(keys, version_id)
+        return keys[max(0, pos - n) : pos] + [k for k in keys[pos : pos + n] if k != version_id]
+
+    def save(self, schema: Schema) -> Path:
+        """Store ``schema`` under its ``version_id`` and return the file.
+
+        An identical schema already stored under that id is a no-op; a different one raises
+        :class:`EvoError` (a version id names exactly one schema).
+        """
+        path = self.file_of(schema.version_id)
+        data = (schema.to_json(indent=1) + "\n").encode("utf-8")
+        try:
+            atomic_write_bytes(path, data, exclusive=True)
+        except FileExistsError:
+            existing = self.load(schema.version_id)
+            if existing.to_dict() != schema.to_dict():
+                raise EvoError(
+                    f"Schema version {schema.version_id} already exists with different content",
+                    hint="a new schema needs a new version id (the instant of its commit)",
+                ) from None
+        return path
+
+    def load(self, version_id: str) -> Schema:
+        """The schema of ``version_id`` (cached).
+
+        Missing: :class:`CommitNotFoundError` naming the nearest versions. Unreadable or invalid:
+        :class:`MetadataCorruptError` naming the file.
+        """
+        path = self.file_of(version_id)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            with self._lock:
+                self._cache.pop(version_id, None)
+            raise CommitNotFoundError(
+                version_id, self._nearest(version_id), what="schema version"
+            ) from None
+        with self._lock:
+            hit = self._cache.get(version_id)
+            if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+                return hit[2]
+        schema = self._read(path, version_id)
+        with self._lock:
+            self._cache[version_id] = (st.st_size, st.st_mtime_ns, schema)
+        return schema
+
+    def _read(self, path: Path, version_id: str) -> Schema:
+        from evonb.schema.schema import Schema
+
+        try:
+            data = read_json(path)
+        except FileNotFoundError:
+            raise CommitNotFoundError(
+                version_id, self._nearest(version_id), what="schema version"
+            ) from None
+        if not isinstance(data, dict):
+            raise MetadataCorruptError(str(path), "a schema must be a JSON object")
+        try:
+            schema = Schema.from_dict(data)
+        except SchemaEvolutionError as exc:
+            raise MetadataCorruptError(str(path), exc.message) from None
+        except (EvoError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise MetadataCorruptError(str(path), f"not a valid schema: {exc!r}") from None
+        if schema.version_id != version_id:
+            raise MetadataCorruptError(
+                str(path), f"the file holds schema version {schema.version_id}"
+            )
+        return schema
+
+    def latest(self) -> Schema:
+        """The newest schema version; :class:`CommitNotFoundError` if none is stored."""
+        versions = self.versions()
+        if not versions:
+            raise CommitNotFoundError("latest", what="schema version")
+        return self.load(versions[-1])
+
+    def delete(self, version_id: str) -> None:
+        """Remove a version (rollback of the commit that created it)."""
+        path = self.file_of(version_id)
+        with self._lock:
+            self._cache.pop(version_id, None)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            raise CommitNotFoundError(
+                version_id, self._nearest(version_id), what="schema version"
+            ) from None
+
+    def version_at(self, instant: str | datetime | date) -> str:
+        """The version in force at ``instant``: the greatest version id at or before it."""
+        ts = instant if isinstance(instant, str) and is_instant(instant) else (
+            instant_from_datetime(instant)
+        )
+        keys = self.versions()
+        pos = bisect.bisect_right(keys, ts)
+        if pos == 0:
+            raise CommitNotFoundError(ts, keys[:3], what="schema version at or before")
+        return keys[pos - 1]
+
+    def at(self, instant: str | datetime | date) -> Schema:
+        """The schema in force at ``instant``."""
+        return self.load(self.version_at(instant))
+
+
+__all__ = ["SchemaStore"]

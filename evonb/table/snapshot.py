@@ -1,0 +1,83 @@
+"""Snapshots: which data files are live as of a commit, each bound to its schema version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evonb.table.timeline import CommitRecord
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """A data file listed by a commit: its path relative to the table root, the schema version
+    it was written with, the instant that wrote it, its partition folder, rows and bytes."""
+
+    path: str
+    version: str
+    instant: str
+    partition: str = ""
+    rows: int = 0
+    bytes: int = 0
+    kind: str = "base"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "version": self.version,
+            "instant": self.instant,
+            "partition": self.partition,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "kind": self.kind,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DataFile:
+        return cls(
+            path=str(data["path"]),
+            version=str(data["version"]),
+            instant=str(data["instant"]),
+            partition=str(data.get("partition", "")),
+            rows=int(data.get("rows", 0)),
+            bytes=int(data.get("bytes", 0)),
+            kind=str(data.get("kind", "base")),
+        )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The table as of ``instant``: the live files and the schema version in force."""
+
+    instant: str | None
+    schema_version: str
+    files: tuple[DataFile, ...]
+
+    @property
+    def rows(self) -> int:
+        return sum(f.rows for f in self.files)
+
+    def by_version(self) -> dict[str, tuple[DataFile, ...]]:
+        """Live files grouped by the schema version they were written with."""
+        groups: dict[str, list[DataFile]] = {}
+        for f in self.files:
+            groups.setdefault(f.version, []).append(f)
+        return {v: tuple(fs) for v, fs in sorted(groups.items())}
+
+
+def replay(commits: Iterable[CommitRecord], initial_version: str) -> Snapshot:
+    """Apply the added/removed file lists of ``commits`` (in order) to an empty table."""
+    live: dict[str, DataFile] = {}
+    version = initial_version
+    last: str | None = None
+    for commit in commits:
+        meta = commit.metadata
+        for path in meta.get("removed", ()):
+            live.pop(path, None)
+        for entry in meta.get("added", ()):
+            f = DataFile.from_dict(entry)
+            live[f.path] = f
+        version = str(meta.get("schema_version", version))
+        last = commit.instant
+    return Snapshot(instant=last, schema_version=version, files=tuple(live.values()))

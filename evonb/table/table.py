@@ -1,0 +1,613 @@
+"""``Table``: an evonb table on disk, written and read through PySpark.
+
+DDL changes metadata only. Writes evolve the schema by name. Reads merge every file's schema
+version into the query schema by field ID. Every change is one commit on the timeline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import shutil
+from collections.abc import Iterator, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import unquote, urlparse
+
+from evonb.errors import (
+    CommitNotFoundError,
+    ConflictError,
+    DataValidationError,
+    EvoError,
+    SchemaEvolutionError,
+    TableExistsError,
+    TableNotFoundError,
+    WriteSchemaError,
+)
+from evonb.schema.diffing import SchemaDiff, diff
+from evonb.schema.evolution import SchemaUpdate
+from evonb.schema.schema import INITIAL_VERSION, Schema
+from evonb.schema.types import Type, with_children
+from evonb.table.config import TableConfig
+from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
+from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
+from evonb.table.instants import is_instant
+from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.lock import lock_for_table
+from evonb.table.read_plan import physical_struct
+from evonb.table.schema_store import SchemaStore
+from evonb.table.snapshot import DataFile, Snapshot, replay
+from evonb.table.timeline import CommitRecord, Timeline
+from evonb.table.write_schema import reconcile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType as SparkStructType
+
+WriteMode = Literal["insert", "upsert", "delete", "overwrite"]
+WRITE_MODES = ("insert", "upsert", "delete", "overwrite")
+CommitRef = str | Commit | CommitRecord | datetime | date
+
+PROP_ADD_COLUMNS = "evonb.write.add_columns"
+PROP_FILL_MISSING = "evonb.write.fill_missing"
+
+
+def _layout_file(root: Path, version: str) -> Path:
+    return evo_dir(root) / "schemas" / f"{version}.layout.json"
+
+
+def _as_schema(schema: str | Schema | SparkStructType) -> Schema:
+    if isinstance(schema, Schema):
+        return schema.with_version(INITIAL_VERSION)
+    if isinstance(schema, str):
+        return Schema.from_ddl(schema)
+    try:
+        from pyspark.sql.types import StructType as SparkStruct
+    except ImportError:  # pragma: no cover
+        SparkStruct = ()  # type: ignore[assignment]
+    if isinstance(schema, SparkStruct):
+        return Schema.from_spark(_strip_metadata(schema), version_id=INITIAL_VERSION)
+    raise EvoError(
+        f"Cannot make a schema from {type(schema).__name__}",
+        hint="pass column DDL text, a Spark StructType or an evonb Schema",
+    )
+
+
+def _strip_metadata(struct: SparkStructType) -> SparkStructType:
+    """A Spark schema with field metadata removed (IDs of other tables must not leak in)."""
+    from pyspark.sql import types as T
+
+    def strip(dt: T.DataType) -> T.DataType:
+        if isinstance(dt, T.StructType):
+            return T.StructType([T.StructField(f.name, strip(f.dataType), f.nullable)
+                                 for f in dt.fields])
+        if isinstance(dt, T.ArrayType):
+            return T.ArrayType(strip(dt.elementType), dt.containsNull)
+        if isinstance(dt, T.MapType):
+            return T.MapType(strip(dt.keyType), strip(dt.valueType), dt.valueContainsNull)
+        return dt
+
+    return strip(struct)  # type: ignore[return-value]
+
+
+def _with_write_defaults(t: Type) -> Type:
+    """``t`` with each field's read default replaced by its write default (for new rows)."""
+    if t.is_primitive:
+        return t
+    return with_children(t, tuple(
+        c.replace(default=c.write_default, type=_with_write_defaults(c.type))
+        for c in t.children()
+    ))
+
+
+def create_table(
+    path: str | Path,
+    schema: str | Schema | SparkStructType,
+    *,
+    primary_key: str | Sequence[str] | None = None,
+    precombine: str | None = None,
+    partition_by: str | Sequence[str] = (),
+    table_type: str = "cow",
+    properties: dict[str, Any] | None = None,
+    name: str | None = None,
+    spark: SparkSession | None = None,
+    exist_ok: bool = False,
+) -> Table:
+    """Create an evonb table at ``path`` and return it.
+
+    ``schema`` is column DDL text (``"id bigint not null, name string"``), a Spark ``StructType``
+    or an evonb :class:`Schema`. ``primary_key`` and ``precombine`` enable upserts and deletes
+    (the row with the larger precombine value wins). ``table_type`` is ``"cow"``
+    (copy-on-write) or ``"mor"`` (merge-on-read).
+    """
+    root = table_path(path)
+    if TableConfig.exists(root):
+        if exist_ok:
+            return open_table(root, spark=spark)
+        raise TableExistsError(
+            f"A table already exists at {root}",
+            hint="open it with evonb.open_table(), or pass exist_ok=True",
+        )
+    initial = _as_schema(schema)
+    keys = (primary_key,) if isinstance(primary_key, str) else tuple(primary_key or ())
+    parts = (partition_by,) if isinstance(partition_by, str) else tuple(partition_by)
+    config = TableConfig(
+        name=name or root.name,
+        table_type=table_type,  # type: ignore[arg-type]
+        primary_key=keys or None,
+        precombine=precombine,
+        partition_by=parts,
+        properties={str(k): str(v).lower() if isinstance(v, bool) else str(v)
+                    for k, v in (properties or {}).items()},
+    )
+    config = config.resolve_ids(initial)
+    _check_key_columns(initial, config)
+    root.mkdir(parents=True, exist_ok=True)
+    config.save(root, exclusive=True)
+    table = Table(root, config, spark=spark)
+    table._save_version(initial, derive_layout(initial))
+    inst = table.timeline.requested("create")
+    table.timeline.complete(inst, {
+        "operation": "create", "schema_version": INITIAL_VERSION, "added": [], "removed": [],
+    })
+    return table
+
+
+def _check_key_columns(schema: Schema, config: TableConfig) -> None:
+    for fid in (*config.primary_key_ids, *config.partition_ids):
+        f = schema.field_by_id(fid)
+        if schema.parent_of(fid) != -1 or f.type.is_nested:
+            raise SchemaEvolutionError(
+                f"Key and partition columns must be top-level primitive columns: {f.name!r} "
+                f"is {f.type}",
+                path=f.name, field_id=fid,
+            )
+    if config.precombine_id is not None:
+        f = schema.field_by_id(config.precombine_id)
+        if f.type.is_nested:
+            raise SchemaEvolutionError(
+                f"The precombine column must be primitive: {f.name!r} is {f.type}",
+                path=f.name, field_id=f.id,
+            )
+
+
+def open_table(path: str | Path, *, spark: SparkSession | None = None) -> Table:
+    """Open the evonb table at ``path``."""
+    root = table_path(path)
+    config = TableConfig.load(root)
+    table = Table(root, config, spark=spark)
+    if table.timeline.last_completed() is None:
+        raise TableNotFoundError(
+            f"The table at {root} has no completed commit (its creation did not finish)",
+            hint="remove the folder and create the table again",
+        )
+    return table
+
+
+class Table:
+    """An evonb table. Obtain one with :func:`create_table` or :func:`open_table`."""
+
+    def __init__(self, root: Path, config: TableConfig, *, spark: SparkSession | None = None):
+        self.root = root
+        self._config = config
+        self._spark = spark
+        self.timeline = Timeline(root)
+        self._store = SchemaStore(root)
+        self._layouts: dict[str, Layout] = {}
+        self._snapshots: dict[str | None, Snapshot] = {}
+
+    # ---------------------------------------------------------------- basics
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from evonb.spark.session import session
+
+            return session()
+        return self._spark
+
+    @property
+    def name(self) -> str:
+        return self._config.name
+
+    @property
+    def path(self) -> str:
+        return str(self.root)
+
+    @property
+    def table_type(self) -> str:
+        return self._config.table_type
+
+    @property
+    def config(self) -> TableConfig:
+        """The table's configuration, with key columns named as in the latest schema."""
+        return self._config.resolve_names(self.schema)
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        return tuple(self.schema.path_of(i) for i in self._config.primary_key_ids)
+
+    @property
+    def partition_by(self) -> tuple[str, ...]:
+        return tuple(self.schema.path_of(i) for i in self._config.partition_ids)
+
+    @property
+    def precombine(self) -> str | None:
+        fid = self._config.precombine_id
+        return self.schema.path_of(fid) if fid is not None else None
+
+    def __repr__(self) -> str:
+        return (f"Table({self.name!r}, path={self.path!r}, type={self.table_type}, "
+                f"schema={self.schema.struct.simple_string()!r})")
+
+    def _repr_html_(self) -> str:
+        last = self.timeline.last_completed()
+        return (f"<div class='evonb-table'><b>{html.escape(self.name)}</b> "
+                f"({self.table_type}) at <code>{html.escape(self.path)}</code>, "
+                f"last commit {html.escape(last.instant if last else '-')}"
+                f"{self.schema._repr_html_()}</div>")
+
+    # --------------------------------------------------------------- schemas
+    def _save_version(self, schema: Schema, layout: Layout) -> None:
+        atomic_write_json(_layout_file(self.root, schema.version_id), layout.to_dict())
+        self._store.save(schema)
+        self._layouts[schema.version_id] = layout
+
+    def _drop_version(self, version: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self._store.delete(version)
+        _layout_file(self.root, version).unlink(missing_ok=True)
+        self._layouts.pop(version, None)
+
+    def version(self, version_id: str) -> tuple[Schema, Layout]:
+        """A schema version and its physical layout."""
+        schema = self._store.load(version_id)
+        layout = self._layouts.get(version_id)
+        if layout is None:
+            layout = Layout.from_dict(read_json(_layout_file(self.root, version_id)))
+            self._layouts[version_id] = layout
+        return schema, layout
+
+    @property
+    def schema(self) -> Schema:
+        """The latest schema."""
+        last = self.timeline.last_completed()
+        return self._store.load(last.schema_version if last else INITIAL_VERSION)
+
+    def schemas(self) -> list[Schema]:
+        """Every schema version the timeline refers to, oldest first."""
+        versions = []
+        for record in self.timeline.completed():
+            v = record.metadata.get("schema_version")
+            if v is not None and v not in versions:
+                versions.append(v)
+        return [self._store.load(v) for v in sorted(versions)]
+
+    def schema_at(self, ref: CommitRef) -> Schema:
+        """The schema in force at a commit (an instant, a Commit, or a date-time)."""
+        return self._store.load(self.commit(ref).schema_version)
+
+    def _resolve_schema(self, ref: Schema | str | CommitRef) -> Schema:
+        if isinstance(ref, Schema):
+            return ref
+        if isinstance(ref, str) and ref.lower() == "latest":
+            return self.schema
+        if isinstance(ref, str) and is_instant(ref) and ref in self._store.versions():
+            return self._store.load(ref)
+        return self.schema_at(ref)
+
+    def diff(self, a: Schema | str | CommitRef, b: Schema | str | CommitRef = "latest"
+             ) -> SchemaDiff:
+        """What changed between two schema versions or the schemas of two commits."""
+        return diff(self._resolve_schema(a), self._resolve_schema(b))
+
+    def column_history(self, path: str | tuple[str, ...]) -> ColumnHistory:
+        """The life of one column ID (found by its current path, or its last path if dropped)."""
+        versions = self.schemas()
+        field_id = None
+        for schema in reversed(versions):
+            if schema.has(path):
+                field_id = schema.find_id(path)
+                break
+        if field_id is None:
+            self.schema.find(path)  # raises ColumnNotFoundError with a suggestion
+            raise AssertionError("unreachable")  # pragma: no cover
+        out: list[ColumnVersion] = []
+        previous: ColumnVersion | None = None
+        for schema in versions:
+            if not schema.has_id(field_id):
+                if previous is not None and previous.change != "dropped":
+                    previous = ColumnVersion(schema.version_id, previous.path, previous.type,
+                                             previous.nullable, None, None, None, "dropped")
+                    out.append(previous)
+                continue
+            f = schema.field_by_id(field_id)
+            entry = ColumnVersion(schema.version_id, schema.path_of(field_id), str(f.type),
+                                  f.nullable, f.default, f.write_default, f.comment, "")
+            change = _describe_change(previous, entry)
+            if change:
+                entry = ColumnVersion(*[*vars_of(entry)[:-1], change])
+                out.append(entry)
+            previous = entry
+        return ColumnHistory(field_id, tuple(out))
+
+    # -------------------------------------------------------------- timeline
+    def history(self) -> History:
+        """Every completed commit, oldest first."""
+        return History(tuple(Commit.from_record(r) for r in self.timeline.completed()),
+                       table_name=self.name)
+
+    def commit(self, ref: CommitRef) -> CommitRecord:
+        """The completed commit that ``ref`` names: an instant (exact), a :class:`Commit`, or a
+        date-time (the last commit at or before it)."""
+        if isinstance(ref, Commit | CommitRecord):
+            return self.timeline.get(ref.instant)
+        if isinstance(ref, str) and is_instant(ref):
+            return self.timeline.get(ref)
+        if isinstance(ref, str | datetime | date):
+            try:
+                return self.timeline.latest_at_or_before(ref)
+            except CommitNotFoundError:
+                raise
+            except (ValueError, EvoError) as exc:
+                raise CommitNotFoundError(
+                    ref, [c.instant for c in self.timeline.completed()[-3:]],
+                ) from exc
+        raise CommitNotFoundError(ref, what="commit (give an instant, a Commit or a date-time)")
+
+    def snapshot(self, as_of: CommitRef | None = None) -> Snapshot:
+        """The live files and schema version as of a commit (default: the latest)."""
+        commits = self.timeline.completed()
+        if as_of is not None:
+            target = self.commit(as_of).instant
+            commits = [c for c in commits if c.instant <= target]
+        key = commits[-1].instant if commits else None
+        cached = self._snapshots.get(key)
+        if cached is not None and len(self._snapshots) < 64:
+            return cached
+        snap = replay(commits, INITIAL_VERSION)
+        self._snapshots[key] = snap
+        return snap
+
+    # ------------------------------------------------------------------- DDL
+    def alter(self, ddl: str) -> SchemaDiff:
+        """Run ``ALTER TABLE`` statements (one new schema version); returns the diff.
+
+        No data file is touched. ``SET NOT NULL`` is checked against the data first.
+        """
+        from evonb.sql import ddl_to_update
+
+        update = ddl_to_update(self.schema, ddl, allow_set_not_null=True)
+        return self._commit_schema_update(update, ddl=ddl)
+
+    def preview_alter(self, ddl: str) -> SchemaDiff:
+        """The diff ``alter(ddl)`` would make, without committing."""
+        from evonb.sql import ddl_to_update
+
+        update = ddl_to_update(self.schema, ddl, allow_set_not_null=True)
+        self._check_protected(update)
+        return update.preview()
+
+    @contextlib.contextmanager
+    def update_schema(self) -> Iterator[SchemaUpdate]:
+        """``with t.update_schema() as u: u.add_column(...)``: commits on a clean exit only.
+
+        ``u.preview()`` shows the diff without committing.
+        """
+        update = SchemaUpdate(self.schema, allow_set_not_null=True)
+        yield update
+        self._commit_schema_update(update)
+
+    def _check_protected(self, update: SchemaUpdate) -> None:
+        protected = {*self._config.primary_key_ids, *self._config.partition_ids}
+        if self._config.precombine_id is not None:
+            protected.add(self._config.precombine_id)
+        for op in update.operations:
+            if op.field_id in protected and op.kind in ("drop", "retype"):
+                verb = "dropped" if op.kind == "drop" else "retyped"
+                raise SchemaEvolutionError(
+                    f"Key column {op.path!r} cannot be {verb}: it is a record key, precombine "
+                    "or partition column",
+                    path=op.path, field_id=op.field_id,
+                    hint="renaming it works; to change keys, create a new table and copy",
+                )
+
+    def _check_not_null(self, base: Schema, changes: SchemaDiff) -> None:
+        from pyspark.sql import functions as F
+
+        targets = [c for c in changes.by_kind("nullability") if c.new is False]
+        if not targets:
+            return
+        df = self.read()
+        checks = [F.sum(F.when(F.col(_col_ref(base, c.field_id)).isNull(), 1).otherwise(0))
+                  .alias(str(i)) for i, c in enumerate(targets)]
+        row = df.agg(*checks).collect()[0]
+        for i, c in enumerate(targets):
+            count = int(row[str(i)] or 0)
+            if count:
+                raise DataValidationError(
+                    f"Cannot SET NOT NULL on {c.old_path!r}: {count} rows hold null",
+                    count=count,
+                    hint="fill the nulls with an upsert first, or keep the column nullable",
+                )
+
+    def _commit_schema_update(self, update: SchemaUpdate, *, ddl: str | None = None
+                              ) -> SchemaDiff:
+        self._check_protected(update)
+        base = update.base
+        proposed = update.apply()
+        changes = diff(base, proposed)
+        if not changes:
+            return changes
+        self._check_not_null(base, changes)
+        inst = self.timeline.requested("alter", plan={"ddl": ddl} if ddl else {})
+        new = proposed.with_version(inst.timestamp)
+        saved = False
+        try:
+            with self._locked():
+                latest = self.schema
+                if latest.version_id != base.version_id:
+                    raise ConflictError(
+                        f"The schema changed while this change was prepared (now version "
+                        f"{latest.version_id}, was {base.version_id})",
+                        winner=latest.version_id,
+                        hint="re-read the table's schema and run the change again",
+                    )
+                _, base_layout = self.version(base.version_id)
+                self._save_version(new, derive_layout(new, (base, base_layout)))
+                saved = True
+                metadata: dict[str, Any] = {
+                    "operation": "alter",
+                    "schema_version": new.version_id,
+                    "base_version": base.version_id,
+                    "changes": [c.to_dict() for c in changes.changes],
+                    "added": [],
+                    "removed": [],
+                }
+                if ddl:
+                    metadata["ddl"] = ddl
+                self.timeline.complete(inst, metadata)
+        except BaseException:
+            if saved:
+                self._drop_version(new.version_id)
+            self.timeline.abort(inst)
+            raise
+        return diff(base, new)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = lock_for_table(self.root, self._config.properties)
+        timeout = self._config.float_property("evonb.lock.timeout", 60.0)
+        lock.acquire(timeout)
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # ----------------------------------------------------------------- reads
+    def read(
+        self,
+        as_of: CommitRef | None = None,
+        *,
+        schema: Schema | str | CommitRef | None = None,
+        columns: Sequence[str] | None = None,
+        meta_columns: bool = False,
+    ) -> DataFrame:
+        """The table as a Spark DataFrame.
+
+        ``as_of`` reads the data as of that commit, in the schema in force then; ``schema``
+        (``"latest"``, a version id or a commit) projects it onto another schema version.
+        ``meta_columns`` adds ``_evo_commit_time``, the instant that wrote each row.
+        """
+        from evonb.spark.reader import read_files
+
+        snap = self.snapshot(as_of)
+        query = (self._store.load(snap.schema_version) if schema is None
+                 else self._resolve_schema(schema))
+        df = read_files(self.spark, self.root, snap.files, query, self.version,
+                        meta=meta_columns)
+        if columns:
+            df = df.select(*columns)
+        return df
+
+    def read_incremental(
+        self,
+        start: CommitRef,
+        end: CommitRef | None = None,
+        *,
+        schema: Schema | str | CommitRef | None = None,
+        meta_columns: bool = False,
+    ) -> DataFrame:
+        """Rows written by the commits after ``start`` up to ``end`` (default: the latest), as
+        they are at ``end``, in ``end``'s schema unless ``schema`` says otherwise."""
+        from pyspark.sql import functions as F
+
+        from evonb.spark.reader import read_files
+
+        if isinstance(start, str) and start == INITIAL_VERSION:
+            begin = start
+        else:
+            begin = self.commit(start).instant
+        snap = self.snapshot(end)
+        query = (self._store.load(snap.schema_version) if schema is None
+                 else self._resolve_schema(schema))
+        files = [f for f in snap.files if f.instant > begin]
+        df = read_files(self.spark, self.root, files, query, self.version, meta=True)
+        df = df.filter(F.col(META_COMMIT_TIME) > F.lit(begin))
+        return df if meta_columns else df.drop(META_COMMIT_TIME)
+
+    # ---------------------------------------------------------------- writes
+    def write(self, df: DataFrame, mode: WriteMode = "insert") -> Commit:
+        """Write a DataFrame: ``insert``, ``upsert``, ``delete`` (by record key) or
+        ``overwrite``. Columns match by name; the schema evolves as the data needs."""
+        from evonb.table.writes import WriteJob
+
+        if mode not in WRITE_MODES:
+            raise EvoError(f"Unknown write mode {mode!r}", hint=f"use one of {WRITE_MODES}")
+        if mode in ("upsert", "delete") and not self._config.primary_key_ids:
+            raise WriteSchemaError(
+                f"{mode} needs a record key, and table {self.name!r} has none",
+                hint="create the table with primary_key=... (and precombine=...)",
+            )
+        record = WriteJob(self, df, mode).run()
+        self._snapshots.clear()
+        return Commit.from_record(record)
+
+    def _reconcile(self, base: Schema, incoming: Schema) -> SchemaUpdate:
+        protected = frozenset({*self._config.primary_key_ids, *self._config.partition_ids})
+        return reconcile(
+            base, incoming,
+            add_columns=self._config.bool_property(PROP_ADD_COLUMNS, True),
+            fill_missing=self._config.bool_property(PROP_FILL_MISSING, True),
+            protected_ids=protected,
+        )
+
+    def physical_query(self, schema: Schema, layout: Layout) -> Schema:
+        """``schema`` with physical names (for rewriting files in that layout)."""
+        return Schema(fields=physical_struct(schema, layout).fields,
+                      version_id=schema.version_id, max_column_id=schema.max_column_id)
+
+    def locate_files(self, urls: Sequence[str], files: Sequence[DataFile]) -> list[DataFile]:
+        """Map Spark's ``_metadata.file_path`` values back to data files."""
+        by_path = {str((self.root / f.path).resolve()): f for f in files}
+        out = []
+        for url in urls:
+            local = unquote(urlparse(url).path) if url.startswith("file:") else url
+            f = by_path.get(str(Path(local).resolve()))
+            if f is not None:
+                out.append(f)
+        return out
+
+    def drop(self) -> None:
+        """Delete the table: its data files and metadata."""
+        shutil.rmtree(self.root)
+
+
+def _col_ref(schema: Schema, field_id: int) -> str:
+    info = schema.info(field_id)
+    return ".".join("`" + n.replace("`", "``") + "`" for n in info.path)
+
+
+def vars_of(v: ColumnVersion) -> list[Any]:
+    return [v.version_id, v.path, v.type, v.nullable, v.default, v.write_default, v.comment,
+            v.change]
+
+
+def _describe_change(prev: ColumnVersion | None, cur: ColumnVersion) -> str:
+    if prev is None or prev.change == "dropped":
+        return "added"
+    parts = []
+    if prev.path != cur.path:
+        parts.append("renamed")
+    if prev.type != cur.type:
+        parts.append("retyped")
+    if prev.nullable != cur.nullable:
+        parts.append("nullability")
+    if prev.default != cur.default or prev.write_default != cur.write_default:
+        parts.append("default")
+    if prev.comment != cur.comment:
+        parts.append("comment")
+    return ",".join(parts)
+
+
+__all__ = ["Table", "create_table", "open_table"]

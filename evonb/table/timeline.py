@@ -1,0 +1,431 @@
+"""The timeline: one file per state of every action taken on a table.
+
+Files live in ``<root>/.evo/timeline``::
+
+    <instant>.<action>.requested   the plan (JSON, may be {})
+    <instant>.<action>.inflight    work under way (JSON, may be {})
+    <instant>.<action>             completed: the commit metadata (JSON object)
+
+The completed file is the commit point: it is published exclusively (never overwritten), so of
+two writers completing the same instant exactly one wins. Requested and inflight files stay after
+completion; an instant with no completed file is *pending* (in progress, or a failed attempt for
+rollback to clean up). Names that do not follow the pattern, and temporary files of atomic
+writes, are ignored.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from evonb.errors import CommitNotFoundError, ConflictError, MetadataCorruptError
+from evonb.table.fsutil import (
+    atomic_write_json,
+    evo_dir,
+    is_temp_name,
+    read_json,
+    table_path,
+)
+from evonb.table.instants import instant_from_datetime, is_instant, new_instant, parse_instant
+
+TIMELINE_DIR = "timeline"
+
+ACTIONS = frozenset(
+    {
+        "create",
+        "commit",
+        "deltacommit",
+        "alter",
+        "replacecommit",
+        "compaction",
+        "clean",
+        "rollback",
+    }
+)
+"""Actions that may be written. Reading accepts any lower-case action name."""
+
+REQUESTED_ATTEMPTS = 12
+"""How often :meth:`Timeline.requested` retries with a later instant after a clash."""
+
+_NAME = re.compile(r"([0-9]{17})\.([a-z][a-z0-9_]*)(?:\.(requested|inflight))?")
+
+
+class State(Enum):
+    """The state of an instant; completed is the commit point."""
+
+    REQUESTED = "requested"
+    INFLIGHT = "inflight"
+    COMPLETED = "completed"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+
+@dataclass(frozen=True)
+class Instant:
+    """One file on the timeline: an action at a timestamp, in a state."""
+
+    timestamp: str
+    action: str
+    state: State
+
+    @property
+    def file_name(self) -> str:
+        suffix = "" if self.state is State.COMPLETED else f".{self.state.value}"
+        return f"{self.timestamp}.{self.action}{suffix}"
+
+    @property
+    def sort_key(self) -> tuple[str, int, str]:
+        return (self.timestamp, self.state.rank, self.action)
+
+    def with_state(self, state: State) -> Instant:
+        return Instant(self.timestamp, self.action, state)
+
+    def __str__(self) -> str:
+        return f"{self.timestamp} {self.action} ({self.state.value})"
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """A completed instant and its commit metadata.
+
+    ``metadata`` is shared with the timeline's cache: treat it as read-only.
+    """
+
+    instant: str
+    action: str
+    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def operation(self) -> str:
+        """The user-level operation (``"upsert"``, ``"add column"``, ...); the action if unset."""
+        return str(self.metadata.get("operation", self.action))
+
+    @property
+    def schema_version(self) -> str:
+        """The schema version the commit was written with (``KeyError`` if not recorded)."""
+        return str(self.metadata["schema_version"])
+
+    @property
+    def time(self) -> datetime:
+        """The instant as a UTC datetime."""
+        return parse_instant(self.instant)
+
+    def __str__(self) -> str:
+        text = f"{self.instant} {self.action}"
+        if self.operation != self.action:
+            text += f" [{self.operation}]"
+        if "schema_version" in self.metadata:
+            text += f" schema={self.metadata['schema_version']}"
+        return text
+
+
+InstantRef = str | Instant | CommitRecord
+
+
+def _timestamp(ref: InstantRef) -> str:
+    if isinstance(ref, Instant):
+        return ref.timestamp
+    if isinstance(ref, CommitRecord):
+        return ref.instant
+    return ref
+
+
+def _point(ref: InstantRef | datetime | date) -> str:
+    """A timestamp from an instant, a record, a datetime or ISO text."""
+    if isinstance(ref, (Instant, CommitRecord)):
+        return _timestamp(ref)
+    if isinstance(ref, str) and is_instant(ref):
+        return ref
+    return instant_from_datetime(ref)
+
+
+class Timeline:
+    """The timeline of the table at ``root`` (see the module docstring for the layout)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = table_path(root)
+        self.path = evo_dir(root) / TIMELINE_DIR
+        self._cache: dict[str, tuple[int, int, CommitRecord]] = {}
+        self._cache_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Timeline({str(self.root)!r})"
+
+    # ------------------------------------------------------------------ listing
+    def _scan(self) -> list[Instant]:
+        try:
+            names = os.listdir(self.path)
+        except FileNotFoundError:
+            return []
+        out: list[Instant] = []
+        for name in names:
+            if is_temp_name(name):
+                continue
+            m = _NAME.fullmatch(name)
+            if m is None:
+                continue
+            ts, action, state = m.groups()
+            if state is None and action in ("requested", "inflight"):
+                continue
+            out.append(Instant(ts, action, State(state) if state else State.COMPLETED))
+        out.sort(key=lambda i: i.sort_key)
+        return out
+
+    def instants(self, states: Iterable[State] | None = None) -> list[Instant]:
+        """Every instant file (optionally only those in ``states``), sorted by timestamp."""
+        found = self._scan()
+        if states is None:
+            return found
+        wanted = set(states)
+        return [i for i in found if i.state in wanted]
+
+    def latest_timestamp(self) -> str | None:
+        """The greatest timestamp on the timeline, in any state."""
+        found = self._scan()
+        return found[-1].timestamp if found else None
+
+    def completed(self) -> list[CommitRecord]:
+        """Every completed commit, sorted by instant.
+
+        The folder is listed on every call; parsed metadata is cached by file name, size and
+        modification time, so repeated calls only stat the files.
+        """
+        done = [i for i in self._scan() if i.state is State.COMPLETED]
+        records: list[CommitRecord] = []
+        with self._cache_lock:
+            live = set()
+            for inst in done:
+                name = inst.file_name
+                live.add(name)
+                path = self.path / name
+                try:
+                    st = path.stat()
+                except FileNotFoundError:  # removed since the listing (rollback)
+                    continue
+                hit = self._cache.get(name)
+                if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+                    records.append(hit[2])
+                    continue
+                record = self._read_record(inst, path)
+                self._cache[name] = (st.st_size, st.st_mtime_ns, record)
+                records.append(record)
+            for stale in set(self._cache) - live:
+                del self._cache[stale]
+        return records
+
+    def _read_record(self, inst: Instant, path: Path) -> CommitRecord:
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise MetadataCorruptError(
+                str(path), f"commit metadata must be a JSON object, not {type(data).__name__}"
+            )
+        return CommitRecord(inst.timestamp, inst.action, data)
+
+    def pending(self) -> list[Instant]:
+        """Requested or inflight instants without a completed file (furthest state of each)."""
+        best: dict[str, Instant] = {}
+        done: set[str] = set()
+        for inst in self._scan():
+            if inst.state is State.COMPLETED:
+                done.add(inst.timestamp)
+            elif inst.timestamp not in best or inst.state.rank > best[inst.timestamp].state.rank:
+                best[inst.timestamp] = inst
+        return [i for ts, i in sorted(best.items()) if ts not in done]
+
+    def last_completed(self) -> CommitRecord | None:
+        """The latest completed commit, or None on an empty timeline."""
+        done = self.completed()
+        return done[-1] if done else None
+
+    def is_completed(self, instant: InstantRef) -> bool:
+        ts = _timestamp(instant)
+        return any(i.timestamp == ts and i.state is State.COMPLETED for i in self._scan())
+
+    # ------------------------------------------------------------------ lookups
+    @staticmethod
+    def _nearest(records: list[CommitRecord], ts: str, n: int = 3) -> list[str]:
+        keys = [r.instant for r in records]
+        pos = bisect.bisect_left(keys, ts)
+        return keys[max(0, pos - n) : pos] + [k for k in keys[pos : pos + n] if k != ts]
+
+    def get(self, instant: InstantRef) -> CommitRecord:
+        """The completed commit at ``instant``; :class:`CommitNotFoundError` names the nearest."""
+        ts = _timestamp(instant)
+        records = self.completed()
+        keys = [r.instant for r in records]
+        pos = bisect.bisect_left(keys, ts)
+        if pos < len(keys) and keys[pos] == ts:
+            return records[pos]
+        raise CommitNotFoundError(ts, self._nearest(records, ts), what="commit")
+
+    def completed_after(self, instant: InstantRef | datetime | date) -> list[CommitRecord]:
+        """Completed commits strictly after ``instant``."""
+        ts = _point(instant)
+        return [r for r in self.completed() if r.instant > ts]
+
+    def completed_between(
+        self, start: InstantRef | datetime | date, end: InstantRef | datetime | date
+    ) -> list[CommitRecord]:
+        """Completed commits with ``start < instant <= end`` (start exclusive, end inclusive)."""
+        lo, hi = _point(start), _point(end)
+        return [r for r in self.completed() if lo < r.instant <= hi]
+
+    def latest_at_or_before(self, instant: InstantRef | datetime | date) -> CommitRecord:
+        """The latest completed commit at or before ``instant`` (an instant, a datetime or ISO
+        text); :class:`CommitNotFoundError` if the table has none that early."""
+        ts = _point(instant)
+        records = self.completed()
+        keys = [r.instant for r in records]
+        pos = bisect.bisect_right(keys, ts)
+        if pos == 0:
+            raise CommitNotFoundError(ts, keys[:3], what="commit at or before")
+        return records[pos - 1]
+
+    def read(self, instant: Instant) -> Any:
+        """The JSON content of one instant file (a plan, inflight data or commit metadata)."""
+        return read_json(self.path / instant.file_name)
+
+    # ------------------------------------------------------------------ writing
+    def _check_action(self, action: str) -> None:
+        if action not in ACTIONS:
+            raise ValueError(
+                f"unknown timeline action {action!r}; expected one of {sorted(ACTIONS)}"
+            )
+
+    def _files_at(self, ts: str) -> list[Instant]:
+        return [i for i in self._scan() if i.timestamp == ts]
+
+    def _resolve(self, instant: InstantRef) -> Instant:
+        """The requested/inflight instant for ``instant`` (a timestamp or an Instant)."""
+        if isinstance(instant, Instant):
+            return instant
+        ts = _timestamp(instant)
+        at = self._files_at(ts)
+        if not at:
+            raise CommitNotFoundError(ts, [i.timestamp for i in self.pending()][-3:],
+                                      what="pending instant")
+        return at[-1]
+
+    def requested(
+        self, action: str, *, plan: dict[str, Any] | None = None, instant: str | None = None
+    ) -> Instant:
+        """Start an action: write ``<instant>.<action>.requested`` and return its instant.
+
+        Without ``instant``, a fresh one later than every instant on the timeline is picked; on a
+        clash with another writer, a later one is tried (up to :data:`REQUESTED_ATTEMPTS` times).
+        A given ``instant`` that is taken raises :class:`ConflictError`. A timestamp is used by
+        one action only: if two writers publish the same timestamp under different actions, a
+        writer that sees the other's file withdraws its own (both may withdraw; neither keeps a
+        duplicate).
+        """
+        self._check_action(action)
+        if instant is not None and not is_instant(instant):
+            raise ValueError(f"not an instant: {instant!r}")
+        body = dict(plan or {})
+        for attempt in range(REQUESTED_ATTEMPTS):
+            ts = instant or new_instant(after=self.latest_timestamp())
+            inst = Instant(ts, action, State.REQUESTED)
+            target = self.path / inst.file_name
+            try:
+                atomic_write_json(target, body, exclusive=True)
+            except FileExistsError:
+                clash = True
+            else:
+                others = [i for i in self._files_at(ts) if i.action != action]
+                clash = bool(others)
+                if clash:
+                    target.unlink(missing_ok=True)
+                else:
+                    return inst
+            if instant is not None:
+                raise ConflictError(f"Instant {ts} is already used on the timeline", winner=ts)
+            time.sleep(random.uniform(0, 0.002) * (attempt + 1))
+        raise ConflictError(
+            f"Could not reserve a new instant for {action!r} after {REQUESTED_ATTEMPTS} attempts"
+        )
+
+    def _require_requested(self, inst: Instant) -> None:
+        if not (self.path / inst.with_state(State.REQUESTED).file_name).exists():
+            raise ConflictError(
+                f"Instant {inst.timestamp} ({inst.action}) has no requested file: it was rolled "
+                "back or never started"
+            )
+
+    def inflight(self, instant: InstantRef, data: dict[str, Any] | None = None) -> Instant:
+        """Mark a requested instant as in progress (writes its ``.inflight`` file)."""
+        inst = self._resolve(instant)
+        self._require_requested(inst)
+        done = inst.with_state(State.INFLIGHT)
+        try:
+            atomic_write_json(self.path / done.file_name, dict(data or {}), exclusive=True)
+        except FileExistsError:
+            raise ConflictError(f"Instant {inst.timestamp} is already inflight") from None
+        return done
+
+    def complete(self, instant: InstantRef, metadata: dict[str, Any]) -> CommitRecord:
+        """Commit: publish the completed file exclusively (the commit point).
+
+        Raises :class:`ConflictError` when the instant is already completed or was rolled back.
+        """
+        inst = self._resolve(instant)
+        self._require_requested(inst)
+        done = inst.with_state(State.COMPLETED)
+        body = dict(metadata)
+        try:
+            atomic_write_json(self.path / done.file_name, body, exclusive=True)
+        except FileExistsError:
+            raise ConflictError(
+                f"Instant {inst.timestamp} ({inst.action}) is already completed",
+                winner=inst.timestamp,
+            ) from None
+        return CommitRecord(inst.timestamp, inst.action, body)
+
+    def abort(self, instant: InstantRef) -> None:
+        """Remove the requested and inflight files of an uncompleted instant.
+
+        Raises :class:`ConflictError` if it is completed (use :meth:`remove_completed`).
+        """
+        ts = _timestamp(instant)
+        files = self._files_at(ts)
+        if any(i.state is State.COMPLETED for i in files):
+            raise ConflictError(f"Instant {ts} is completed; it cannot be aborted")
+        for inst in sorted(files, key=lambda i: -i.state.rank):
+            (self.path / inst.file_name).unlink(missing_ok=True)
+
+    def remove_completed(self, instant: InstantRef) -> None:
+        """Remove every file of ``instant``: completed first, then inflight, then requested
+        (a crash midway leaves a pending instant for rollback, never a half-removed commit)."""
+        ts = _timestamp(instant)
+        files = self._files_at(ts)
+        if not files:
+            raise CommitNotFoundError(ts, self._nearest(self.completed(), ts), what="commit")
+        for inst in sorted(files, key=lambda i: -i.state.rank):
+            (self.path / inst.file_name).unlink(missing_ok=True)
+        with self._cache_lock:
+            for inst in files:
+                self._cache.pop(inst.file_name, None)
+
+
+__all__ = [
+    "ACTIONS",
+    "CommitRecord",
+    "Instant",
+    "InstantRef",
+    "State",
+    "Timeline",
+]

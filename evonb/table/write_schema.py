@@ -1,0 +1,164 @@
+"""Schema on write: reconcile an incoming DataFrame's schema with the table's, by name.
+
+New columns are added (nullable, at the end of their parent) as a new schema version; types
+meet by Hudi's "Type Promotions" chart (the table widens to a wider incoming type, narrower
+incoming values are cast up); columns the data lacks get their write default or null. The
+table properties ``evonb.write.add_columns`` and ``evonb.write.fill_missing`` turn the automatic
+behaviours into errors.
+"""
+
+from __future__ import annotations
+
+from evonb.errors import WriteSchemaError
+from evonb.schema.evolution import SchemaUpdate
+from evonb.schema.promotion import reconcile_write_type
+from evonb.schema.schema import Schema, format_path
+from evonb.schema.types import ArrayType, MapType, NestedField, StructType, Type, with_children
+
+
+def _strip(t: Type) -> Type:
+    if t.is_primitive:
+        return t
+    return with_children(t, tuple(c.replace(id=0, type=_strip(c.type)) for c in t.children()))
+
+
+def _kind(t: Type) -> str:
+    return type(t).__name__.replace("Type", "").lower() if t.is_nested else str(t)
+
+
+def reconcile(
+    table: Schema,
+    incoming: Schema,
+    *,
+    add_columns: bool = True,
+    fill_missing: bool = True,
+    protected_ids: frozenset[int] = frozenset(),
+) -> SchemaUpdate:
+    """The schema update a write of ``incoming`` needs (empty when none).
+
+    Raises :class:`WriteSchemaError` naming the column and both types when the data cannot be
+    written, before anything is written.
+    """
+    update = SchemaUpdate(table)
+    _reconcile_fields(update, table.fields, incoming.fields, (), add_columns, fill_missing,
+                      protected_ids)
+    return update
+
+
+def _reconcile_fields(update: SchemaUpdate, table_fields: tuple[NestedField, ...],
+                      incoming_fields: tuple[NestedField, ...], prefix: tuple[str, ...],
+                      add_columns: bool, fill_missing: bool, protected: frozenset[int]) -> None:
+    by_name = {f.name.lower(): f for f in table_fields}
+    seen: set[str] = set()
+    for inc in incoming_fields:
+        low = inc.name.lower()
+        path = (*prefix, inc.name)
+        shown = format_path(path)
+        if low in seen:
+            raise WriteSchemaError(
+                f"Incoming data has two columns named {shown!r} (names are case-insensitive)",
+                path=shown, hint="rename or drop one of them before writing",
+            )
+        seen.add(low)
+        existing = by_name.get(low)
+        if existing is None:
+            if not add_columns:
+                raise WriteSchemaError(
+                    f"Incoming column {shown!r} ({inc.type}) is not in the table",
+                    path=shown, new=inc.type,
+                    hint="add it with ALTER TABLE ... ADD COLUMN, or set the table property "
+                    "evonb.write.add_columns=true",
+                )
+            update.add_column(path, _strip(inc.type), nullable=True, comment=inc.comment)
+            continue
+        _reconcile_one(update, existing, inc, (*prefix, existing.name), add_columns,
+                       fill_missing, protected)
+    for f in table_fields:
+        if f.name.lower() in seen:
+            continue
+        shown = format_path((*prefix, f.name))
+        if not fill_missing:
+            raise WriteSchemaError(
+                f"Incoming data lacks column {shown!r} ({f.type})",
+                path=shown, old=f.type,
+                hint="add the column to the data, or set the table property "
+                "evonb.write.fill_missing=true to write its default or null",
+            )
+        if not f.nullable and f.write_default is None:
+            raise WriteSchemaError(
+                f"Incoming data lacks required column {shown!r} ({f.type}), which has no default",
+                path=shown, old=f.type,
+                hint="add the column to the data, or give it a default with "
+                f"ALTER TABLE ... ALTER COLUMN {shown} SET DEFAULT ...",
+            )
+
+
+def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField,
+                   path: tuple[str, ...], add_columns: bool, fill_missing: bool,
+                   protected: frozenset[int]) -> None:
+    shown = format_path(path)
+    et, it = existing.type, inc.type
+    if et.is_primitive and it.is_primitive:
+        new_type = reconcile_write_type(et, it, path=shown)
+        if new_type != et:
+            if existing.id in protected:
+                raise WriteSchemaError(
+                    f"Incoming column {shown!r} is {it}, but key and partition columns cannot "
+                    f"change type (table has {et})",
+                    path=shown, old=et, new=it, hint=f"cast it to {et} before writing",
+                )
+            update.update_column_type(path, new_type)
+        return
+    if type(et) is not type(it):
+        raise WriteSchemaError(
+            f"Incompatible column type in write: {shown}: table has {et}, data has {it}",
+            path=shown, old=et, new=it,
+            hint=f"the data must bring a {_kind(et)} here",
+        )
+    if isinstance(et, StructType) and isinstance(it, StructType):
+        _reconcile_fields(update, et.fields, it.fields, path, add_columns, fill_missing,
+                          protected)
+    elif isinstance(et, ArrayType) and isinstance(it, ArrayType):
+        _reconcile_one(update, et.element, it.element, (*path, "element"), add_columns,
+                       fill_missing, protected)
+    elif isinstance(et, MapType) and isinstance(it, MapType):
+        if _strip(et.key.type) != _strip(it.key.type):
+            raise WriteSchemaError(
+                f"Incompatible map key type in write: {shown}: table has {et.key.type}, "
+                f"data has {it.key.type}",
+                path=shown, old=et, new=it, hint="map keys cannot change type",
+            )
+        _reconcile_one(update, et.value, it.value, (*path, "value"), add_columns,
+                       fill_missing, protected)
+
+
+def match_ids(incoming: Schema, table: Schema) -> Schema:
+    """``incoming`` with each field's ID replaced by the ID of the table field it writes."""
+    fields = _match(incoming.fields, table.fields)
+    return Schema(fields=fields, version_id=table.version_id, max_column_id=table.max_column_id)
+
+
+def _match(incoming: tuple[NestedField, ...],
+           table: tuple[NestedField, ...]) -> tuple[NestedField, ...]:
+    by_name = {f.name.lower(): f for f in table}
+    out = []
+    for inc in incoming:
+        target = by_name[inc.name.lower()]
+        out.append(inc.replace(id=target.id, type=_match_type(inc.type, target.type)))
+    return tuple(out)
+
+
+def _match_type(inc: Type, target: Type) -> Type:
+    if isinstance(inc, StructType) and isinstance(target, StructType):
+        return StructType(_match(inc.fields, target.fields))
+    if isinstance(inc, ArrayType) and isinstance(target, ArrayType):
+        e = inc.element
+        return ArrayType(e.replace(id=target.element.id,
+                                   type=_match_type(e.type, target.element.type)))
+    if isinstance(inc, MapType) and isinstance(target, MapType):
+        return MapType(
+            inc.key.replace(id=target.key.id, type=_match_type(inc.key.type, target.key.type)),
+            inc.value.replace(id=target.value.id,
+                              type=_match_type(inc.value.type, target.value.type)),
+        )
+    return inc

@@ -1,0 +1,262 @@
+"""One write: reconcile the schema, shape the rows, write files, commit under the lock.
+
+Copy-on-write upserts and deletes rewrite only the files that hold the keys they touch; the
+precombine column decides between rows with the same key (the larger wins; on a tie the
+incoming row wins). A write that fails at any point leaves no visible file behind.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evonb.errors import ConflictError, DataValidationError, WriteSchemaError
+from evonb.schema.schema import Schema
+from evonb.schema.types import StructType
+from evonb.spark.columns import to_column
+from evonb.spark.reader import read_files
+from evonb.spark.writer import remove_files, write_files
+from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.read_plan import physical_struct, plan_group
+from evonb.table.snapshot import DataFile
+from evonb.table.timeline import CommitRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+    from evonb.table.table import Table
+
+ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
+          "overwrite": "replacecommit"}
+PRIORITY = "__evo_priority"
+
+
+class WriteJob:
+    """A single write of ``df`` into ``table`` with ``mode``."""
+
+    def __init__(self, table: Table, df: DataFrame, mode: str) -> None:
+        self.table = table
+        self.df = df
+        self.mode = mode
+        self.spark = table.spark
+        self.config = table._config
+
+    # ------------------------------------------------------------- schemas
+    def _incoming(self) -> Schema:
+        from evonb.table.table import _strip_metadata
+
+        return Schema.from_spark(_strip_metadata(self.df.schema))
+
+    def run(self) -> CommitRecord:
+        from evonb.schema.diffing import diff
+
+        table = self.table
+        base_commit = table.timeline.last_completed()
+        base_schema = table.schema
+        _, base_layout = table.version(base_schema.version_id)
+        incoming = self._incoming()
+        if self.mode == "delete":
+            update = None
+            incoming = self._key_only(incoming, base_schema)
+        else:
+            update = table._reconcile(base_schema, incoming)
+        inst = table.timeline.requested(ACTION[self.mode], plan={"operation": self.mode})
+        instant = inst.timestamp
+        added: list[DataFile] = []
+        saved_version = False
+        try:
+            if update:
+                target = update.apply(version_id=instant)
+                layout = derive_layout(target, (base_schema, base_layout))
+            else:
+                target, layout = base_schema, base_layout
+            matched = _match(incoming, target)
+            physical = self._physical(matched, target, layout, instant)
+            snapshot = table.snapshot()
+            removed: list[DataFile] = []
+            if self.mode in ("upsert", "delete"):
+                out, removed = self._merge(physical, snapshot.files, target, layout)
+            elif self.mode == "overwrite":
+                out, removed = physical, list(snapshot.files)
+            else:
+                out = physical
+            partition_cols = tuple(layout.name(i) for i in self.config.partition_ids)
+            max_files = None
+            if self.mode in ("upsert", "delete"):
+                cores = self.spark.sparkContext.defaultParallelism
+                max_files = max(1, min(len(removed) + 1, cores))
+            added = write_files(out, root=table.root, instant=instant,
+                                version=target.version_id, partition_columns=partition_cols,
+                                max_files=max_files)
+            table.timeline.inflight(inst, {"added": [f.path for f in added]})
+            with table._locked():
+                latest = self._check_conflicts(base_commit, removed, evolved=bool(update))
+                metadata: dict[str, Any] = {
+                    "operation": self.mode,
+                    "schema_version": target.version_id if update else latest,
+                    "base_instant": base_commit.instant if base_commit else None,
+                    "added": [f.to_dict() for f in added],
+                    "removed": [f.path for f in removed],
+                    "rows_written": sum(f.rows for f in added),
+                }
+                if update:
+                    metadata["schema_change"] = ("add_columns" if update.only_adds_columns
+                                                 else "evolve")
+                    metadata["changes"] = [c.to_dict() for c in diff(base_schema, target)]
+                    table._save_version(target, layout)
+                    saved_version = True
+                return table.timeline.complete(inst, metadata)
+        except BaseException:
+            remove_files(table.root, added)
+            if saved_version:
+                table._drop_version(instant)
+            table.timeline.abort(inst)
+            raise
+
+    def _key_only(self, incoming: Schema, table_schema: Schema) -> Schema:
+        names = {f.name.lower(): f for f in incoming.fields}
+        keys = []
+        for fid in self.config.primary_key_ids:
+            key = table_schema.field_by_id(fid)
+            found = names.get(key.name.lower())
+            if found is None:
+                raise WriteSchemaError(
+                    f"Deletes need the record key column {key.name!r} in the data",
+                    path=key.name,
+                )
+            keys.append(found)
+        return Schema(fields=tuple(keys))
+
+    # ---------------------------------------------------------------- rows
+    def _physical(self, incoming: Schema, target: Schema, layout: Layout,
+                  instant: str) -> DataFrame:
+        """The incoming rows as physical columns of ``target`` (defaults for missing ones)."""
+        from pyspark.sql import functions as F
+
+        from evonb.table.table import _with_write_defaults
+
+        query_struct = _with_write_defaults(physical_struct(target, layout))
+        assert isinstance(query_struct, StructType)
+        query = Schema(fields=query_struct.fields, version_id=target.version_id,
+                       max_column_id=target.max_column_id)
+        if self.mode == "delete":
+            keep = set(self.config.primary_key_ids)
+            query = Schema(fields=tuple(f for f in query.fields if f.id in keep))
+        incoming_layout = Layout(physical={
+            f.id: f.name for f in _named(incoming)
+        })
+        group = plan_group(query, incoming, incoming_layout, ())
+        self._check_required(incoming, target)
+        cols = [to_column(e).alias(name, metadata={"parquet.field.id": f.id})
+                for (name, e), f in zip(group.columns, query.fields, strict=True)]
+        cols.append(F.lit(instant).alias(META_COMMIT_TIME))
+        return self.df.select(*cols)
+
+    def _check_required(self, incoming: Schema, target: Schema) -> None:
+        """Required (and key) columns must not receive nulls: one job counts them."""
+        from pyspark.sql import functions as F
+
+        key_ids = set(self.config.primary_key_ids)
+        checks = []
+        for f in incoming.fields:
+            t = target.field_by_id(f.id)
+            if (not t.nullable or f.id in key_ids) and f.nullable:
+                ref = "`" + f.name.replace("`", "``") + "`"
+                checks.append((t.name, F.sum(F.when(F.col(ref).isNull(), 1).otherwise(0))))
+        if not checks:
+            return
+        row = self.df.agg(*[c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]).collect()[0]
+        for i, (name, _) in enumerate(checks):
+            count = int(row[f"c{i}"] or 0)
+            if count:
+                raise DataValidationError(
+                    f"Column {name!r} is NOT NULL or a record key, but {count} incoming rows "
+                    "hold null",
+                    count=count,
+                    hint="fill or filter the nulls before writing",
+                )
+
+    def _merge(self, incoming: DataFrame, live: tuple[DataFile, ...], target: Schema,
+               layout: Layout) -> tuple[DataFrame, list[DataFile]]:
+        """Upsert/delete: the new rows of the touched files, and the files they replace."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        table = self.table
+        keys = [layout.name(i) for i in self.config.primary_key_ids]
+        key_refs = [F.col(f"`{k}`") for k in keys]
+        pre_id = self.config.precombine_id
+        precombine = layout.name(pre_id) if pre_id is not None else None
+        if self.mode == "upsert":
+            order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
+            w = Window.partitionBy(*key_refs).orderBy(*order, F.monotonically_increasing_id()
+                                                      .desc())
+            incoming = (incoming.withColumn("__evo_rn", F.row_number().over(w))
+                        .filter("__evo_rn = 1").drop("__evo_rn"))
+        touched: list[DataFile] = []
+        if live:
+            key_query = Schema(fields=tuple(
+                target.field_by_id(i).replace(name=layout.name(i))
+                for i in self.config.primary_key_ids
+            ))
+            existing_keys = read_files(self.spark, table.root, live, key_query, table.version,
+                                       with_file=True)
+            hits = (existing_keys.join(incoming.select(*key_refs).distinct(), keys, "left_semi")
+                    .select("_evo_file").distinct().collect())
+            touched = table.locate_files([r[0] for r in hits], live)
+        if not touched:
+            return (incoming.limit(0) if self.mode == "delete" else incoming), []
+        query = table.physical_query(target, layout)
+        existing = read_files(self.spark, table.root, touched, query, table.version, meta=True)
+        if self.mode == "delete":
+            return existing.join(incoming.select(*key_refs).distinct(), keys, "left_anti"), touched
+        both = existing.withColumn(PRIORITY, F.lit(0)).unionByName(
+            incoming.withColumn(PRIORITY, F.lit(1)))
+        order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
+        w = Window.partitionBy(*key_refs).orderBy(*order, F.col(PRIORITY).desc())
+        merged = (both.withColumn("__evo_rn", F.row_number().over(w))
+                  .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY))
+        return merged, touched
+
+    # ------------------------------------------------------------ conflicts
+    def _check_conflicts(self, base: CommitRecord | None, removed: list[DataFile], *,
+                         evolved: bool) -> str:
+        """Under the lock: fail if a commit since ``base`` conflicts; the schema version to
+        record otherwise. Rule (Hudi RFC-33): a write may commit after another change only if
+        that change was an implicit column addition from a write."""
+        table = self.table
+        since = (table.timeline.completed_after(base.instant) if base
+                 else table.timeline.completed())
+        mine = {f.path for f in removed}
+        for other in since:
+            meta = other.metadata
+            schema_change = other.action == "alter" or meta.get("schema_change") == "evolve"
+            if schema_change or (evolved and meta.get("schema_change")):
+                raise ConflictError(
+                    f"The table's schema changed while this {self.mode} was written "
+                    f"(commit {other.instant}, {other.operation})",
+                    winner=other.instant,
+                )
+            if self.mode == "overwrite" and (meta.get("added") or meta.get("removed")):
+                raise ConflictError(
+                    f"Commit {other.instant} ({other.operation}) wrote to the table while this "
+                    "overwrite ran", winner=other.instant,
+                )
+            if mine & set(meta.get("removed", ())):
+                raise ConflictError(
+                    f"Commit {other.instant} ({other.operation}) rewrote files this "
+                    f"{self.mode} also rewrites", winner=other.instant,
+                )
+        last = table.timeline.last_completed()
+        return last.schema_version if last else table.schema.version_id
+
+
+def _named(schema: Schema) -> list[Any]:
+    from evonb.schema.schema import walk
+
+    return [info.field for info in walk(schema.fields)]
+
+
+def _match(incoming: Schema, target: Schema) -> Schema:
+    from evonb.table.write_schema import match_ids
+
+    return match_ids(incoming, target)

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what evonb needs on a fresh machine: a Java runtime for Spark (through apt when
+# `java` is missing), Chromium for the browser tests (with --test), and the Python packages.
+# Safe to run again: each step is skipped when its result is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+apt_install() {
+  local sudo=""
+  if [ "$(id -u)" != "0" ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+      echo "setup: need root (or sudo) to apt-get install $*" >&2; return 1
+    fi
+  fi
+  if [ ! -f /tmp/.evonb-apt-updated ]; then
+    $sudo apt-get update -qq && touch /tmp/.evonb-apt-updated
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@"
+}
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: installing a Java runtime for Spark"
+  apt_install openjdk-17-jre-headless || apt_install default-jre-headless
+fi
+
+if [ "$want_test" = "1" ] && [ ! -x /usr/bin/chromium ]; then
+  echo "setup: installing Chromium for the browser tests"
+  apt_install chromium fonts-dejavu-core
+fi
+
+PY="${PYTHON:-python3}"
+stamp=".setup-stamp"
+if [ "$want_test" = "1" ]; then extras=".[test]"; else extras="."; fi
+if [ ! -f "$stamp$want_test" ] || [ pyproject.toml -nt "$stamp$want_test" ]; then
+  echo "setup: installing Python packages ($extras)"
+  "$PY" -m pip install --quiet --disable-pip-version-check -e "$extras"
+  touch "$stamp$want_test"
+fi
