@@ -138,16 +138,22 @@ def schema_from_arrow(
     return Schema(fields, version_id, max(max_column_id or 0, highest))
 
 
-def field_from_arrow(f: pa.Field, prefix: tuple[str, ...] = ()) -> NestedField:
-    """A field from a pyarrow field; without ``PARQUET:field_id`` its ID is 0 until assigned."""
-    path = (*prefix, f.name)
+def field_from_arrow(
+    f: pa.Field, prefix: tuple[str, ...] = (), *, name: str | None = None
+) -> NestedField:
+    """A field from a pyarrow field; without ``PARQUET:field_id`` its ID is 0 until assigned.
+
+    ``name`` overrides the Arrow name (list elements and map entries take evonb's names).
+    """
+    name = f.name if name is None else name
+    path = (*prefix, name)
     meta = f.metadata or {}
     t = _type_from_arrow(f.type, path)
     where = format_path(path)
     comment = meta.get(COMMENT_KEY)
     return NestedField(
         id=_id(meta.get(FIELD_ID_KEY), where),
-        name=f.name,
+        name=name,
         type=t,
         nullable=f.nullable,
         default=_default(meta.get(DEFAULT_KEY), t, where),
@@ -168,11 +174,10 @@ def _type_from_arrow(t: pa.DataType, path: tuple[str, ...]) -> Type:
     if pat.is_struct(t):
         return StructType(tuple(field_from_arrow(t.field(i), path) for i in range(t.num_fields)))
     if pat.is_map(t):
-        key = field_from_arrow(t.key_field, path).replace(name=KEY, nullable=False)
-        value = field_from_arrow(t.item_field, path).replace(name=VALUE)
-        return MapType(key, value)
+        key = field_from_arrow(t.key_field, path, name=KEY).replace(nullable=False)
+        return MapType(key, field_from_arrow(t.item_field, path, name=VALUE))
     if pat.is_list(t) or pat.is_large_list(t):
-        return ArrayType(field_from_arrow(t.value_field, path).replace(name=ELEMENT))
+        return ArrayType(field_from_arrow(t.value_field, path, name=ELEMENT))
     if pat.is_dictionary(t):
         return _type_from_arrow(t.value_type, path)
     if pat.is_decimal(t) and t.precision <= MAX_DECIMAL_PRECISION:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evonb.schema.defaults import default_to_json
-from evonb.schema.schema import ROOT_ID, FieldInfo, Schema
+from evonb.schema.schema import ROOT_ID, FieldInfo, Schema, walk
 from evonb.schema.types import NestedField, Type
 
 KINDS: tuple[str, ...] = (
@@ -182,15 +182,14 @@ def diff(before: Schema, after: Schema) -> SchemaDiff:
     """The changes from ``before`` to ``after``, matching fields by ID.
 
     Only the top-most added or dropped field is reported (not its children, nor the children
-    that come or go with a field retyped to another kind of type). A field whose
-    parent changed is reported as ``moved``; within one parent, the fields present in both
-    versions that are outside a longest common subsequence of the two orders are ``moved``, so
-    adding or dropping never reports moves and moving one column reports one move. Changes are
-    ordered by kind (:data:`KINDS`), then by pre-order position in ``after`` (``before`` for
-    dropped fields).
+    that come or go with a field retyped to another kind of type). A field whose parent changed
+    is ``moved``; within one parent, the fields present in both versions that are outside a
+    longest common subsequence of the two orders are ``moved``, so adding or dropping never
+    reports moves and moving one column reports one move. Changes are ordered by kind
+    (:data:`KINDS`), then by pre-order position in ``after`` (``before`` for dropped fields).
     """
-    old = {i.field.id: i for i in before._infos}
-    new = {i.field.id: i for i in after._infos}
+    old = {i.field.id: i for i in walk(before.fields)}
+    new = {i.field.id: i for i in walk(after.fields)}
     old_pos = {fid: n for n, fid in enumerate(old)}
     new_pos = {fid: n for n, fid in enumerate(new)}
     # Fields whose kind of type changed (int -> array, struct -> map): their retype covers

@@ -11,8 +11,8 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from evonb.schema.defaults import sql_literal
-from evonb.schema.diffing import KINDS, format_value
-from evonb.schema.schema import walk
+from evonb.schema.diffing import KINDS, format_value, same_value
+from evonb.schema.schema import ROOT_ID, format_path, walk
 from evonb.schema.types import (
     ELEMENT,
     KEY,
@@ -84,7 +84,7 @@ def field_line(f: NestedField) -> str:
     text += type_label(f.type)
     if f.default is not None:
         text += f" default {format_value(f.default)}"
-    if f.write_default is not None and f.write_default != f.default:
+    if f.write_default is not None and not same_value(f.write_default, f.default):
         text += f" write-default {format_value(f.write_default)}"
     if f.comment:
         text += f" ({_printable(f.comment)})"
@@ -222,10 +222,10 @@ def schema_to_html(schema: Schema) -> str:
     for info in walk(schema.fields):
         f = info.field
         depth = len(info.path) - 1
-        parent = ".".join(info.path[:-1])
+        parent = format_path(info.path[:-1])
         path = (_span(parent + ".", _MUTED) if parent else "") + _name_html(f)
         default = "" if f.default is None else _e(format_value(f.default))
-        if f.write_default is not None and f.write_default != f.default:
+        if f.write_default is not None and not same_value(f.write_default, f.default):
             default += (" " if default else "") + _span(
                 f"write: {format_value(f.write_default)}", _MUTED
             )
@@ -257,17 +257,20 @@ def schema_to_html(schema: Schema) -> str:
     )
 
 
-def _badge_text(c: Change) -> str:
+def _badge_text(c: Change, diff: SchemaDiff) -> str:
     """A badge naming the kind and the old value: ``renamed (was name)``."""
     if c.kind == "moved":
-        return f"moved (was #{c.old}" + (f" in {c.old_path})" if c.old_path != c.new_path
-                                          else ")")
+        old_parent = diff.before.parent_of(c.field_id)
+        if old_parent == diff.after.parent_of(c.field_id):
+            return f"moved (was #{c.old})"
+        where = "top level" if old_parent == ROOT_ID else diff.before.path_of(old_parent)
+        return f"moved (was #{c.old} in {where})"
     if c.kind == "nullability":
         return "nullability (was " + ("optional" if c.old else "required") + ")"
     if c.kind == "default":
         return f"default (was {format_value(c.old['default'])}" + (
             f", write {format_value(c.old['write_default'])})"
-            if c.old["write_default"] != c.old["default"] else ")"
+            if not same_value(c.old["write_default"], c.old["default"]) else ")"
         )
     if c.kind in ("renamed", "retyped"):
         return f"{c.kind} (was {c.old})"
@@ -290,7 +293,7 @@ def _tree(schema: Schema, side: str, diff: SchemaDiff) -> str:
             marked_depth = None
         if f.id in top and marked_depth is None:
             marked_depth = depth
-        marker, bg, badges = " ", "", ""
+        marker, bg, badges, title = " ", "", "", ""
         if marked_depth is not None:
             marker, bg = ("+", _ADDED) if side == "after" else ("-", _DROPPED)
             if f.id in top:
@@ -298,13 +301,16 @@ def _tree(schema: Schema, side: str, diff: SchemaDiff) -> str:
                 badges = _badge(kind, kind)
         elif f.id in changed:
             marker, bg = "~", _CHANGED
+            title = f' title="{_e("; ".join(str(c) for c in changed[f.id]))}"'
             if side == "after":
-                badges = "".join(_badge(_badge_text(c), c.kind, str(c)) for c in changed[f.id])
+                badges = "".join(
+                    _badge(_badge_text(c, diff), c.kind, str(c)) for c in changed[f.id]
+                )
         style = f"padding: 1px 6px 1px {6 + 16 * depth}px; white-space: nowrap;"
         if bg:
             style += f" background: {bg};"
         rows.append(
-            f'<div style="{style}" data-field-id="{f.id}">'
+            f'<div style="{style}" data-field-id="{f.id}"{title}>'
             + _span(marker, _MONO + " display: inline-block; width: 1.2em; font-weight: 700;")
             + _span(str(f.id), _MONO + " " + _MUTED + " margin-right: 6px;")
             + _name_html(f)

@@ -37,6 +37,7 @@ def write_files(
     version: str,
     partition_columns: tuple[str, ...] = (),
     max_files: int | None = None,
+    options: dict[str, str] | None = None,
 ) -> list[DataFile]:
     """Write ``df`` (physical columns) as Parquet files of the commit ``instant``.
 
@@ -52,6 +53,8 @@ def write_files(
     if max_files:
         df = df.coalesce(max_files)
     writer = df.write.mode("overwrite").option("compression", "snappy")
+    for key, value in (options or {}).items():
+        writer = writer.option(key, value)
     if hidden:
         writer = writer.partitionBy(*hidden)
     writer.parquet(str(staging))

@@ -65,13 +65,22 @@ def ddl_to_update(
                     f"The statements change more than one table ({names})",
                     hint="apply the statements of each table separately",
                 )
+        except EvoError as exc:
+            _note(exc, number, len(items), source)
+            raise
+    for number, (statement, source) in enumerate(items, 1):
+        try:
             _apply(update, schema, statement)
         except EvoError as exc:
-            if len(items) > 1 or source:
-                shown = f": {source}" if source else ""
-                exc.add_note(f"in DDL statement {number} of {len(items)}{shown}")
+            _note(exc, number, len(items), source)
             raise
     return update
+
+
+def _note(exc: EvoError, number: int, count: int, source: str | None) -> None:
+    """Name the failing statement on ``exc`` (shown under its message in tracebacks)."""
+    where = f"statement {number} of {count}" if count > 1 else "statement"
+    exc.add_note(f"in DDL {where}" + (f": {source}" if source else ""))
 
 
 def apply_ddl(schema: Schema, text: str | Statement | Sequence[Statement], *,

@@ -62,12 +62,6 @@ class Token:
     def is_punct(self, ch: str) -> bool:
         return self.kind == PUNCT and self.text == ch
 
-    def describe(self) -> str:
-        """How to name this token in an error message."""
-        if self.kind == EOF:
-            return "end of input"
-        return repr(self.text if len(self.text) <= 40 else self.text[:37] + "...")
-
 
 class _Positions:
     """Offset -> (line, column), with lines split exactly as :class:`DDLSyntaxError` splits them."""
@@ -180,55 +174,67 @@ def tokenize(text: str) -> list[Token]:
             message, text=text, line=line, column=column, token=text[start], hint=hint
         )
 
+    def scan(pos: int, token_start: bool) -> int:
+        """Emit the token at ``pos`` (or skip whitespace there); returns where it ends.
+
+        Returns ``pos`` itself when a comment starts inside a sqlparse token, so that lexing
+        restarts there.
+        """
+        ch = text[pos]
+        if ch.isspace():
+            return pos + 1
+        if ch in "'\"":
+            scanned = _scan_string(text, pos)
+            if scanned is None:
+                raise fail("unterminated string literal", pos,
+                           hint=f"close the string with a matching {ch}")
+            emit(STR, pos, scanned[0], scanned[1])
+            return scanned[0]
+        if ch == "`":
+            scanned = _scan_backquoted(text, pos)
+            if scanned is None:
+                raise fail("unterminated backquoted name", pos,
+                           hint="close the name with a backquote (write `` for a backquote)")
+            emit(IDENT, pos, scanned[0], scanned[1])
+            return scanned[0]
+        if ch in _DIGITS or (ch == "." and text[pos + 1 : pos + 2] in _DIGITS):
+            m = NUMBER_RE.match(text, pos)
+            if m:
+                emit(NUMBER, pos, m.end(), m.group())
+                return m.end()
+        w = _WORD_RE.match(text, pos)
+        if w is not None:
+            emit(WORD, pos, w.end(), w.group())
+            return w.end()
+        if text.startswith("/*", pos) or text.startswith("--", pos):
+            if not token_start:
+                return pos
+            if ch == "/":
+                raise fail("unterminated /* comment", pos, hint="close the comment with */")
+        # Punctuation and operators, one character at a time (``>>`` is two ``>``).
+        emit(PUNCT, pos, pos + 1, ch)
+        return pos + 1
+
     pos = 0
     n = len(text)
     while pos < n:
         restart: int | None = None
         for ttype, value, off in _raw_tokens(text, pos):
-            end = off + len(value)
             if _is(ttype, _SKIPPED):
                 continue
-            first = value[0]
-            if first in "'\"":
-                scanned = _scan_string(text, off)
-                if scanned is None:
-                    raise fail("unterminated string literal", off,
-                               hint=f"close the string with a matching {first}")
-                emit(STR, off, scanned[0], scanned[1])
-                restart = scanned[0]
-            elif first == "`":
-                scanned = _scan_backquoted(text, off)
-                if scanned is None:
-                    raise fail("unterminated backquoted name", off,
-                               hint="close the name with a backquote (write `` for a backquote)")
-                emit(IDENT, off, scanned[0], scanned[1])
-                restart = scanned[0]
-            elif first in _DIGITS or (first == "." and text[off + 1 : off + 2] in _DIGITS):
-                m = NUMBER_RE.match(text, off)
-                if m:
-                    emit(NUMBER, off, m.end(), m.group())
-                    restart = m.end()
-                elif first == ".":
-                    emit(PUNCT, off, off + 1, first)
-                    restart = off + 1
-                else:
-                    w = _WORD_RE.match(text, off)
-                    end_of_word = w.end() if w else off + 1
-                    emit(WORD, off, end_of_word, text[off:end_of_word])
-                    restart = end_of_word
-            elif _is(ttype, _WORDISH) and (w := _WORD_RE.match(text, off)) is not None:
-                # Words, including the first word of multi-word keywords like ``NOT NULL``.
-                emit(WORD, off, w.end(), w.group())
-                restart = w.end()
-            else:
-                if first == "/" and text.startswith("/*", off):
-                    raise fail("unterminated /* comment", off, hint="close the comment with */")
-                # Punctuation and operators, one character at a time (``>>`` is two ``>``).
-                emit(PUNCT, off, off + 1, first)
-                restart = off + 1
-            if restart != end:
+            # sqlparse's token, re-split into ours: ``NOT NULL`` is two words, ``>>`` two
+            # characters, ``-5`` a sign and a number. Where ours ends elsewhere (a string with
+            # a backslash escape, ``1.5BD``), lexing restarts after it.
+            end = off + len(value)
+            covered = off
+            while covered < end:
+                after = scan(covered, covered == off)
+                if after == covered:
+                    break
+                covered = after
+            if covered != end:
+                restart = covered
                 break
-            restart = None
         if restart is None:
             break
         pos = restart

@@ -355,10 +355,17 @@ class Parser:
     def _cast(self) -> Any:
         self.advance()
         self.advance()
+        start = self.i
         value, vtok = self.literal("in CAST(...)")
+        literal_tokens = self.tokens[start : self.i]
         self.expect_word("AS", "expected AS in CAST(literal AS type)")
         t = self.type_("after AS in CAST(...)")
         self.expect_punct(")", "expected ')' to close CAST(...)")
+        number = literal_tokens[-1]
+        if (isinstance(t, DecimalType) and isinstance(value, float) and number.kind == NUMBER
+                and number.text[-1] not in "dDfF"):
+            # Read 1.5E-11 exactly rather than through a double.
+            value = decimal.Decimal(("-" if literal_tokens[0].is_punct("-") else "") + number.text)
         try:
             return coerce_default(value, t)
         except InvalidDefaultError as exc:

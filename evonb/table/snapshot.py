@@ -12,7 +12,10 @@ from evonb.table.timeline import CommitRecord
 @dataclass(frozen=True, slots=True)
 class DataFile:
     """A data file listed by a commit: its path relative to the table root, the schema version
-    it was written with, the instant that wrote it, its partition folder, rows and bytes."""
+    it was written with, the instant that wrote it, its partition folder, rows and bytes.
+
+    ``kind`` is ``"base"`` (a Parquet data file) or ``"log"`` (a merge-on-read log block);
+    a log block names the base file of its file group in ``base``."""
 
     path: str
     version: str
@@ -21,9 +24,10 @@ class DataFile:
     rows: int = 0
     bytes: int = 0
     kind: str = "base"
+    base: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "path": self.path,
             "version": self.version,
             "instant": self.instant,
@@ -32,6 +36,9 @@ class DataFile:
             "bytes": self.bytes,
             "kind": self.kind,
         }
+        if self.base is not None:
+            out["base"] = self.base
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DataFile:
@@ -43,16 +50,19 @@ class DataFile:
             rows=int(data.get("rows", 0)),
             bytes=int(data.get("bytes", 0)),
             kind=str(data.get("kind", "base")),
+            base=str(data["base"]) if data.get("base") is not None else None,
         )
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The table as of ``instant``: the live files and the schema version in force."""
+    """The table as of ``instant``: the live base files, the schema version in force, and the
+    live log blocks of merge-on-read tables (each beside a live base file)."""
 
     instant: str | None
     schema_version: str
     files: tuple[DataFile, ...]
+    logs: tuple[DataFile, ...] = ()
 
     @property
     def rows(self) -> int:
@@ -67,17 +77,22 @@ class Snapshot:
 
 
 def replay(commits: Iterable[CommitRecord], initial_version: str) -> Snapshot:
-    """Apply the added/removed file lists of ``commits`` (in order) to an empty table."""
+    """Apply the added/removed file lists of ``commits`` (in order) to an empty table.
+
+    Log blocks whose base file is no longer live (replaced or overwritten) are dropped."""
     live: dict[str, DataFile] = {}
+    logs: dict[str, DataFile] = {}
     version = initial_version
     last: str | None = None
     for commit in commits:
         meta = commit.metadata
         for path in meta.get("removed", ()):
             live.pop(path, None)
+            logs.pop(path, None)
         for entry in meta.get("added", ()):
             f = DataFile.from_dict(entry)
-            live[f.path] = f
+            (logs if f.kind == "log" else live)[f.path] = f
         version = str(meta.get("schema_version", version))
         last = commit.instant
-    return Snapshot(instant=last, schema_version=version, files=tuple(live.values()))
+    kept = tuple(f for f in logs.values() if f.base in live)
+    return Snapshot(instant=last, schema_version=version, files=tuple(live.values()), logs=kept)

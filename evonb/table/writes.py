@@ -30,6 +30,14 @@ ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
 PRIORITY = "__evo_priority"
 
 
+def parquet_options(config: Any) -> dict[str, str]:
+    """Parquet writer options from table properties ``evonb.write.parquet.<option>``
+    (e.g. ``evonb.write.parquet.block.size`` sets the row-group size in bytes)."""
+    prefix = "evonb.write."
+    return {k[len(prefix):]: v for k, v in config.properties.items()
+            if k.startswith(prefix + "parquet.")}
+
+
 class WriteJob:
     """A single write of ``df`` into ``table`` with ``mode``."""
 
@@ -86,7 +94,7 @@ class WriteJob:
                 max_files = max(1, min(len(removed) + 1, cores))
             added = write_files(out, root=table.root, instant=instant,
                                 version=target.version_id, partition_columns=partition_cols,
-                                max_files=max_files)
+                                max_files=max_files, options=parquet_options(self.config))
             table.timeline.inflight(inst, {"added": [f.path for f in added]})
             with table._locked():
                 latest = self._check_conflicts(base_commit, removed, evolved=bool(update))

@@ -60,7 +60,9 @@ def decimal_types() -> st.SearchStrategy[DecimalType]:
 
 def primitive_types() -> st.SearchStrategy[Type]:
     """Any primitive type, decimals included."""
-    return st.one_of(st.sampled_from(list(PRIMITIVES.values())), decimal_types())
+    return st.sampled_from([*PRIMITIVES.values(), None]).flatmap(
+        lambda t: decimal_types() if t is None else st.just(t)
+    )
 
 
 def names() -> st.SearchStrategy[str]:

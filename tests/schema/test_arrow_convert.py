@@ -184,7 +184,7 @@ def test_round_trip_through_parquet_file(tmp_path) -> None:
     assert schema_from_arrow(pq.read_schema(path)) == s
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schemas())
 def test_round_trip_is_identity(s: Schema) -> None:
     assert schema_from_arrow(schema_to_arrow(s)) == s
@@ -238,6 +238,12 @@ def test_missing_ids_continue_after_highest() -> None:
 def test_unsupported_types_name_the_column(arrow_type: pa.DataType) -> None:
     schema = pa.schema([pa.field("outer", pa.struct([pa.field("inner", arrow_type)]))])
     with pytest.raises(SchemaEvolutionError, match=r"outer\.inner"):
+        schema_from_arrow(schema)
+
+
+def test_unsupported_list_element_is_named_element() -> None:
+    schema = pa.schema([pa.field("xs", pa.list_(pa.uint8()))])
+    with pytest.raises(SchemaEvolutionError, match=r"'xs\.element'"):
         schema_from_arrow(schema)
 
 

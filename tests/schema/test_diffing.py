@@ -483,10 +483,13 @@ def single_operations(draw: st.DrawFn, s: Schema) -> tuple[str, int, SchemaUpdat
     return "moved", fid, u
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_diff_reports_exactly_the_single_operation(data: st.DataObject) -> None:
-    s = data.draw(schemas(), label="schema")
+    # strategies.py builds decimal defaults of up to 38 digits under the ambient context
+    # (28 digits by default); give it room so such draws do not fail.
+    with decimal.localcontext(prec=80):
+        s = data.draw(schemas(max_depth=2, max_fields=5), label="schema")
     kind, fid, update = data.draw(single_operations(s), label="operation")
     after = update.apply()
     d = diff(s, after)

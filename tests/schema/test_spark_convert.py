@@ -249,7 +249,7 @@ def test_keyword_arguments_override_recorded_info() -> None:
     assert back.fields == sample_schema().fields
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schemas())
 def test_round_trip_is_identity(s: Schema) -> None:
     spark = schema_to_spark(s)

@@ -261,6 +261,8 @@ def test_parse_alter_refuses_create() -> None:
         ("X''", b""),
         ("CAST(1.50 AS DECIMAL(5,2))", decimal.Decimal("1.50")),
         ("CAST(-1 AS BIGINT)", -1),
+        ("CAST(8.768592273479873E-11 AS DECIMAL(26,26))",
+         decimal.Decimal("8.768592273479873E-11")),
         ("cast('2020-02-02' as date)", dt.date(2020, 2, 2)),
         ("CAST('-Infinity' AS DOUBLE)", -math.inf),
     ],

@@ -1,0 +1,68 @@
+"""The ``%evo`` subcommands: one small module per group, each making one library call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evonb.notebook.commands import ddl, inspect, query, services, spark
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.notebook.context import Context
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: ``run(ctx, text)``; ``whole`` commands get their own word in ``text``
+    (the DDL statement starts with it)."""
+
+    name: str
+    run: Callable[[Context, str], Any]
+    usage: str
+    summary: str
+    whole: bool = False
+
+
+COMMANDS: dict[str, Command] = {c.name: c for c in (
+    Command("create", ddl.create, ddl.CREATE_USAGE, "create a table (DDL)", whole=True),
+    Command("alter", ddl.alter, ddl.ALTER_USAGE,
+            "change the schema (several statements = one change); shows the diff", whole=True),
+    Command("preview", ddl.preview, ddl.PREVIEW_USAGE,
+            "the diff and cost of an ALTER, without committing"),
+    Command("describe", inspect.describe, inspect.DESCRIBE_USAGE,
+            "a table's settings and schema (as of a commit)"),
+    Command("history", inspect.history, inspect.HISTORY_USAGE,
+            "the timeline widget: commits, schema then, data then, changes"),
+    Command("diff", inspect.diff, inspect.DIFF_USAGE, "the diff between two schemas"),
+    Command("read", query.read, query.READ_USAGE, "the first rows (as of a commit)"),
+    Command("sql", query.sql, query.SQL_USAGE, "Spark SQL over evonb tables"),
+    Command("compact", services.compact, services.USAGES["compact"], "compact small files"),
+    Command("rewrite", services.rewrite, services.USAGES["rewrite"],
+            "rewrite data files in the latest schema"),
+    Command("clean", services.clean, services.USAGES["clean"], "remove files no commit needs"),
+    Command("rollback", services.rollback, services.USAGES["rollback"],
+            "roll back to a commit"),
+    Command("spark", spark.spark, spark.SPARK_USAGE,
+            "session status and Spark UI link; stop, start, restart"),
+)}
+
+ALIASES = {"select": "sql", "with": "sql", "show": "sql", "desc": "describe", "log": "history"}
+"""First words that mean a subcommand (the word stays part of the text)."""
+
+
+def help_text() -> str:
+    """The list of subcommands with their usage."""
+    lines = ["%evo <command> ... (line) or %%evo [command] + statements (cell). Commands:"]
+    for c in COMMANDS.values():
+        lines.append(f"  {c.name:<9} {c.summary}\n            {c.usage}")
+    lines += [
+        "Commits: an instant (20261122101500000), a date-time in quotes ('2026-11-22 10:15'), "
+        "or @N for the N-th commit (@0 the first, @-1 the latest).",
+        "Settings: %config Evo.warehouse = '...' (also Evo.spark_master, Evo.spark_conf, "
+        "Evo.preview_rows).",
+    ]
+    return "\n".join(lines)
+
+
+__all__ = ["ALIASES", "COMMANDS", "Command", "help_text"]

@@ -1,0 +1,50 @@
+"""``describe``, ``history`` and ``diff``: looking at a table's schemas and timeline."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evonb.notebook.args import parse_args, resolve_ref
+from evonb.notebook.display import TableInfo
+from evonb.notebook.widgets.diff import SchemaDiffWidget
+from evonb.notebook.widgets.timeline import TimelineWidget
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.notebook.context import Context
+
+DESCRIBE_USAGE = "%evo describe <table> [as of <commit>]"
+HISTORY_USAGE = "%evo history <table>"
+DIFF_USAGE = "%evo diff <table> <commit or version> [<commit or version>|latest]"
+
+
+def describe(ctx: Context, text: str) -> TableInfo:
+    """The table's settings and its schema, latest or as of a commit."""
+    args = parse_args(text, usage=DESCRIBE_USAGE, clauses=("as of",), max_positional=1)
+    table = ctx.open(args.table(DESCRIBE_USAGE))
+    ref = args.clauses.get("as of")
+    if ref is None:
+        return TableInfo(table, table.schema, title=f"Table {table.name}")
+    commit = table.commit(resolve_ref(table, ref))
+    return TableInfo(table, table.schema_at(commit.instant), as_of=commit.instant,
+                     title=f"Table {table.name} as of {commit.instant}")
+
+
+def history(ctx: Context, text: str) -> TimelineWidget:
+    """The timeline widget of a table."""
+    args = parse_args(text, usage=HISTORY_USAGE, max_positional=1)
+    table = ctx.open(args.table(HISTORY_USAGE))
+    return TimelineWidget(table, preview_rows=ctx.preview_rows)
+
+
+def diff(ctx: Context, text: str) -> SchemaDiffWidget:
+    """What changed between two commits' schemas (or schema versions); b defaults to latest."""
+    args = parse_args(text, usage=DIFF_USAGE, max_positional=3)
+    table = ctx.open(args.table(DIFF_USAGE))
+    refs = [resolve_ref(table, r) for r in args.positional[1:]]
+    if not refs:
+        from IPython.core.error import UsageError
+
+        raise UsageError(f"Name the schema to compare with. Usage: {DIFF_USAGE}")
+    a, b = refs[0], refs[1] if len(refs) > 1 else "latest"
+    change = table.diff(a, b)
+    return SchemaDiffWidget(change, title=f"{table.name}: {a} → {b}")

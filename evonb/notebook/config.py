@@ -1,0 +1,60 @@
+"""``Evo``: the toolkit's settings, as traitlets so ``%config Evo.warehouse = ...`` works."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from traitlets import Dict, Int, Unicode, observe
+from traitlets.config import Configurable
+
+DEFAULT_WAREHOUSE = "evonb-warehouse"
+
+
+class Evo(Configurable):
+    """Settings of the ``%evo`` magics (set with ``%config Evo.<name> = value``)."""
+
+    warehouse = Unicode(
+        os.environ.get("EVONB_WAREHOUSE", DEFAULT_WAREHOUSE),
+        help="Folder holding tables named in %evo commands (relative to the working folder). "
+        "CREATE TABLE ... LOCATION '<path>' puts a table elsewhere.",
+    ).tag(config=True)
+    spark_master = Unicode(
+        "",
+        help="Spark master URL used when the session next starts (e.g. 'local[2]'); empty "
+        "keeps evonb's default (local[*]).",
+    ).tag(config=True)
+    spark_conf = Dict(
+        value_trait=Unicode(),
+        key_trait=Unicode(),
+        help="Extra Spark settings used when the session next starts.",
+    ).tag(config=True)
+    preview_rows = Int(
+        20, min=0, help="How many rows %evo read, %evo sql and the timeline show."
+    ).tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._apply_spark_settings()
+
+    @observe("spark_master", "spark_conf")
+    def _spark_settings_changed(self, change: Any) -> None:
+        self._apply_spark_settings()
+        from evonb.spark.session import is_running
+
+        if is_running():
+            print(f"Evo.{change['name']} takes effect when Spark next starts "
+                  "(run %evo spark restart)")
+
+    def _apply_spark_settings(self) -> None:
+        if not self.spark_master and not self.spark_conf:
+            return
+        from evonb.spark.session import configure
+
+        configure(master=self.spark_master or None, conf=dict(self.spark_conf))
+
+    @property
+    def warehouse_path(self) -> Path:
+        """The warehouse folder as an absolute path (``~`` and variables expanded)."""
+        return Path(os.path.expandvars(self.warehouse)).expanduser().resolve()

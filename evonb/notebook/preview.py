@@ -1,0 +1,53 @@
+"""Small data previews: the first rows of a Spark DataFrame as pandas, with HTML and text forms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+from evonb.notebook import html as H
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from pyspark.sql import DataFrame
+
+
+@dataclass
+class Preview:
+    """The first ``limit`` rows of ``df`` (a Spark DataFrame, kept for further work)."""
+
+    df: DataFrame
+    pandas: pd.DataFrame
+    caption: str
+    more: bool = False
+
+    @classmethod
+    def of(cls, df: DataFrame, limit: int, caption: str,
+           order_by: tuple[str, ...] = ()) -> Preview:
+        """Collect at most ``limit`` rows (sorted by ``order_by`` columns that exist)."""
+        keys = [k for k in order_by if k in df.columns]
+        shown = df.orderBy(*keys) if keys else df
+        frame = shown.limit(limit + 1).toPandas()
+        more = len(frame) > limit
+        return cls(df, frame.head(limit), caption, more)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The shown rows as dicts."""
+        return self.pandas.to_dict(orient="records")
+
+    def _repr_html_(self) -> str:
+        return H.frame_html(self.pandas, self.caption, more=self.more)
+
+    def __repr__(self) -> str:
+        text = self.pandas.to_string(index=False, na_rep="NULL") if len(self.pandas.columns) \
+            else "(no columns)"
+        tail = "\n(more rows not shown)" if self.more else ""
+        return f"{self.caption}\n{text}{tail}"
+
+
+def error_html(message: str) -> str:
+    """An error shown inside a widget (the widget stays usable)."""
+    return (f'<pre style="{H.FONT} color: #b02a37; white-space: pre-wrap; margin: 2px 0;">'
+            f"{escape(message)}</pre>")

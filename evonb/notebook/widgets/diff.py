@@ -1,0 +1,56 @@
+"""The schema diff widget: before and after side by side as trees, changes marked by kind."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+
+from evonb.notebook import html as H
+from evonb.notebook.widgets.base import FallbackMixin
+from evonb.schema.diffing import SchemaDiff
+
+
+class SchemaDiffWidget(FallbackMixin, W.VBox):
+    """Shows a :class:`SchemaDiff`: a summary with one chip per change kind, the two schemas
+    as trees (every field with its ID; added ``+``, dropped ``-``, changed ``~`` with a badge
+    per kind), and the list of changes. "only changed fields" hides the unchanged ones."""
+
+    def __init__(self, diff: SchemaDiff, *, title: str | None = None, note: str = "",
+                 note_kind: str = "info") -> None:
+        self.diff = diff
+        self.title = title
+        self.note = note
+        self._note_html = H.note_html(note, note_kind) if note else ""
+        self.only_changed = W.Checkbox(value=False, description="only changed fields",
+                                       indent=False, layout=W.Layout(width="auto"))
+        self._before = W.HTML()
+        self._after = W.HTML()
+        pane = W.Layout(border="1px solid rgba(128,128,128,0.35)", margin="0 8px 0 0",
+                        overflow="auto")
+        before = W.VBox([W.HTML(H.side_title_html("before", diff.before)), self._before],
+                        layout=pane)
+        after = W.VBox([W.HTML(H.side_title_html("after", diff.after)), self._after],
+                       layout=pane)
+        children: list[W.Widget] = [W.HTML(H.diff_summary_html(diff, title))]
+        if self._note_html:
+            children.append(W.HTML(self._note_html))
+        children += [self.only_changed, W.HBox([before, after]),
+                     W.HTML(H.change_list_html(diff))]
+        super().__init__(children=children)
+        self.add_class("evonb-diff-widget")
+        self.only_changed.observe(self._render, names="value")
+        self._render()
+
+    def _render(self, _change: object = None) -> None:
+        only = bool(self.only_changed.value)
+        self._before.value = H.diff_tree_html(self.diff, "before", only_changed=only)
+        self._after.value = H.diff_tree_html(self.diff, "after", only_changed=only)
+
+    def fallback_html(self) -> str:
+        return H.diff_html(self.diff, title=self.title, note=self._note_html)
+
+    def fallback_text(self) -> str:
+        lines = [self.title] if self.title else []
+        if self.note:
+            lines.append(self.note)
+        lines.append(repr(self.diff))
+        return "\n".join(lines)

@@ -1,0 +1,152 @@
+"""The timeline widget: a table's commits with a selector; the chosen commit's schema, its data
+(in its own schema or today's) and what it changed in the schema."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import ipywidgets as W
+
+from evonb.errors import EvoError
+from evonb.notebook import html as H
+from evonb.notebook.errors import format_evo_error, format_spark_error
+from evonb.notebook.preview import Preview, error_html
+from evonb.notebook.widgets.base import FallbackMixin
+from evonb.schema.diffing import diff
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.schema.schema import Schema
+    from evonb.table.history import Commit
+    from evonb.table.table import Table
+
+MODES = (("in that commit's schema", "commit"), ("in today's schema", "latest"))
+
+
+class TimelineWidget(FallbackMixin, W.VBox):
+    """The commits of a table, newest first. Choosing one shows the schema in force then, a data
+    preview as of it (in that commit's schema or today's: the toggle) and the schema change
+    from the previous commit."""
+
+    def __init__(self, table: Table, *, preview_rows: int = 20, select: str | None = None
+                 ) -> None:
+        self.table = table
+        self.history = table.history()
+        self.preview_rows = preview_rows
+        self._commits = {c.instant: c for c in self.history}
+        self._order = [c.instant for c in self.history]
+        self._previews: dict[tuple[str, str], Preview | str] = {}
+        newest_first = [(H.commit_line(c), c.instant) for c in reversed(self.history)]
+        first = select or (self._order[-1] if self._order else None)
+        self.selector = W.Select(options=newest_first, value=first,
+                                 rows=max(2, min(len(newest_first), 8)),
+                                 layout=W.Layout(width="640px"))
+        self.mode = W.ToggleButtons(options=MODES, value="commit", description="Data",
+                                    style={"button_width": "170px"})
+        self._details = W.HTML()
+        self._schema = W.HTML()
+        self._change = W.HTML()
+        self._preview = W.HTML()
+        pane = W.Layout(border="1px solid rgba(128,128,128,0.35)", padding="2px 6px",
+                        margin="4px 8px 0 0", overflow="auto")
+        header = W.HTML(
+            f'<div style="{H.FONT}"><b>Timeline of {H.e(table.name)}</b> · '
+            f"{len(self.history)} commits · <code>{H.e(table.path)}</code></div>")
+        super().__init__(children=[
+            header,
+            W.HBox([self.selector, self._details]),
+            W.HBox([W.VBox([W.HTML("<b>Schema in force then</b>"), self._schema], layout=pane),
+                    W.VBox([W.HTML("<b>Change from the previous commit</b>"), self._change],
+                           layout=pane)]),
+            self.mode,
+            self._preview,
+        ])
+        self.add_class("evonb-timeline-widget")
+        self.selector.observe(self._render, names="value")
+        self.mode.observe(self._render_preview, names="value")
+        self._render()
+
+    # --------------------------------------------------------------- state
+    @property
+    def selected(self) -> Commit | None:
+        """The chosen commit."""
+        value = self.selector.value
+        return self._commits.get(value) if value else None
+
+    def select(self, ref: str) -> None:
+        """Choose a commit by instant."""
+        self.selector.value = self.table.commit(ref).instant
+
+    def schema_of(self, c: Commit) -> Schema:
+        """The schema a commit was written with."""
+        return self.table.version(c.schema_version)[0]
+
+    def previous(self, c: Commit) -> Commit | None:
+        index = self._order.index(c.instant)
+        return self._commits[self._order[index - 1]] if index else None
+
+    def preview(self, c: Commit, mode: str) -> Preview | str:
+        """The data as of ``c`` (``mode`` ``"commit"`` or ``"latest"`` schema), or an error."""
+        key = (c.instant, mode)
+        if key not in self._previews:
+            schema_name = "that commit's" if mode == "commit" else "today's"
+            try:
+                df = self.table.read(as_of=c.instant,
+                                     schema="latest" if mode == "latest" else None)
+                self._previews[key] = Preview.of(
+                    df, self.preview_rows, f"Data as of {c.instant}, in {schema_name} schema",
+                    order_by=self.table.primary_key)
+            except EvoError as exc:
+                self._previews[key] = format_evo_error(exc)
+            except Exception as exc:  # a Spark failure must not break the widget
+                self._previews[key] = format_spark_error(exc)
+        return self._previews[key]
+
+    # ------------------------------------------------------------- display
+    def _change_html(self, c: Commit) -> str:
+        prev = self.previous(c)
+        if prev is None:
+            return H.note_html("The table was created with this schema.")
+        change = diff(self.schema_of(prev), self.schema_of(c))
+        if not change:
+            return H.note_html(f"No schema change (schema {c.schema_version}).")
+        return H.diff_html(change, title=f"{c.operation} {c.instant}")
+
+    def _render(self, _change: object = None) -> None:
+        c = self.selected
+        if c is None:
+            for pane in (self._details, self._schema, self._change, self._preview):
+                pane.value = H.note_html("The table has no commits.")
+            return
+        self._details.value = H.commit_html(c)
+        self._schema.value = self.schema_of(c)._repr_html_()
+        self._change.value = self._change_html(c)
+        self._render_preview()
+
+    def _render_preview(self, _change: object = None) -> None:
+        c = self.selected
+        if c is None:
+            return
+        result = self.preview(c, self.mode.value)
+        self._preview.value = (error_html(result) if isinstance(result, str)
+                               else result._repr_html_())
+
+    def fallback_html(self) -> str:
+        out = [self.history._repr_html_()]
+        c = self.selected
+        if c is not None:
+            result = self.preview(c, self.mode.value)
+            shown = error_html(result) if isinstance(result, str) else result._repr_html_()
+            out += [
+                H.section(f"Commit {c.instant}", H.commit_html(c)),
+                H.section("Schema in force then", self.schema_of(c)._repr_html_()),
+                H.section("Change from the previous commit", self._change_html(c)),
+                H.section("Data", shown),
+            ]
+        return f'<div class="evonb-timeline">{"".join(out)}</div>'
+
+    def fallback_text(self) -> str:
+        text = repr(self.history)
+        c = self.selected
+        if c is not None:
+            text += f"\nSelected: {c}"
+        return text

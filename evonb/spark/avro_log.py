@@ -1,0 +1,463 @@
+"""Merge-on-read log blocks: written and read in Python workers (fastavro or pyarrow).
+
+A log block holds the upserts and deletes one commit made to one file group, in the physical
+layout of the schema version it was written with. Its name says which base file it belongs to
+and which commit wrote it::
+
+    <partition>/.<base-file-stem>.log.<instant>_<task>.avro      (or .parquet)
+
+Avro blocks carry the whole physical schema in their header, with ``field-id`` on every field,
+plus the header metadata ``evonb.version``, ``evonb.instant`` and ``evonb.base``. Every record has
+two hidden fields besides the table's columns: ``_evo_commit_time`` (the instant) and
+``_evo_deleted`` (the delete marker; a delete record holds only its key). Blocks are written by
+Spark tasks (``mapInArrow``: one block per file group and task, stats returned to the driver) and
+read by Spark tasks too, since spark-avro is not part of pyspark. Names start with a dot, so
+directory listings of Spark and Hadoop skip them; their reader is evonb.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from evonb.errors import SchemaEvolutionError
+from evonb.schema.schema import Schema
+from evonb.schema.types import BOOLEAN, STRING, ArrayType, MapType, NestedField, StructType, Type
+from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.snapshot import DataFile
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+DELETED = "_evo_deleted"
+"""Hidden log column: true on delete records."""
+BASE = "__evo_base"
+"""Column of the rows handed to :func:`write_log_blocks`: the base file (relative path)."""
+COMMIT_TIME_ID = 2**31 - 1
+DELETED_ID = 2**31 - 3
+FORMATS = ("avro", "parquet")
+LOG_FORMAT_PROPERTY = "evonb.mor.log_format"
+AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
+
+_LOG_NAME = re.compile(r"\.(?P<stem>.+)\.log\.(?P<instant>[0-9]{17})_(?P<task>[0-9]+)"
+                       r"\.(?P<fmt>avro|parquet)")
+Converter = Callable[[Any], Any] | None
+
+
+# ---------------------------------------------------------------------------------- names
+def log_path(base: str, instant: str, task: int, fmt: str) -> str:
+    """The relative path of the log block of ``base`` written by ``instant`` in ``task``."""
+    p = PurePosixPath(base)
+    name = f".{p.stem}.log.{instant}_{task}.{fmt}"
+    return str(p.parent / name) if str(p.parent) not in ("", ".") else name
+
+
+def parse_log_name(name: str) -> tuple[str, str, int, str] | None:
+    """``(base stem, instant, task, format)`` of a log block's file name, or None."""
+    m = _LOG_NAME.fullmatch(PurePosixPath(name).name)
+    if m is None:
+        return None
+    return m["stem"], m["instant"], int(m["task"]), m["fmt"]
+
+
+# --------------------------------------------------------------------------------- schemas
+def meta_fields() -> tuple[NestedField, NestedField]:
+    """The two hidden fields of every log record."""
+    return (NestedField(COMMIT_TIME_ID, META_COMMIT_TIME, STRING),
+            NestedField(DELETED_ID, DELETED, BOOLEAN))
+
+
+def block_struct(physical: Schema) -> StructType:
+    """The columns of a log block: the physical columns (all nullable: a delete record holds
+    only its key) and the hidden fields."""
+    return StructType((*(f.replace(nullable=True) for f in physical.fields), *meta_fields()))
+
+
+def block_avro_schema(physical: Schema) -> dict[str, Any]:
+    """The Avro schema of a log block of ``physical`` (a schema version with physical names).
+
+    Raises :class:`SchemaEvolutionError` when Avro cannot express it (maps with non-string keys).
+    """
+    top = Schema(fields=tuple(f.replace(nullable=True) for f in physical.fields),
+                 version_id=physical.version_id, max_column_id=physical.max_column_id)
+    avro = top.to_avro(name="evonb_log_block")
+    avro["fields"].extend([
+        {"name": META_COMMIT_TIME, "type": ["null", "string"], "default": None,
+         "field-id": COMMIT_TIME_ID},
+        {"name": DELETED, "type": ["null", "boolean"], "default": None, "field-id": DELETED_ID},
+    ])
+    return avro
+
+
+def avro_supported(physical: Schema) -> bool:
+    """Whether a schema version can be logged in Avro (map keys must be strings there)."""
+    try:
+        block_avro_schema(physical)
+    except SchemaEvolutionError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------ converters
+def _branch(avro: Any) -> Any:
+    """The non-null branch of a ``["null", T]`` union."""
+    if isinstance(avro, list):
+        rest = [b for b in avro if b != "null"]
+        return rest[0] if rest else "null"
+    return avro
+
+
+def _record_fields(avro: Any) -> list[dict[str, Any]]:
+    avro = _branch(avro)
+    return avro.get("fields", []) if isinstance(avro, dict) else []
+
+
+def _writer(t: Type, avro: Any) -> Converter:
+    """Arrow ``to_pylist`` value of type ``t`` -> fastavro datum (None: as it is)."""
+    avro = _branch(avro)
+    if isinstance(t, StructType):
+        by_id = {int(a["field-id"]): a for a in _record_fields(avro) if "field-id" in a}
+        parts = [(f.name, by_id[f.id]["name"], _writer(f.type, by_id[f.id]["type"]))
+                 for f in t.fields]
+        if all(p == a and c is None for p, a, c in parts):
+            return None
+
+        def struct(v: Any) -> Any:
+            if v is None:
+                return None
+            return {a: (c(v.get(p)) if c else v.get(p)) for p, a, c in parts}
+        return struct
+    if isinstance(t, ArrayType):
+        el = _writer(t.element.type, avro["items"])
+        if el is None:
+            return None
+        return lambda v: None if v is None else [el(x) for x in v]
+    if isinstance(t, MapType):
+        val = _writer(t.value.type, avro["values"])
+
+        def mapping(v: Any) -> Any:
+            if v is None:
+                return None
+            items = v.items() if isinstance(v, dict) else v
+            return {k: (val(x) if val else x) for k, x in items}
+        return mapping
+    return None
+
+
+def _reader(t: Type, avro: Any) -> Converter:
+    """fastavro datum of the block's own schema ``avro`` -> a value of ``t`` for pyarrow; fields
+    are matched by field ID (a member the block lacks reads null)."""
+    avro = _branch(avro)
+    if isinstance(t, StructType):
+        by_id = {int(a["field-id"]): a for a in _record_fields(avro) if "field-id" in a}
+        parts = []
+        for f in t.fields:
+            a = by_id.get(f.id)
+            parts.append((f.name, a["name"] if a else None, _reader(f.type, a["type"]) if a
+                          else None))
+        if all(p == a and c is None for p, a, c in parts) and len(by_id) == len(parts):
+            return None
+
+        def struct(v: Any) -> Any:
+            if v is None:
+                return None
+            return {p: (None if a is None else c(v.get(a)) if c else v.get(a))
+                    for p, a, c in parts}
+        return struct
+    if isinstance(t, ArrayType):
+        el = _reader(t.element.type, avro["items"])
+        if el is None:
+            return None
+        return lambda v: None if v is None else [el(x) for x in v]
+    if isinstance(t, MapType):
+        val = _reader(t.value.type, avro["values"])
+        if val is None:
+            return None
+        return lambda v: None if v is None else {k: val(x) for k, x in v.items()}
+    return None
+
+
+# --------------------------------------------------------------------------------- writing
+def _relative(url: str, root: str) -> str:
+    local = unquote(urlparse(url).path) if url.startswith("file:") else url
+    return os.path.relpath(os.path.realpath(local), root).replace(os.sep, "/")
+
+
+def _arrow_schema(struct: StructType, tz: str) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from evonb.spark.columns import spark_read_type
+
+    return to_arrow_schema(spark_read_type(struct), timezone=tz)
+
+
+def write_log_blocks(
+    df: DataFrame,
+    *,
+    root: Path,
+    instant: str,
+    physical: Schema,
+    fmt: str = "avro",
+    tasks: int = 1,
+    codec: str = "null",
+) -> list[DataFile]:
+    """Write ``df`` as log blocks of commit ``instant``, one per file group and task.
+
+    ``df`` has the columns of :func:`block_struct` (``physical``: the schema version with
+    physical names) and :data:`BASE`, the base file of each row (a path relative to the table
+    root, or the ``file:`` URL Spark reports for it). Blocks are written by the tasks straight
+    into the table folder (under a temporary name, then renamed); their stats come back to
+    the driver. Nothing is visible to readers until the commit lists the blocks.
+    """
+    from pyspark.sql import functions as F
+
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown log format {fmt!r}; expected one of {FORMATS}")
+    struct = block_struct(physical)
+    names = [f.name for f in struct.fields]
+    avro = block_avro_schema(physical) if fmt == "avro" else None
+    tz = df.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
+    arrow = _arrow_schema(struct, tz)
+    root_s = os.path.realpath(root)
+    version = physical.version_id
+
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx else 0
+        attempt = ctx.attemptNumber() if ctx else 0
+        sink = _BlockSink(root_s, instant, version, task, attempt, fmt, avro, struct, arrow,
+                          codec)
+        try:
+            for batch in batches:
+                bases = batch.column(batch.schema.get_field_index(BASE)).to_pylist()
+                data = pa.RecordBatch.from_arrays(
+                    [batch.column(batch.schema.get_field_index(n)) for n in names],
+                    schema=arrow)
+                start = 0
+                for i in range(1, len(bases) + 1):
+                    if i == len(bases) or bases[i] != bases[start]:
+                        base = bases[start]
+                        if base.startswith(("file:", "/")):
+                            base = _relative(base, root_s)
+                        sink.add(base, data.slice(start, i - start))
+                        start = i
+            sink.close()
+        except BaseException:
+            sink.abort()
+            raise
+        out = sink.stats
+        yield pa.RecordBatch.from_pydict(
+            {"path": [s[0] for s in out], "base": [s[1] for s in out],
+             "rows": [s[2] for s in out], "bytes": [s[3] for s in out]},
+            schema=pa.schema([("path", pa.string()), ("base", pa.string()),
+                              ("rows", pa.int64()), ("bytes", pa.int64())]))
+
+    rows = (df.select(*[F.col(f"`{n}`") for n in names], F.col(BASE))
+            .repartition(max(1, tasks), BASE).sortWithinPartitions(BASE)
+            .mapInArrow(write, "path string, base string, rows long, bytes long")
+            .collect())
+    out = []
+    for r in rows:
+        partition = str(PurePosixPath(r["base"]).parent)
+        out.append(DataFile(path=r["path"], version=version, instant=instant,
+                            partition="" if partition == "." else partition,
+                            rows=int(r["rows"]), bytes=int(r["bytes"]), kind="log",
+                            base=r["base"]))
+    return sorted(out, key=lambda f: f.path)
+
+
+class _BlockSink:
+    """Writes the blocks of one task, one file group after another (runs in the worker)."""
+
+    def __init__(self, root: str, instant: str, version: str, task: int, attempt: int,
+                 fmt: str, avro: dict[str, Any] | None, struct: StructType, arrow: pa.Schema,
+                 codec: str) -> None:
+        self.root, self.instant, self.version = root, instant, version
+        self.task, self.attempt, self.fmt = task, attempt, fmt
+        self.avro, self.arrow, self.codec = avro, arrow, codec
+        self.struct = struct
+        self.stats: list[tuple[str, str, int, int]] = []
+        self.base: str | None = None
+        self.rows = 0
+        self.tmp: str | None = None
+        self.final: str | None = None
+        self.fh: Any = None
+        self.writer: Any = None
+        self.convert: Converter = None
+
+    def _open(self, base: str) -> None:
+        import fastavro
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rel = log_path(base, self.instant, self.task, self.fmt)
+        self.base, self.rows, self.final = base, 0, rel
+        full = os.path.join(self.root, rel)
+        self.tmp = f"{full}.{self.attempt}.tmp"
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        meta = {"evonb.version": self.version, "evonb.instant": self.instant,
+                "evonb.base": base}
+        if self.fmt == "avro":
+            parsed = fastavro.parse_schema(self.avro)
+            self.fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in _close
+            self.writer = fastavro.write.Writer(self.fh, parsed, codec=self.codec,
+                                                metadata=meta)
+            self.convert = _writer(self.struct, self.avro)
+        else:
+            fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
+                      for f, i in zip(self.arrow, [f.id for f in self.struct.fields],
+                                      strict=True)]
+            schema = pa.schema(fields, metadata={k.encode(): v.encode()
+                                                 for k, v in meta.items()})
+            self.writer = pq.ParquetWriter(self.tmp, schema, compression="snappy")
+
+    def add(self, base: str, batch: pa.RecordBatch) -> None:
+        import pyarrow as pa
+
+        if base != self.base:
+            self._close()
+            self._open(base)
+        self.rows += batch.num_rows
+        if self.fmt == "avro":
+            write = self.writer.write
+            convert = self.convert
+            for record in batch.to_pylist():
+                write(convert(record) if convert else record)
+        else:
+            table = pa.Table.from_batches([batch]).cast(self.writer.schema)
+            self.writer.write_table(table)
+
+    def _close(self) -> None:
+        if self.base is None:
+            return
+        if self.fmt == "avro":
+            self.writer.flush()
+            self.fh.close()
+        else:
+            self.writer.close()
+        full = os.path.join(self.root, self.final)
+        os.replace(self.tmp, full)
+        self.stats.append((self.final, self.base, self.rows, os.path.getsize(full)))
+        self.base = None
+
+    def close(self) -> None:
+        self._close()
+
+    def abort(self) -> None:
+        try:
+            if self.fmt == "avro" and self.fh is not None:
+                self.fh.close()
+            elif self.writer is not None and self.fmt == "parquet":
+                self.writer.close()
+        except Exception:  # pragma: no cover - best effort
+            pass
+        if self.tmp:
+            Path(self.tmp).unlink(missing_ok=True)
+        for rel, *_ in self.stats:
+            Path(self.root, rel).unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------------- reading
+def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
+                    physical: Schema) -> DataFrame:
+    """The records of log blocks written with one schema version (``physical``: that version
+    with physical names), as a DataFrame with the columns of :func:`block_struct`.
+
+    Blocks are read by Spark tasks (fastavro for Avro, pyarrow for Parquet); Avro fields are
+    matched to the version's columns by field ID.
+    """
+    from pyspark.sql import Row
+
+    from evonb.spark.columns import spark_read_type
+
+    struct = block_struct(physical)
+    tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    arrow = _arrow_schema(struct, tz)
+    spark_type = spark_read_type(struct)
+    paths = [str(Path(root) / f.path) for f in files]
+    if not paths:
+        return spark.createDataFrame([], spark_type)
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for path in batch.column(0).to_pylist():
+                yield from _read_block(path, struct, arrow)
+
+    n = max(1, min(len(paths), spark.sparkContext.defaultParallelism))
+    rdd = spark.sparkContext.parallelize([Row(path=p) for p in paths], n)
+    return spark.createDataFrame(rdd, "path string").mapInArrow(read, spark_type)
+
+
+def _read_block(path: str, struct: StructType, arrow: pa.Schema,
+                batch_rows: int = 65536) -> Iterator[pa.RecordBatch]:
+    import pyarrow as pa
+
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        cols = []
+        for f in arrow:
+            if f.name in table.column_names:
+                cols.append(table.column(f.name).cast(f.type))
+            else:
+                cols.append(pa.nulls(table.num_rows, f.type))
+        yield from pa.Table.from_arrays(cols, schema=arrow).to_batches(batch_rows)
+        return
+    import fastavro
+
+    with open(path, "rb") as fh:
+        reader = fastavro.reader(fh)
+        written = json.loads(reader.metadata["avro.schema"])
+        by_id = {int(a["field-id"]): a for a in written["fields"] if "field-id" in a}
+        plan = []
+        for f in struct.fields:
+            a = by_id.get(f.id)
+            plan.append((a["name"] if a else None, _reader(f.type, a["type"]) if a else None))
+        records: list[dict[str, Any]] = []
+        for record in reader:
+            records.append(record)
+            if len(records) >= batch_rows:
+                yield _to_batch(records, plan, arrow)
+                records = []
+        if records:
+            yield _to_batch(records, plan, arrow)
+
+
+def _to_batch(records: list[dict[str, Any]], plan: list[tuple[str | None, Converter]],
+              arrow: pa.Schema) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    arrays = []
+    for (name, convert), f in zip(plan, arrow, strict=True):
+        if name is None:
+            arrays.append(pa.nulls(len(records), f.type))
+        elif convert is None:
+            arrays.append(pa.array([r.get(name) for r in records], type=f.type))
+        else:
+            arrays.append(pa.array([convert(r.get(name)) for r in records], type=f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow)
+
+
+__all__ = [
+    "BASE",
+    "DELETED",
+    "FORMATS",
+    "LOG_FORMAT_PROPERTY",
+    "avro_supported",
+    "block_avro_schema",
+    "block_struct",
+    "log_path",
+    "parse_log_name",
+    "read_log_blocks",
+    "write_log_blocks",
+]

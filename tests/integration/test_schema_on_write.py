@@ -1,0 +1,144 @@
+"""Every cell of Hudi's schema-on-write table, both ways, plus the type-promotion chart."""
+
+from __future__ import annotations
+
+import pytest
+
+import evonb
+from evonb.errors import DataValidationError, WriteSchemaError
+
+pytestmark = pytest.mark.spark
+
+
+def _rows(df):
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def test_add_nullable_root_column_at_end_and_inner_struct(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id int, s struct<a:int>")
+    t.write(spark.createDataFrame([(1, (10,))], "id int, s struct<a:int>"))
+    t.write(spark.createDataFrame([(2, (20, "x"), "n")],
+                                  "id int, s struct<a:int,b:string>, extra string"))
+    assert str(t.schema.struct) == "struct<id:int,s:struct<a:int,b:string>,extra:string>"
+    assert t.schema.field_ids() == [1, 2, 3, 4, 5]
+    assert _rows(t.read()) == [(1, (10, None), None), (2, (20, "x"), "n")]
+
+
+def test_add_complex_columns_map_and_array(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id int")
+    t.write(spark.createDataFrame([(1,)], "id int"))
+    t.write(spark.createDataFrame([(2, {"k": 1}, [1, 2])],
+                                  "id int, m map<string,int>, arr array<int>"))
+    assert _rows(t.read()) == [(1, None, None), (2, {"k": 1}, [1, 2])]
+
+
+def test_new_column_with_changed_field_order_is_supported(spark, warehouse):
+    """Hudi: "No" (read fails when not all base files were rewritten). evonb matches by name,
+    so any incoming order works and old files read the new column as null."""
+    t = evonb.create_table(warehouse / "t", "a int, b string, c double")
+    t.write(spark.createDataFrame([(1, "x", 1.5)], "a int, b string, c double"))
+    t.write(spark.createDataFrame([(2.5, "new", "y", 2)],
+                                  "c double, d string, b string, a int"))
+    assert t.read().columns == ["a", "b", "c", "d"]
+    assert _rows(t.read()) == [(1, "x", 1.5, None), (2, "y", 2.5, "new")]
+
+
+def test_custom_meta_column(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id int")
+    t.write(spark.createDataFrame([(1, "m")], "id int, _hoodie_meta_col string"))
+    assert _rows(t.read()) == [(1, "m")]
+
+
+@pytest.mark.parametrize(
+    ("table_type", "data_type", "result"),
+    [("int", "bigint", "bigint"), ("int", "float", "float"), ("int", "double", "double"),
+     ("int", "string", "string"), ("bigint", "float", "float"), ("bigint", "string", "string"),
+     ("float", "double", "double"), ("double", "string", "string"),
+     ("string", "binary", "string"), ("binary", "string", "binary")],
+)
+def test_promotion_chart_widens_the_table(spark, warehouse, table_type, data_type, result):
+    t = evonb.create_table(warehouse / "t", f"id int, v {table_type}")
+    t.write(spark.sql(f"select 1 as id, cast('1' as {table_type}) as v"))
+    t.write(spark.sql(f"select 2 as id, cast('2' as {data_type}) as v"))
+    assert str(t.schema.find("v").type) == result
+    values = [r["v"] for r in t.read().orderBy("id").collect()]
+    assert len(values) == 2 and values[1] is not None
+
+
+@pytest.mark.parametrize(("table_type", "data_type"),
+                         [("bigint", "int"), ("double", "float"), ("string", "int"),
+                          ("double", "bigint")])
+def test_narrower_incoming_values_are_cast_up(spark, warehouse, table_type, data_type):
+    t = evonb.create_table(warehouse / "t", f"id int, v {table_type}")
+    t.write(spark.sql(f"select 1 as id, cast(7 as {data_type}) as v"))
+    assert str(t.schema.find("v").type) == table_type
+    assert t.read().collect()[0]["v"] in (7, 7.0, "7")
+
+
+@pytest.mark.parametrize("data_type", ["int", "bigint", "double"])
+def test_chart_x_cells_are_errors(spark, warehouse, data_type):
+    t = evonb.create_table(warehouse / "t", "id int, v binary")
+    with pytest.raises(WriteSchemaError, match=r"v: table has binary, data has"):
+        t.write(spark.sql(f"select 1 as id, cast(1 as {data_type}) as v"))
+    assert t.read().count() == 0 and len(t.history()) == 1
+
+
+def test_promote_nested_and_complex_values(spark, warehouse):
+    t = evonb.create_table(warehouse / "t",
+                           "id int, s struct<a:int>, arr array<int>, m map<string,int>")
+    t.write(spark.createDataFrame([(1, (1,), [1], {"k": 1})],
+                                  "id int, s struct<a:int>, arr array<int>, m map<string,int>"))
+    t.write(spark.createDataFrame(
+        [(2, (2,), [2], {"k": 2})],
+        "id int, s struct<a:bigint>, arr array<bigint>, m map<string,bigint>"))
+    assert str(t.schema.struct) == (
+        "struct<id:int,s:struct<a:bigint>,arr:array<bigint>,m:map<string,bigint>>")
+    assert _rows(t.read()) == [(1, (1,), [1], {"k": 1}), (2, (2,), [2], {"k": 2})]
+
+
+def test_demoted_incoming_types_keep_the_table_type(spark, warehouse):
+    """Hudi: demotion fails. evonb casts narrower data up and keeps the table's type."""
+    t = evonb.create_table(warehouse / "t", "id int, s struct<a:bigint>, arr array<bigint>")
+    t.write(spark.createDataFrame([(1, (5,), [6])], "id int, s struct<a:int>, arr array<int>"))
+    assert str(t.schema.struct) == "struct<id:int,s:struct<a:bigint>,arr:array<bigint>>"
+    assert _rows(t.read()) == [(1, (5,), [6])]
+
+
+def test_new_non_nullable_column_from_data_is_added_nullable(spark, warehouse):
+    """Hudi: "No". evonb adds a new column from a write as nullable (old rows have no value)."""
+    from pyspark.sql import types as T
+
+    t = evonb.create_table(warehouse / "t", "id int")
+    t.write(spark.createDataFrame([(1,)], "id int"))
+    schema = T.StructType([T.StructField("id", T.IntegerType()),
+                           T.StructField("req", T.StringType(), nullable=False)])
+    t.write(spark.createDataFrame([(2, "r")], schema))
+    assert t.schema.find("req").nullable
+    assert _rows(t.read()) == [(1, None), (2, "r")]
+
+
+def test_missing_columns_get_write_default_or_null(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id int, a string DEFAULT 'dflt', b int")
+    t.write(spark.createDataFrame([(1,)], "id int"))
+    assert _rows(t.read()) == [(1, "dflt", None)]
+
+
+def test_required_column_without_default_missing_is_an_error(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id int, r string NOT NULL")
+    with pytest.raises(WriteSchemaError, match="lacks required column 'r'"):
+        t.write(spark.createDataFrame([(1,)], "id int"))
+    with pytest.raises(DataValidationError, match="1 incoming rows hold null"):
+        t.write(spark.createDataFrame([(1, None)], "id int, r string"))
+    assert len(t.history()) == 1 and not list((warehouse / "t").rglob("*.parquet"))
+
+
+def test_strict_pipeline_properties(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id int, a string",
+                           properties={"evonb.write.add_columns": False,
+                                       "evonb.write.fill_missing": "false"})
+    with pytest.raises(WriteSchemaError, match="'extra'.*not in the table"):
+        t.write(spark.createDataFrame([(1, "x", "e")], "id int, a string, extra string"))
+    with pytest.raises(WriteSchemaError, match="lacks column 'a'"):
+        t.write(spark.createDataFrame([(1,)], "id int"))
+    t.write(spark.createDataFrame([(1, "x")], "id int, a string"))
+    assert _rows(t.read()) == [(1, "x")]
