@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Iterator
 
@@ -25,19 +26,34 @@ def format_evo_error(exc: EvoError) -> str:
 
 
 def format_spark_error(exc: BaseException) -> str:
-    """A Spark SQL error without the JVM stack and the logical plan Spark appends."""
-    getter = getattr(exc, "getMessage", None)
-    try:
-        text = getter() if callable(getter) else str(exc)
-    except Exception:  # pragma: no cover - a broken py4j connection
-        text = str(exc)
-    text = (text or type(exc).__name__).strip("\n")
-    if "== SQL ==" not in text:
+    """A Spark error without the JVM stack and the logical plan Spark appends (a SQL excerpt
+    with carets, when Spark gives one, is kept)."""
+    text = str(exc).split("\nJVM stacktrace:", 1)[0].split("\n\tat ", 1)[0].strip("\n")
+    if "== SQL" not in text:
         match = _PLAN.search(text)
         if match:
             text = text[: match.start()]
-        text = text.split("\n\tat ", 1)[0].split("\nJVM stacktrace:", 1)[0]
-    return text.strip()
+    return text.strip() or type(exc).__name__
+
+
+@contextlib.contextmanager
+def quiet_spark_logs() -> Iterator[None]:
+    """Keep PySpark from logging a user's SQL error as a JSON record with the JVM stack."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    loggers = [PySparkLogger.getLogger(name)
+               for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def _spark_error_types() -> tuple[type[BaseException], ...]:
@@ -52,7 +68,8 @@ def _spark_error_types() -> tuple[type[BaseException], ...]:
 def user_errors() -> Iterator[None]:
     """Re-raise evonb errors and Spark SQL errors as :class:`UsageError`."""
     try:
-        yield
+        with quiet_spark_logs():
+            yield
     except UsageError:
         raise
     except EvoError as exc:

@@ -163,13 +163,15 @@ def change_list_html(diff: SchemaDiff) -> str:
     return f'<ul style="{FONT} margin: 4px 0; padding-left: 2px;">{items}</ul>'
 
 
-def diff_html(diff: SchemaDiff, *, title: str | None = None, note: str = "") -> str:
+def diff_html(diff: SchemaDiff, *, title: str | None = None, note: str = "",
+              labels: tuple[str, str] = ("before", "after")) -> str:
     """The whole diff view as static HTML (the widget's fallback)."""
     line = " border-left: 1px solid rgba(128,128,128,0.35);"
     panes = "".join(
         f'<td style="{CELL} padding: 0;{line if side == "after" else ""}">'
-        f"{side_title_html(side, schema)}{diff_tree_html(diff, side)}</td>"
-        for side, schema in (("before", diff.before), ("after", diff.after))
+        f"{side_title_html(label, schema)}{diff_tree_html(diff, side)}</td>"
+        for side, label, schema in (("before", labels[0], diff.before),
+                                    ("after", labels[1], diff.after))
     )
     return (f'<div class="evonb-diff" style="{FONT}">{diff_summary_html(diff, title)}{note}'
             f'<table style="border-collapse: collapse;"><tr>{panes}</tr></table>'
@@ -193,7 +195,7 @@ def commit_line(c: Commit) -> str:
 
 def commit_html(c: Commit) -> str:
     """A small key/value table describing one commit."""
-    rows = [("instant", c.instant), ("time", c.time + " UTC"), ("action", c.action),
+    rows = [("instant", c.instant), ("time", c.time), ("action", c.action),
             ("operation", c.operation), ("schema version", c.schema_version),
             ("files", f"+{c.files_added} / -{c.files_removed}"), ("rows written", c.rows_written)]
     body = "".join(f'<tr><td style="{CELL} {MUTED}">{e(k)}</td>'

@@ -9,6 +9,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from evonb.notebook.commands import ALIASES, COMMANDS, help_text
+from evonb.notebook.commands.spark import start_session
 from evonb.notebook.config import Evo
 from evonb.notebook.context import Context
 from evonb.notebook.errors import user_errors
@@ -61,6 +62,8 @@ class EvoMagics(Magics):
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise UsageError(f"Unknown %evo command {word!r}.{hint} Run %evo help for the list.")
         whole = command.whole or word in ALIASES
+        if command.spark:
+            start_session()
         return command.run(self.context, text.strip() if whole else rest)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ class Preview:
     pandas: pd.DataFrame
     caption: str
     more: bool = False
+    integral: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, df: DataFrame, limit: int, caption: str,
@@ -30,21 +32,40 @@ class Preview:
         shown = df.orderBy(*keys) if keys else df
         frame = shown.limit(limit + 1).toPandas()
         more = len(frame) > limit
-        return cls(df, frame.head(limit), caption, more)
+        integral = tuple(f.name for f in df.schema.fields
+                         if f.dataType.typeName() in ("byte", "short", "integer", "long"))
+        return cls(df, frame.head(limit), caption, more, integral)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
         """The shown rows as dicts."""
         return self.pandas.to_dict(orient="records")
 
+    def shown(self) -> pd.DataFrame:
+        """The rows as display text: nulls as ``NULL``, integers without a fraction."""
+        out = self.pandas.astype(object).copy()
+        for name in out.columns:
+            whole = name in self.integral
+            out[name] = [_cell(v, whole) for v in out[name]]
+        return out
+
     def _repr_html_(self) -> str:
-        return H.frame_html(self.pandas, self.caption, more=self.more)
+        return H.frame_html(self.shown(), self.caption, more=self.more)
 
     def __repr__(self) -> str:
-        text = self.pandas.to_string(index=False, na_rep="NULL") if len(self.pandas.columns) \
+        text = self.shown().to_string(index=False) if len(self.pandas.columns) \
             else "(no columns)"
         tail = "\n(more rows not shown)" if self.more else ""
         return f"{self.caption}\n{text}{tail}"
+
+
+def _cell(value: Any, whole: bool) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)) \
+            or type(value).__name__ in ("NAType", "NaTType"):
+        return "NULL"
+    if whole and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def error_html(message: str) -> str:

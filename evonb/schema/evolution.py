@@ -78,12 +78,15 @@ class SchemaUpdate:
     error naming the column when something is wrong (leaving the update unchanged), and returns
     ``self`` so calls chain. ``apply()`` gives the new schema; ``preview()`` the diff.
     ``allow_set_not_null`` is for the table engine, which checks the data before it sets
-    ``NOT NULL`` on an existing column.
+    ``NOT NULL`` on an existing column. ``allow_rewrite_type_changes`` (for ``Table.rewrite``,
+    which casts and checks every value) allows any primitive type change.
     """
 
-    def __init__(self, base: Schema, *, allow_set_not_null: bool = False) -> None:
+    def __init__(self, base: Schema, *, allow_set_not_null: bool = False,
+                 allow_rewrite_type_changes: bool = False) -> None:
         self._base = base
         self._allow_set_not_null = allow_set_not_null
+        self._allow_rewrite = allow_rewrite_type_changes
         self._next_id = base.max_column_id + 1
         self._adds: dict[int, list[NestedField]] = {}
         self._added_ids: set[int] = set()
@@ -294,7 +297,7 @@ class SchemaUpdate:
         other_id = self._sibling(holder_id, anchor, shown)
         return ("after" if after is not None else "before", other_id)
 
-    def _sibling(self, holder_id: int, anchor: str, shown: str) -> int:
+    def _sibling(self, holder_id: int, anchor: Path, shown: str) -> int:
         infos = self._pending_infos()
         siblings = [i for i in infos.values() if i.parent_id == holder_id]
         names = parse_path(anchor)
@@ -306,7 +309,7 @@ class SchemaUpdate:
                     continue
                 return info.field.id
         raise ColumnNotFoundError(
-            anchor, [i.field.name for i in siblings], context=f"beside {shown!r}"
+            format_path(names), [i.field.name for i in siblings], context=f"beside {shown!r}"
         )
 
     # ----------------------------------------------------------------- drops
@@ -335,7 +338,8 @@ class SchemaUpdate:
         field_id, current, _, shown = self._resolve(path)
         self._check_not_in_map_key(field_id, shown)
         target = _as_type(new_type)
-        check_type_change(current.type, target, path=shown, field_id=field_id)
+        if not (self._allow_rewrite and current.type.is_primitive and target.is_primitive):
+            check_type_change(current.type, target, path=shown, field_id=field_id)
         if target == current.type:
             return self
         changes: dict[str, Any] = {"type": target}
@@ -421,7 +425,7 @@ class SchemaUpdate:
         if other is not None:
             other_names = parse_path(other)
             if len(other_names) == 1:
-                other_id = self._sibling(parent_id, other_names[0], shown)
+                other_id = self._sibling(parent_id, other_names, shown)
             else:
                 other_id, _, other_parent, other_shown = self._resolve(other)
                 if other_parent != parent_id:

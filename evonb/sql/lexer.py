@@ -146,7 +146,6 @@ def _scan_backquoted(text: str, start: int) -> tuple[int, str] | None:
 
 
 _SKIPPED = (T.Text.Whitespace, T.Comment)
-_WORDISH = (T.Keyword, T.Name, T.Literal.Number)
 
 
 def _is(ttype: Any, groups: tuple[Any, ...]) -> bool:

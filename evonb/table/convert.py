@@ -343,6 +343,33 @@ def _union_type(a: Type, b: Type, where: str, path: tuple[str, ...]) -> Type:
     )
 
 
+def relax_missing(table_fields: tuple[NestedField, ...], file_fields: tuple[NestedField, ...]
+                  ) -> tuple[NestedField, ...]:
+    """``table_fields`` with every field that the file lacks made nullable (it reads null)."""
+    by_name = {f.name: f for f in file_fields}
+    out = []
+    for t in table_fields:
+        f = by_name.get(t.name)
+        if f is None:
+            out.append(t if t.nullable else t.replace(nullable=True))
+            continue
+        new_type = _relax_type(t.type, f.type)
+        out.append(t if new_type is t.type else t.replace(type=new_type))
+    return tuple(out)
+
+
+def _relax_type(table: Type, found: Type) -> Type:
+    if isinstance(table, StructType) and isinstance(found, StructType):
+        return StructType(relax_missing(table.fields, found.fields))
+    if isinstance(table, ArrayType) and isinstance(found, ArrayType):
+        element = _relax_type(table.element.type, found.element.type)
+        return ArrayType(table.element.replace(type=element))
+    if isinstance(table, MapType) and isinstance(found, MapType):
+        value = _relax_type(table.value.type, found.value.type)
+        return MapType(table.key, table.value.replace(type=value))
+    return table
+
+
 def check_readable(table_fields: tuple[NestedField, ...], file_fields: tuple[NestedField, ...],
                    where: str, prefix: tuple[str, ...] = ()) -> None:
     """Raise :class:`UnsupportedTableError` if a file column cannot be read as the table's type
@@ -436,6 +463,8 @@ def plan_parquet(root: Path, *, name: str | None, primary_key: tuple[str, ...],
     for ft in footers:
         own = tuple(f for f in ft.fields if f.name != META_COMMIT_TIME)
         fields = union_fields(fields, own, f"file {ft.path.relative_to(root)}")
+    for ft in footers:
+        fields = relax_missing(fields, ft.fields)
     schema = with_ids(fields)
     partition_by = _hive_partitions(root, footers, schema)
     adopted = tuple(

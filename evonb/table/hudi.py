@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evonb.errors import SchemaEvolutionError, UnsupportedTableError
-from evonb.schema.schema import ROOT_ID
+from evonb.schema.schema import ROOT_ID, Schema
 from evonb.table.convert import (
     PROP_SOURCE,
     AdoptedFile,
@@ -36,6 +36,7 @@ from evonb.table.convert import (
     adopted_layout,
     check_readable,
     read_footer,
+    relax_missing,
 )
 
 HUDI_DIR = ".hoodie"
@@ -412,8 +413,11 @@ def plan_hudi(root: Path, *, name: str | None = None,
             f"{exc.message}",
             hint=exc.hint,
         ) from None
+    fields = schema.fields
     for ft in footers:
-        check_readable(schema.fields, ft.fields, f"file {ft.path.relative_to(root).as_posix()}")
+        check_readable(fields, ft.fields, f"file {ft.path.relative_to(root).as_posix()}")
+        fields = relax_missing(fields, ft.fields)
+    schema = Schema(fields, schema.version_id, schema.max_column_id)
     top = {f.name for f in schema.fields}
     extra = sorted(in_files - top)
     partition_fields = _list(_partition_fields(hudi.props))

@@ -45,6 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType as SparkStructType
 
+    from evonb.services.progress import ProgressCallback
+
 WriteMode = Literal["insert", "upsert", "delete", "overwrite"]
 WRITE_MODES = ("insert", "upsert", "delete", "overwrite")
 CommitRef = str | Commit | CommitRecord | datetime | date
@@ -281,7 +283,8 @@ class Table:
             v = record.metadata.get("schema_version")
             if v is not None and v not in versions:
                 versions.append(v)
-        return [self._store.load(v) for v in sorted(versions)]
+        stored = set(self._store.versions())  # a clean may have pruned old versions
+        return [self._store.load(v) for v in sorted(versions) if v in stored]
 
     def schema_at(self, ref: CommitRef) -> Schema:
         """The schema in force at a commit (an instant, a Commit, or a date-time)."""
@@ -492,20 +495,29 @@ class Table:
         schema: Schema | str | CommitRef | None = None,
         columns: Sequence[str] | None = None,
         meta_columns: bool = False,
+        query: Literal["snapshot", "read_optimized"] = "snapshot",
     ) -> DataFrame:
         """The table as a Spark DataFrame.
 
         ``as_of`` reads the data as of that commit, in the schema in force then; ``schema``
         (``"latest"``, a version id or a commit) projects it onto another schema version.
         ``meta_columns`` adds ``_evo_commit_time``, the instant that wrote each row.
+        ``query="read_optimized"`` reads the base files only (merge-on-read tables: without
+        the log blocks not compacted yet).
         """
-        from evonb.spark.reader import read_files
+        from evonb.services.clean import check_readable
+        from evonb.table.mor import read_snapshot
 
+        if query not in ("snapshot", "read_optimized"):
+            raise EvoError(f"Unknown query type {query!r}",
+                           hint="use 'snapshot' or 'read_optimized'")
         snap = self.snapshot(as_of)
-        query = (self._store.load(snap.schema_version) if schema is None
-                 else self._resolve_schema(schema))
-        df = read_files(self.spark, self.root, snap.files, query, self.version,
-                        meta=meta_columns)
+        if as_of is not None:
+            check_readable(self, snap.instant)
+        query_schema = (self._store.load(snap.schema_version) if schema is None
+                        else self._resolve_schema(schema))
+        df = read_snapshot(self, snap, query_schema, meta=meta_columns,
+                           read_optimized=query == "read_optimized")
         if columns:
             df = df.select(*columns)
         return df
@@ -522,17 +534,19 @@ class Table:
         they are at ``end``, in ``end``'s schema unless ``schema`` says otherwise."""
         from pyspark.sql import functions as F
 
-        from evonb.spark.reader import read_files
+        from evonb.services.clean import check_readable
+        from evonb.table.mor import read_snapshot, since
 
         if isinstance(start, str) and start == INITIAL_VERSION:
             begin = start
         else:
             begin = self.commit(start).instant
         snap = self.snapshot(end)
+        if end is not None:
+            check_readable(self, snap.instant)
         query = (self._store.load(snap.schema_version) if schema is None
                  else self._resolve_schema(schema))
-        files = [f for f in snap.files if f.instant > begin]
-        df = read_files(self.spark, self.root, files, query, self.version, meta=True)
+        df = read_snapshot(self, since(snap, begin), query, meta=True)
         df = df.filter(F.col(META_COMMIT_TIME) > F.lit(begin))
         return df if meta_columns else df.drop(META_COMMIT_TIME)
 
@@ -577,6 +591,38 @@ class Table:
             if f is not None:
                 out.append(f)
         return out
+
+    # -------------------------------------------------------------- services
+    def compact(self, *, upgrade_schema: bool = True,
+                progress: ProgressCallback | None = None) -> Commit | None:
+        """Merge log blocks into new base files (merge-on-read) and, with ``upgrade_schema``,
+        rewrite files of older schema versions in the latest one. None if nothing to do."""
+        from evonb.services.compaction import compact
+
+        return compact(self, upgrade_schema=upgrade_schema, progress=progress)
+
+    def rewrite(self, ddl: str | None = None, *, on_cast_error: Literal["fail", "null"] = "fail",
+                purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:
+        """Apply ``ddl`` that metadata cannot (e.g. ``ALTER COLUMN price TYPE int`` on a double)
+        by rewriting every file, or (``purge_dropped``) rewrite every file in the latest schema."""
+        from evonb.services.rewrite import rewrite
+
+        return rewrite(self, ddl, on_cast_error=on_cast_error, purge_dropped=purge_dropped,
+                       progress=progress)
+
+    def clean(self, *, retain_commits: int | None = None, retain_hours: float | None = None,
+              keep_schema_versions: int | None = None) -> Commit | None:
+        """Remove files no commit in the retention window needs, and prune schema history."""
+        from evonb.services.clean import clean
+
+        return clean(self, retain_commits=retain_commits, retain_hours=retain_hours,
+                     keep_schema_versions=keep_schema_versions)
+
+    def rollback(self, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
+        """Undo the latest commit, or ``instant`` (and, with ``cascade``, the commits after)."""
+        from evonb.services.rollback import rollback
+
+        return rollback(self, instant, cascade=cascade)
 
     def drop(self) -> None:
         """Delete the table: its data files and metadata."""

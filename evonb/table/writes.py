@@ -56,8 +56,10 @@ class WriteJob:
 
     def run(self) -> CommitRecord:
         from evonb.schema.diffing import diff
+        from evonb.services.rollback import rollback_failed, writer_info
 
         table = self.table
+        rollback_failed(table)  # failed writes of dead processes, before anything else
         base_commit = table.timeline.last_completed()
         base_schema = table.schema
         _, base_layout = table.version(base_schema.version_id)
@@ -67,7 +69,9 @@ class WriteJob:
             incoming = self._key_only(incoming, base_schema)
         else:
             update = table._reconcile(base_schema, incoming)
-        inst = table.timeline.requested(ACTION[self.mode], plan={"operation": self.mode})
+        mor = self.mode in ("upsert", "delete") and table.table_type == "mor"
+        inst = table.timeline.requested("deltacommit" if mor else ACTION[self.mode],
+                                        plan={"operation": self.mode, "writer": writer_info()})
         instant = inst.timestamp
         added: list[DataFile] = []
         saved_version = False
@@ -81,7 +85,14 @@ class WriteJob:
             physical = self._physical(matched, target, layout, instant)
             snapshot = table.snapshot()
             removed: list[DataFile] = []
-            if self.mode in ("upsert", "delete"):
+            touched: list[DataFile] = []  # MOR: base files that get log blocks
+            if mor:
+                from evonb.table.mor import write_delta
+
+                added, touched = write_delta(
+                    self, physical, snapshot, target, layout, instant,
+                    write_options={"options": parquet_options(self.config)})
+            elif self.mode in ("upsert", "delete"):
                 out, removed = self._merge(physical, snapshot.files, target, layout)
             elif self.mode == "overwrite":
                 out, removed = physical, list(snapshot.files)
@@ -92,12 +103,14 @@ class WriteJob:
             if self.mode in ("upsert", "delete"):
                 cores = self.spark.sparkContext.defaultParallelism
                 max_files = max(1, min(len(removed) + 1, cores))
-            added = write_files(out, root=table.root, instant=instant,
-                                version=target.version_id, partition_columns=partition_cols,
-                                max_files=max_files, options=parquet_options(self.config))
+            if not mor:
+                added = write_files(out, root=table.root, instant=instant,
+                                    version=target.version_id, partition_columns=partition_cols,
+                                    max_files=max_files, options=parquet_options(self.config))
             table.timeline.inflight(inst, {"added": [f.path for f in added]})
             with table._locked():
-                latest = self._check_conflicts(base_commit, removed, evolved=bool(update))
+                latest = self._check_conflicts(base_commit, removed + touched,
+                                               evolved=bool(update))
                 metadata: dict[str, Any] = {
                     "operation": self.mode,
                     "schema_version": target.version_id if update else latest,
@@ -112,13 +125,18 @@ class WriteJob:
                     metadata["changes"] = [c.to_dict() for c in diff(base_schema, target)]
                     table._save_version(target, layout)
                     saved_version = True
-                return table.timeline.complete(inst, metadata)
+                record = table.timeline.complete(inst, metadata)
         except BaseException:
             remove_files(table.root, added)
             if saved_version:
                 table._drop_version(instant)
             table.timeline.abort(inst)
             raise
+        from evonb.services.compaction import compact_inline
+
+        table._snapshots.clear()
+        compact_inline(table)  # property evonb.compaction.inline.every
+        return record
 
     def _key_only(self, incoming: Schema, table_schema: Schema) -> Schema:
         names = {f.name.lower(): f for f in incoming.fields}

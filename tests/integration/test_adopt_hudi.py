@@ -199,7 +199,8 @@ def test_evolve_and_upsert_after_adoption(spark, hudi_table):
     for key, row in untouched.items():
         assert final[key] == row
     kinds = {f.kind for f in t.snapshot().files}
-    assert kinds == {"adopted", "base"}
+    # the upsert rewrote the file group of id 1; other Hudi files stay and are merged by ID
+    assert kinds == ({"adopted", "base"} if len(live) > 1 else {"base"})
 
     # time travel to the adoption commit: the original data in the original schema
     back = t.read(as_of=adopted_at)

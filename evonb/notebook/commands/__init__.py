@@ -22,6 +22,7 @@ class Command:
     usage: str
     summary: str
     whole: bool = False
+    spark: bool = False
 
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
@@ -33,16 +34,19 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("describe", inspect.describe, inspect.DESCRIBE_USAGE,
             "a table's settings and schema (as of a commit)"),
     Command("history", inspect.history, inspect.HISTORY_USAGE,
-            "the timeline widget: commits, schema then, data then, changes"),
+            "the timeline widget: commits, schema then, data then, changes", spark=True),
     Command("diff", inspect.diff, inspect.DIFF_USAGE, "the diff between two schemas"),
-    Command("read", query.read, query.READ_USAGE, "the first rows (as of a commit)"),
-    Command("sql", query.sql, query.SQL_USAGE, "Spark SQL over evonb tables"),
-    Command("compact", services.compact, services.USAGES["compact"], "compact small files"),
+    Command("read", query.read, query.READ_USAGE, "the first rows (as of a commit)", spark=True),
+    Command("sql", query.sql, query.SQL_USAGE, "Spark SQL over evonb tables",
+            spark=True),
+    Command("compact", services.compact, services.USAGES["compact"], "compact small files",
+            spark=True),
     Command("rewrite", services.rewrite, services.USAGES["rewrite"],
-            "rewrite data files in the latest schema"),
-    Command("clean", services.clean, services.USAGES["clean"], "remove files no commit needs"),
+            "rewrite data files in the latest schema", spark=True),
+    Command("clean", services.clean, services.USAGES["clean"], "remove files no commit needs",
+            spark=True),
     Command("rollback", services.rollback, services.USAGES["rollback"],
-            "roll back to a commit"),
+            "roll back to a commit", spark=True),
     Command("spark", spark.spark, spark.SPARK_USAGE,
             "session status and Spark UI link; stop, start, restart"),
 )}

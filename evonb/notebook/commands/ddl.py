@@ -89,7 +89,8 @@ class AlterPreviewWidget(SchemaDiffWidget):
                  rejected: list[SchemaEvolutionError]) -> None:
         self.cost = cost
         self.rejected = rejected
-        super().__init__(change, title=title, note=note, note_kind=kind)
+        super().__init__(change, title=title, note=note, note_kind=kind,
+                         labels=("now", "after the ALTER (not committed)"))
 
 
 def preview(ctx: Context, text: str) -> AlterPreviewWidget:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
 
 READ_USAGE = ("%evo read <table> [as of <commit>] [schema latest|<commit>] [--limit n] "
-              "[--to var] [--columns a,b]")
+              "[--to var] [--columns a,b] [--since <commit> [--until <commit>]]")
 SQL_USAGE = ("%evo sql [--limit n] [--to var] <query>   (tables by name; "
              "<table> as of '<commit>' reads it as of a commit)")
 _SQL_OPTION = re.compile(r"\s*--(limit|to)(?:=|\s+)(\S+)")
@@ -25,20 +25,36 @@ def read(ctx: Context, text: str) -> Preview:
     """The first rows of a table (as of a commit, in a chosen schema)."""
     args = parse_args(
         text, usage=READ_USAGE, clauses=("as of", "schema"), max_positional=1,
-        options={"limit": positive_int, "to": identifier,
+        options={"limit": positive_int, "to": identifier, "since": str, "until": str,
                  "columns": lambda v: [c.strip() for c in v.split(",") if c.strip()]},
     )
     table = ctx.open(args.table(READ_USAGE))
     as_of = args.clauses.get("as of")
-    instant = table.commit(resolve_ref(table, as_of)).instant if as_of else None
+    since, until = args.options.get("since"), args.options.get("until")
+    if until is not None and since is None:
+        raise UsageError(f"--until needs --since. Usage: {READ_USAGE}")
+    if since is not None and as_of is not None:
+        raise UsageError("Use either 'as of' (a snapshot) or --since (the rows written after a "
+                         f"commit), not both. Usage: {READ_USAGE}")
     schema_ref = args.clauses.get("schema")
     schema = None
     if schema_ref is not None:
         schema = "latest" if schema_ref.lower() == "latest" else resolve_ref(table, schema_ref)
-    df = table.read(as_of=instant, schema=schema, columns=args.options.get("columns"))
+    columns = args.options.get("columns")
+    if since is not None:
+        start = table.commit(resolve_ref(table, since)).instant
+        end = table.commit(resolve_ref(table, until)).instant if until else None
+        df = table.read_incremental(start, end, schema=schema)
+        if columns:
+            df = df.select(*columns)
+        where = f" written after {start}" + (f" up to {end}" if end else "")
+        instant = end
+    else:
+        instant = table.commit(resolve_ref(table, as_of)).instant if as_of else None
+        df = table.read(as_of=instant, schema=schema, columns=columns)
+        where = f" as of {instant}" if instant else ""
     if "to" in args.options:
         ctx.user_ns[args.options["to"]] = df
-    where = f" as of {instant}" if instant else ""
     if schema is None:
         in_schema = "in that commit's schema" if instant else "in the latest schema"
     elif schema == "latest":

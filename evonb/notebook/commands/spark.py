@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -39,6 +45,9 @@ class SparkStatus:
                  ("application id", sc.applicationId), ("Spark version", spark.version),
                  ("default parallelism", str(sc.defaultParallelism)),
                  ("active jobs", str(len(tracker.getActiveJobsIds())))]
+        log = spark_log_path()
+        if log.is_file() and log.stat().st_size:
+            facts.append(("Spark log", str(log)))
         return cls(True, facts, managed.ui_url(), message)
 
     def _repr_html_(self) -> str:
@@ -58,6 +67,39 @@ class SparkStatus:
         if self.ui_url:
             lines.append(f"  Spark UI: {self.ui_url}")
         return "\n".join(lines)
+
+
+def spark_log_path() -> Path:
+    """Where the console output of a Spark JVM started by ``%evo spark`` goes."""
+    return Path(tempfile.gettempdir()) / f"evonb-spark-{os.getpid()}.log"
+
+
+@contextlib.contextmanager
+def jvm_output_to_log() -> Iterator[Path]:
+    """Point this process's stdout and stderr at the Spark log file while the JVM starts, so
+    the JVM (which inherits them) writes its console log there and not into the notebook."""
+    path = spark_log_path()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(path, "ab") as log:
+        saved = [os.dup(1), os.dup(2)]
+        try:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            yield path
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def start_session() -> None:
+    """Start the managed session (its JVM console output going to :func:`spark_log_path`)."""
+    if managed.is_running():
+        return
+    with jvm_output_to_log():
+        managed.session()
 
 
 def _settings(words: list[str]) -> tuple[str | None, dict[str, str]]:
@@ -109,6 +151,6 @@ def spark(ctx: Context, text: str) -> SparkStatus:
             managed.stop()
         if master or conf:
             managed.configure(master=master, conf=conf)
-        managed.session()
+        start_session()
         return SparkStatus.now("Restarted." if action == "restart" else "Started.")
     raise UsageError(f"Unknown action {action!r}. Usage: {SPARK_USAGE}")

@@ -15,8 +15,10 @@ class SchemaDiffWidget(FallbackMixin, W.VBox):
     per kind), and the list of changes. "only changed fields" hides the unchanged ones."""
 
     def __init__(self, diff: SchemaDiff, *, title: str | None = None, note: str = "",
-                 note_kind: str = "info") -> None:
+                 note_kind: str = "info", labels: tuple[str, str] = ("before", "after")
+                 ) -> None:
         self.diff = diff
+        self.labels = labels
         self.title = title
         self.note = note
         self._note_html = H.note_html(note, note_kind) if note else ""
@@ -26,9 +28,9 @@ class SchemaDiffWidget(FallbackMixin, W.VBox):
         self._after = W.HTML()
         pane = W.Layout(border="1px solid rgba(128,128,128,0.35)", margin="0 8px 0 0",
                         overflow="auto")
-        before = W.VBox([W.HTML(H.side_title_html("before", diff.before)), self._before],
+        before = W.VBox([W.HTML(H.side_title_html(labels[0], diff.before)), self._before],
                         layout=pane)
-        after = W.VBox([W.HTML(H.side_title_html("after", diff.after)), self._after],
+        after = W.VBox([W.HTML(H.side_title_html(labels[1], diff.after)), self._after],
                        layout=pane)
         children: list[W.Widget] = [W.HTML(H.diff_summary_html(diff, title))]
         if self._note_html:
@@ -46,7 +48,7 @@ class SchemaDiffWidget(FallbackMixin, W.VBox):
         self._after.value = H.diff_tree_html(self.diff, "after", only_changed=only)
 
     def fallback_html(self) -> str:
-        return H.diff_html(self.diff, title=self.title, note=self._note_html)
+        return H.diff_html(self.diff, title=self.title, note=self._note_html, labels=self.labels)
 
     def fallback_text(self) -> str:
         lines = [self.title] if self.title else []

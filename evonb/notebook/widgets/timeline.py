@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from evonb.errors import EvoError
 from evonb.notebook import html as H
-from evonb.notebook.errors import format_evo_error, format_spark_error
+from evonb.notebook.errors import format_evo_error, format_spark_error, quiet_spark_logs
 from evonb.notebook.preview import Preview, error_html
 from evonb.notebook.widgets.base import FallbackMixin
 from evonb.schema.diffing import diff
@@ -90,11 +90,13 @@ class TimelineWidget(FallbackMixin, W.VBox):
         if key not in self._previews:
             schema_name = "that commit's" if mode == "commit" else "today's"
             try:
-                df = self.table.read(as_of=c.instant,
-                                     schema="latest" if mode == "latest" else None)
-                self._previews[key] = Preview.of(
-                    df, self.preview_rows, f"Data as of {c.instant}, in {schema_name} schema",
-                    order_by=self.table.primary_key)
+                with quiet_spark_logs():
+                    df = self.table.read(as_of=c.instant,
+                                         schema="latest" if mode == "latest" else None)
+                    self._previews[key] = Preview.of(
+                        df, self.preview_rows,
+                        f"Data as of {c.instant}, in {schema_name} schema",
+                        order_by=self.table.primary_key)
             except EvoError as exc:
                 self._previews[key] = format_evo_error(exc)
             except Exception as exc:  # a Spark failure must not break the widget

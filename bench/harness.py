@@ -1,0 +1,209 @@
+"""The timing harness: interleaved runs of two sides, medians, ratios, bars, and the report.
+
+Each benchmark yields one or more :class:`Case` objects. A case holds two callables, the evonb
+side and its baseline, each optionally preceded by an untimed ``prepare`` step (for work that
+must be redone before every run, such as laying down a delta to compact). The harness runs the
+two sides alternately (evonb then baseline, then baseline then evonb, ...) so that drift in the
+machine's state falls on both, discards the warm-up rounds, and keeps the median of the rest.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+Thunk = Callable[[], Any]
+
+
+@dataclass
+class Side:
+    """One side of a comparison: what is timed, and what is redone untimed before each run."""
+
+    label: str
+    run: Thunk
+    prepare: Thunk | None = None
+
+
+@dataclass
+class Case:
+    """A comparison of evonb against a baseline, with the bar it must meet.
+
+    ``bar`` is the largest passing ratio evonb/baseline. ``absolute_bar`` (seconds), when set,
+    is checked against evonb's median instead (the ratio is still reported). ``check``, when
+    set, decides PASS/MISS from the measurements and notes (e.g. rows skipped), and ``bar_text``
+    says what it checks. ``after`` runs once after timing (untimed) and may add notes.
+    """
+
+    name: str
+    evonb: Side
+    baseline: Side
+    bar: float | None = None
+    absolute_bar: float | None = None
+    bar_text: str | None = None
+    check: Callable[[Result], bool] | None = None
+    after: Callable[[Result], None] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    """The outcome of one case (also what the JSON file holds, one object per case)."""
+
+    benchmark: str
+    name: str
+    status: str  # PASS, MISS, INFO, SKIP or ERROR
+    evonb_label: str = ""
+    baseline_label: str = ""
+    evonb_median_s: float | None = None
+    baseline_median_s: float | None = None
+    ratio: float | None = None
+    bar: str = ""
+    evonb_samples_s: list[float] = field(default_factory=list)
+    baseline_samples_s: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _timed(side: Side) -> float:
+    if side.prepare is not None:
+        side.prepare()
+    gc.collect()
+    start = time.perf_counter()
+    side.run()
+    return time.perf_counter() - start
+
+
+def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[float]]:
+    """Run both sides ``warmup + repeat`` times, alternating their order; the kept samples."""
+    evo: list[float] = []
+    base: list[float] = []
+    for i in range(warmup + repeat):
+        if i % 2 == 0:
+            e = _timed(case.evonb)
+            b = _timed(case.baseline)
+        else:
+            b = _timed(case.baseline)
+            e = _timed(case.evonb)
+        if i >= warmup:
+            evo.append(e)
+            base.append(b)
+    return evo, base
+
+
+def bar_text(case: Case) -> str:
+    if case.bar_text:
+        return case.bar_text
+    if case.absolute_bar is not None:
+        return f"evonb < {case.absolute_bar:g}s"
+    if case.bar is not None:
+        return f"<= {case.bar:g}x"
+    return "report only"
+
+
+def evaluate(benchmark: str, case: Case, *, repeat: int, warmup: int) -> Result:
+    """Time a case and judge it against its bar."""
+    evo, base = measure(case, repeat=repeat, warmup=warmup)
+    e, b = statistics.median(evo), statistics.median(base)
+    result = Result(
+        benchmark=benchmark, name=case.name, status="INFO",
+        evonb_label=case.evonb.label, baseline_label=case.baseline.label,
+        evonb_median_s=e, baseline_median_s=b, ratio=(e / b) if b > 0 else None,
+        bar=bar_text(case), evonb_samples_s=evo, baseline_samples_s=base,
+        notes=list(case.notes),
+    )
+    if case.after is not None:
+        case.after(result)
+    if case.check is not None:
+        ok = case.check(result)
+    elif case.absolute_bar is not None:
+        ok = e < case.absolute_bar
+    elif case.bar is not None and result.ratio is not None:
+        ok = result.ratio <= case.bar
+    else:
+        ok = None
+    if ok is not None:
+        result.status = "PASS" if ok else "MISS"
+        if not ok and case.check is None and case.absolute_bar is None and case.bar:
+            over = (result.ratio or 0) / case.bar - 1
+            result.notes.append(f"missed the bar by {over:.0%} ({result.ratio:.2f}x vs "
+                                f"{case.bar:g}x)")
+    return result
+
+
+def skipped(benchmark: str, name: str, reason: str, bar: str = "") -> Result:
+    return Result(benchmark=benchmark, name=name, status="SKIP", bar=bar,
+                  notes=[f"skipped: {reason}"])
+
+
+# ------------------------------------------------------------------------------------ report
+def fmt_s(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 0.01:
+        return f"{value * 1000:.2f}ms"
+    if value < 1:
+        return f"{value * 1000:.0f}ms"
+    return f"{value:.2f}s"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+HEADER = f"{'benchmark':<34} {'evonb':>9} {'baseline':>9} {'ratio':>7}  {'bar':<26} status"
+
+
+def format_result(r: Result) -> str:
+    line = (f"{r.name:<34} {fmt_s(r.evonb_median_s):>9} {fmt_s(r.baseline_median_s):>9} "
+            f"{fmt_ratio(r.ratio):>7}  {r.bar:<26} {r.status}")
+    lines = [line]
+    if r.status != "SKIP" and (r.evonb_label or r.baseline_label):
+        lines.append(f"    evonb: {r.evonb_label}  |  baseline: {r.baseline_label}")
+    lines.extend(f"    {n}" for n in r.notes)
+    return "\n".join(lines)
+
+
+def environment(spark: Any | None) -> dict[str, Any]:
+    """What the figures depend on: cores, versions, the date."""
+    env: dict[str, Any] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "system": platform.system(),
+    }
+    try:
+        import pyspark
+
+        env["pyspark"] = pyspark.__version__
+    except ImportError:  # pragma: no cover
+        env["pyspark"] = None
+    try:
+        import pyiceberg
+
+        env["pyiceberg"] = pyiceberg.__version__
+    except ImportError:
+        env["pyiceberg"] = None
+    if spark is not None:
+        env["spark_master"] = spark.sparkContext.master
+        env["spark_default_parallelism"] = spark.sparkContext.defaultParallelism
+    return env
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,206 @@
+"""Clean: remove data files no commit in the retention window needs, and prune schema history.
+
+The *retention window* is the latest commits by number (``retain_commits``) and/or by age
+(``retain_hours``); the latest commit is always in it, and a commit in it stays readable by time
+travel. A data file or log block may go when it is live in no snapshot of a commit in the window.
+Schema versions follow their own policy (``keep_schema_versions``: the newest N are kept), but a
+version is never removed while a live file or log block of the window, or a commit in the window,
+uses it. :func:`plan_clean` decides all of this as a pure function of the commits.
+
+Time travel to a commit before the window then raises :class:`CommitCleanedError` (a
+:class:`~evonb.errors.CommitNotFoundError`): the commit is on the timeline, its data is gone.
+Defaults come from the table properties ``evonb.clean.retain_commits`` (10),
+``evonb.clean.retain_hours`` (unset) and ``evonb.clean.keep_schema_versions`` (unset: keep all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from evonb.errors import CommitNotFoundError, EvoError
+from evonb.services.rollback import rollback_failed, writer_info
+from evonb.table.history import Commit
+from evonb.table.instants import parse_instant
+from evonb.table.snapshot import DataFile, replay
+from evonb.table.timeline import CommitRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.table.table import Table
+
+RETAIN_COMMITS_PROPERTY = "evonb.clean.retain_commits"
+RETAIN_HOURS_PROPERTY = "evonb.clean.retain_hours"
+KEEP_VERSIONS_PROPERTY = "evonb.clean.keep_schema_versions"
+DEFAULT_RETAIN_COMMITS = 10
+
+
+class CommitCleanedError(CommitNotFoundError):
+    """Time travel to a commit whose data files a clean removed (the commit itself exists)."""
+
+    def __init__(self, ref: str, *, earliest_retained: str, clean_instant: str) -> None:
+        self.ref = ref
+        self.nearest = [earliest_retained]
+        self.earliest_retained = earliest_retained
+        self.clean_instant = clean_instant
+        EvoError.__init__(
+            self,
+            f"Commit {ref} exists, but its data was cleaned: the clean at {clean_instant} kept "
+            f"only the commits from {earliest_retained} on",
+            hint=f"time travel to {earliest_retained} or later; keep more history with "
+            "clean(retain_commits=...) or retain_hours=...",
+        )
+
+
+@dataclass(frozen=True)
+class CleanPlan:
+    """What a clean removes: data files and log blocks (paths), and schema versions."""
+
+    earliest_retained: str
+    retained: tuple[str, ...]
+    files: tuple[str, ...]
+    versions: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.versions)
+
+
+def _window(commits: Sequence[CommitRecord], retain_commits: int | None,
+            retain_hours: float | None, now: datetime) -> str:
+    """The earliest instant of the retention window."""
+    countable = [c for c in commits if c.action != "clean"] or list(commits)
+    keep = {countable[-1].instant}
+    if retain_commits is not None:
+        keep.update(c.instant for c in countable[-retain_commits:])
+    if retain_hours is not None:
+        cutoff = now - timedelta(hours=retain_hours)
+        keep.update(c.instant for c in countable if parse_instant(c.instant) >= cutoff)
+    return min(keep)
+
+
+def plan_clean(
+    commits: Sequence[CommitRecord],
+    stored_versions: Sequence[str],
+    *,
+    retain_commits: int | None = None,
+    retain_hours: float | None = None,
+    keep_schema_versions: int | None = None,
+    now: datetime | None = None,
+) -> CleanPlan:
+    """Which files and schema versions may go (pure: no I/O).
+
+    ``commits`` are the completed commits, oldest first; ``stored_versions`` the schema
+    versions on disk. A file may go if it is live in no snapshot of a retained commit; a
+    version if the ``keep_schema_versions`` newest do not include it and no retained commit or
+    file of a retained snapshot uses it.
+    """
+    if not commits:
+        return CleanPlan("", (), (), ())
+    if retain_commits is not None and retain_commits < 1:
+        raise EvoError("retain_commits must be at least 1")
+    if keep_schema_versions is not None and keep_schema_versions < 1:
+        raise EvoError("keep_schema_versions must be at least 1")
+    earliest = _window(commits, retain_commits, retain_hours, now or datetime.now(UTC))
+    before = [c for c in commits if c.instant <= earliest]
+    retained = [c for c in commits if c.instant >= earliest]
+    at_start = replay(before, str(before[0].metadata.get("schema_version", "")))
+    needed_files: dict[str, DataFile] = {f.path: f for f in (*at_start.files, *at_start.logs)}
+    for c in retained:
+        for entry in c.metadata.get("added", ()):
+            f = DataFile.from_dict(entry)
+            needed_files[f.path] = f
+    ever = {str(e["path"]) for c in commits for e in c.metadata.get("added", ())}
+    gone = {str(p) for c in commits if c.action == "clean"
+            for p in c.metadata.get("cleaned_files", ())}
+    files = sorted(ever - gone - set(needed_files))
+    needed_versions = {f.version for f in needed_files.values()}
+    for c in retained:
+        for key in ("schema_version", "base_version"):
+            if c.metadata.get(key) is not None:
+                needed_versions.add(str(c.metadata[key]))
+    stored = sorted(stored_versions)
+    if keep_schema_versions is None:
+        versions: list[str] = []
+    else:
+        policy = set(stored[-keep_schema_versions:])
+        versions = [v for v in stored if v not in policy and v not in needed_versions]
+    return CleanPlan(earliest, tuple(c.instant for c in retained), tuple(files), tuple(versions))
+
+
+def earliest_readable(table: Table) -> tuple[str, str] | None:
+    """``(earliest retained instant, clean instant)`` of the cleans so far, or None."""
+    best: tuple[str, str] | None = None
+    for c in table.timeline.completed():
+        if c.action == "clean" and c.metadata.get("earliest_retained"):
+            cand = (str(c.metadata["earliest_retained"]), c.instant)
+            if best is None or cand[0] > best[0]:
+                best = cand
+    return best
+
+
+def check_readable(table: Table, instant: str | None) -> None:
+    """Raise :class:`CommitCleanedError` when a clean removed the data of ``instant``."""
+    if instant is None:
+        return
+    found = earliest_readable(table)
+    if found is not None and instant < found[0]:
+        raise CommitCleanedError(instant, earliest_retained=found[0], clean_instant=found[1])
+
+
+def _setting(table: Table, given: Any, name: str, kind: type) -> Any:
+    if given is not None:
+        return given
+    raw = table._config.property(name)
+    return kind(raw) if raw not in (None, "") else None
+
+
+def clean(table: Table, *, retain_commits: int | None = None, retain_hours: float | None = None,
+          keep_schema_versions: int | None = None) -> Commit | None:
+    """Clean ``table`` (see the module docstring). Returns the ``clean`` commit, or None when
+    there was nothing to remove."""
+    retain_commits = _setting(table, retain_commits, RETAIN_COMMITS_PROPERTY, int)
+    retain_hours = _setting(table, retain_hours, RETAIN_HOURS_PROPERTY, float)
+    keep_schema_versions = _setting(table, keep_schema_versions, KEEP_VERSIONS_PROPERTY, int)
+    if retain_commits is None and retain_hours is None:
+        retain_commits = DEFAULT_RETAIN_COMMITS
+    rollback_failed(table)
+    with table._locked():
+        commits = table.timeline.completed()
+        plan = plan_clean(commits, table._store.versions(), retain_commits=retain_commits,
+                          retain_hours=retain_hours, keep_schema_versions=keep_schema_versions)
+        if not plan:
+            return None
+        inst = table.timeline.requested("clean", plan={
+            "operation": "clean", "earliest_retained": plan.earliest_retained,
+            "files": list(plan.files), "versions": list(plan.versions),
+            "writer": writer_info()})
+        last = commits[-1]
+        record = table.timeline.complete(inst, {
+            "operation": "clean",
+            "schema_version": last.schema_version,
+            "earliest_retained": plan.earliest_retained,
+            "retain_commits": retain_commits,
+            "retain_hours": retain_hours,
+            "keep_schema_versions": keep_schema_versions,
+            "cleaned_files": list(plan.files),
+            "cleaned_versions": list(plan.versions),
+            "added": [],
+            "removed": [],
+        })
+        for path in plan.files:
+            (table.root / path).unlink(missing_ok=True)
+        for version in plan.versions:
+            table._drop_version(version)
+    table._snapshots.clear()
+    return Commit.from_record(record)
+
+
+__all__ = [
+    "CleanPlan",
+    "CommitCleanedError",
+    "check_readable",
+    "clean",
+    "earliest_readable",
+    "plan_clean",
+]

@@ -1,0 +1,330 @@
+"""Full rewrite: the schema changes metadata cannot make, done by rewriting every file.
+
+``Table.rewrite("ALTER TABLE t ALTER COLUMN price TYPE int")`` applies a type change that is not
+a widening (double -> int, string -> int, bigint -> int, ...) by reading the whole table, casting
+and writing it again in the new schema version, in one ``replacecommit`` (operation
+``rewrite``). The cast is checked first: a value that does not fit (does not parse, overflows, or
+loses its fraction or digits) fails the rewrite with a :class:`DataValidationError` that gives
+the count and a few examples, and nothing is committed; ``on_cast_error="null"`` writes nulls
+for such values instead (not in a NOT NULL column). ``Table.rewrite(purge_dropped=True)``
+rewrites every file in the latest schema, so data of dropped columns is gone from the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from evonb.errors import DataValidationError, EvoError, SchemaEvolutionError
+from evonb.schema.evolution import SchemaUpdate
+from evonb.schema.schema import Schema
+from evonb.schema.types import (
+    BIGINT,
+    DOUBLE,
+    FLOAT,
+    INT,
+    SMALLINT,
+    TINYINT,
+    DecimalType,
+    NestedField,
+    StructType,
+    Type,
+    with_children,
+)
+from evonb.services.compaction import check_conflicts, removed_paths, rewrite_groups
+from evonb.services.progress import ProgressCallback, report
+from evonb.services.rollback import rollback_failed, writer_info
+from evonb.table.history import Commit
+from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.read_plan import plan_group
+from evonb.table.snapshot import DataFile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column, DataFrame
+
+    from evonb.table.table import Table
+
+OnCastError = Literal["fail", "null"]
+EXAMPLES = 5
+_NUMERIC = (TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE)
+
+
+def _numeric(t: Type) -> bool:
+    return t in _NUMERIC or isinstance(t, DecimalType)
+
+
+def rewrite_update(schema: Schema, ddl: str) -> SchemaUpdate:
+    """The schema change of ``ddl``, allowing type changes that need a rewrite."""
+    from evonb.sql import apply as sql_apply
+    from evonb.sql.statements import CreateTable
+
+    update = SchemaUpdate(schema, allow_set_not_null=True, allow_rewrite_type_changes=True)
+    items = sql_apply._with_sources(ddl)
+    for number, (statement, source) in enumerate(items, 1):
+        try:
+            if isinstance(statement, CreateTable):
+                raise SchemaEvolutionError("A rewrite takes ALTER TABLE statements, not CREATE "
+                                           "TABLE")
+            sql_apply._apply(update, schema, statement)
+        except EvoError as exc:
+            where = f"statement {number} of {len(items)}" if len(items) > 1 else "statement"
+            exc.add_note(f"in DDL {where}" + (f": {source}" if source else ""))
+            raise
+    return update
+
+
+def _spark(t: Type) -> Any:
+    from evonb.schema.spark_convert import type_to_spark
+
+    return type_to_spark(t)
+
+
+def fits(src: Column, old: Type, new: Type) -> Column:
+    """True where the value of ``src`` (type ``old``) converts to ``new`` without loss (nulls
+    fit): it casts, and numbers cast back to the same value (floats: no overflow)."""
+    from pyspark.sql import functions as F
+
+    cast = src.try_cast(_spark(new))
+    ok = cast.isNotNull()
+    if _numeric(old) and new in (FLOAT, DOUBLE):
+        inf = float("inf")
+        ok = ok & ~((F.abs(cast) == F.lit(inf)) & (F.abs(src.cast("double")) != F.lit(inf)))
+    elif _numeric(old) and _numeric(new):
+        ok = ok & (cast.cast(_spark(old)) == src)
+    return src.isNull() | ok
+
+
+def converted(src: Column, old: Type, new: Type) -> Column:
+    """``src`` cast to ``new``; null where it does not fit."""
+    from pyspark.sql import functions as F
+
+    return F.when(fits(src, old, new), src.try_cast(_spark(new)))
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class _Retype:
+    """The retyped fields of one rewrite, and how to convert the source rows."""
+
+    def __init__(self, source: Schema, target: Schema, layout: Layout, ids: list[int]) -> None:
+        self.source, self.target, self.layout = source, target, layout
+        self.ids = set(ids)
+        for fid in ids:
+            chain = fid
+            while source.parent_of(chain) != -1:
+                chain = source.parent_of(chain)
+                if not isinstance(source.field_by_id(chain).type, StructType):
+                    raise SchemaEvolutionError(
+                        f"A rewrite cannot change the type of {source.path_of(fid)!r} inside an "
+                        "array or map", path=source.path_of(fid), field_id=fid,
+                        hint="retype top-level columns or fields of structs")
+
+    def column(self, f: NestedField, src: Column, fit_checks: list[tuple[int, Column, Column]]
+               ) -> Column:
+        """The value of source field ``f`` after the type changes under it."""
+        from pyspark.sql import functions as F
+
+        if f.id in self.ids:
+            new = self.target.field_by_id(f.id).type
+            fit_checks.append((f.id, fits(src, f.type, new), src))
+            return converted(src, f.type, new)
+        if isinstance(f.type, StructType) and self._under(f):
+            members = [self.column(c, src.getField(self.layout.name(c.id)), fit_checks)
+                       .alias(self.layout.name(c.id)) for c in f.type.fields]
+            return F.when(src.isNull(), F.lit(None)).otherwise(F.struct(*members))
+        return src
+
+    def _under(self, f: NestedField) -> bool:
+        from evonb.schema.schema import walk
+
+        return any(info.field.id in self.ids for info in walk((f,)))
+
+    def retyped_source(self) -> Schema:
+        """The source schema with the new types in place (what the converted rows hold)."""
+        def swap(t: Type) -> Type:
+            if t.is_primitive:
+                return t
+            return with_children(t, tuple(
+                c.replace(type=self.target.field_by_id(c.id).type if c.id in self.ids
+                          else swap(c.type)) for c in t.children()))
+
+        fields = tuple(f.replace(type=self.target.field_by_id(f.id).type if f.id in self.ids
+                                 else swap(f.type)) for f in self.source.fields)
+        return Schema(fields=fields, version_id=self.source.version_id,
+                      max_column_id=self.source.max_column_id)
+
+    def transform(self, target_layout: Layout) -> Callable[[DataFrame], DataFrame]:
+        """Rows in the source's physical columns -> rows in the target's physical columns."""
+        from pyspark.sql import functions as F
+
+        from evonb.spark.columns import to_column
+        from evonb.table.read_plan import physical_struct
+
+        shaped = self.retyped_source()
+        query = Schema(fields=physical_struct(self.target, target_layout).fields,
+                       version_id=self.target.version_id,
+                       max_column_id=self.target.max_column_id)
+        group = plan_group(query, shaped, self.layout, ())
+
+        def apply(df: DataFrame) -> DataFrame:
+            checks: list[tuple[int, Column, Column]] = []
+            cols = [self.column(f, F.col(_quote(self.layout.name(f.id))), checks)
+                    .alias(self.layout.name(f.id)) for f in self.source.fields]
+            df = df.select(*cols, F.col(META_COMMIT_TIME))
+            out = [to_column(e).alias(name) for name, e in group.columns]
+            return df.select(*out, F.col(META_COMMIT_TIME))
+        return apply
+
+
+def _validate(table: Table, data: DataFrame, retype: _Retype, *, on_cast_error: OnCastError
+              ) -> dict[str, int]:
+    """Count the values that do not fit; raise or return the counts (by column path)."""
+    from pyspark.sql import functions as F
+
+    checks: list[tuple[int, Column, Column]] = []
+    for f in retype.source.fields:
+        retype.column(f, F.col(_quote(retype.layout.name(f.id))), checks)
+    if not checks:
+        return {}
+    row = data.agg(*[F.sum(F.when(~ok, 1).otherwise(0)).alias(f"c{i}")
+                     for i, (_, ok, _) in enumerate(checks)]).collect()[0]
+    counts = {fid: int(row[f"c{i}"] or 0) for i, (fid, _, _) in enumerate(checks)}
+    failing = [(fid, ok, src) for fid, ok, src in checks if counts[fid]]
+    if not failing:
+        return {}
+    source, target = retype.source, retype.target
+    keys = [F.col(_quote(retype.layout.name(i))) for i in table._config.primary_key_ids]
+    required = [fid for fid, _, _ in failing if not target.field_by_id(fid).nullable]
+    if on_cast_error == "fail" or required:
+        fid, ok, src = failing[0]
+        path = source.path_of(fid)
+        old, new = source.field_by_id(fid).type, target.field_by_id(fid).type
+        rows = data.filter(~ok).select(*keys, src.alias("__value")).limit(EXAMPLES).collect()
+        examples = [r["__value"] for r in rows]
+        total = sum(counts[f] for f, _, _ in failing)
+        others = "".join(f"; {source.path_of(f)}: {counts[f]}" for f, _, _ in failing[1:])
+        why = ("" if on_cast_error == "fail"
+               else f" and {path!r} is NOT NULL, so they cannot become null")
+        raise DataValidationError(
+            f"Cannot change {path!r} from {old} to {new}: {counts[fid]} values do not fit"
+            f"{why} (e.g. {', '.join(repr(e) for e in examples)}){others}. Nothing was "
+            "committed",
+            count=total,
+            examples=examples,
+            hint="fix or filter those rows first, or pass on_cast_error='null' to write nulls",
+        )
+    return {source.path_of(fid): counts[fid] for fid, _, _ in failing}
+
+
+def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError = "fail",
+            purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:
+    """Rewrite every file of ``table`` in a new schema (``ddl``) or the latest one
+    (``purge_dropped``); see the module docstring. Returns the commit."""
+    from evonb.schema.diffing import diff
+    from evonb.spark.writer import remove_files
+    from evonb.table.mor import read_snapshot
+
+    if on_cast_error not in ("fail", "null"):
+        raise EvoError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!r}")
+    if not ddl and not purge_dropped:
+        raise EvoError("Nothing to rewrite", hint="pass ALTER TABLE text, or purge_dropped=True")
+    rollback_failed(table)
+    base = table.timeline.last_completed()
+    snap = table.snapshot()
+    source = table.schema
+    _, src_layout = table.version(source.version_id)
+    source_query = table.physical_query(source, src_layout)
+    update = None
+    ids: list[int] = []
+    if ddl:
+        update = rewrite_update(source, ddl)
+        table._check_protected(update)
+        ids = [op.field_id for op in update.operations if op.kind == "retype"]
+        proposed = update.apply()
+    else:
+        proposed = source
+    retype = _Retype(source, proposed, src_layout, ids)
+    report(progress, 0, 1, "validate")
+    nulled = _validate(table, read_snapshot(table, snap, source_query, meta=True), retype,
+                       on_cast_error=on_cast_error)
+    _check_not_null(table, snap, source, proposed, source_query, retype)
+    report(progress, 1, 1, "validate")
+    inst = table.timeline.requested("replacecommit", plan={
+        "operation": "rewrite", "ddl": ddl, "purge_dropped": purge_dropped,
+        "writer": writer_info()})
+    instant = inst.timestamp
+    if update is not None:
+        target = proposed.with_version(instant)
+        layout = derive_layout(target, (source, src_layout))
+    else:
+        target, layout = source, src_layout
+    retype = _Retype(source, target, src_layout, ids)
+    added: list[DataFile] = []
+    saved = False
+    try:
+        added = rewrite_groups(table, snap, list(snap.files), read_query=source_query,
+                               target=target, layout=layout, instant=instant,
+                               transform=retype.transform(layout), progress=progress,
+                               stage="rewrite")
+        table.timeline.inflight(inst, {"added": [f.path for f in added]})
+        removed = removed_paths(snap, snap.files)
+        with table._locked():
+            check_conflicts(table, base, removed, what="rewrite", any_change=True)
+            metadata: dict[str, Any] = {
+                "operation": "rewrite",
+                "schema_version": target.version_id,
+                "base_version": source.version_id,
+                "base_instant": base.instant if base else None,
+                "added": [f.to_dict() for f in added],
+                "removed": removed,
+                "rows_written": sum(f.rows for f in added),
+                "purge_dropped": purge_dropped,
+            }
+            if ddl:
+                metadata["ddl"] = ddl
+                metadata["schema_change"] = "evolve"
+                metadata["changes"] = [c.to_dict() for c in diff(source, target).changes]
+            if nulled:
+                metadata["nulled"] = nulled
+            if update is not None:
+                table._save_version(target, layout)
+                saved = True
+            record = table.timeline.complete(inst, metadata)
+    except BaseException:
+        remove_files(table.root, added)
+        if saved:
+            table._drop_version(instant)
+        table.timeline.abort(inst)
+        raise
+    table._snapshots.clear()
+    report(progress, 1, 1, "done")
+    return Commit.from_record(record)
+
+
+def _check_not_null(table: Table, snap: Any, source: Schema, target: Schema,
+                    source_query: Schema, retype: _Retype) -> None:
+    """Columns the DDL makes NOT NULL must hold no nulls (top-level columns)."""
+    from pyspark.sql import functions as F
+
+    from evonb.table.mor import read_snapshot
+
+    _, layout = table.version(source.version_id)
+    targets = [f for f in target.fields
+               if not f.nullable and source.has_id(f.id) and source.field_by_id(f.id).nullable]
+    if not targets:
+        return
+    data = read_snapshot(table, snap, source_query)
+    row = data.agg(*[F.sum(F.when(F.col(_quote(layout.name(f.id))).isNull(), 1).otherwise(0))
+                     .alias(f"c{i}") for i, f in enumerate(targets)]).collect()[0]
+    for i, f in enumerate(targets):
+        count = int(row[f"c{i}"] or 0)
+        if count:
+            raise DataValidationError(
+                f"Cannot SET NOT NULL on {source.path_of(f.id)!r}: {count} rows hold null",
+                count=count, hint="fill the nulls first, or keep the column nullable")
+
+
+__all__ = ["converted", "fits", "rewrite", "rewrite_update"]
+

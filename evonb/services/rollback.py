@@ -1,0 +1,287 @@
+"""Rollback: undo the latest completed commit(s), and clean up failed writes automatically.
+
+``Table.rollback()`` removes the latest data or schema commit (or, with ``cascade=True``, every
+commit from a given one on): its commit file first (so no reader sees it any more), then its data
+files and log blocks and any schema version only it created; a ``rollback`` commit records what
+was undone. A commit can only be undone while the files the table needs after it are still on
+disk (a clean may have removed them).
+
+A write that failed (its instant is requested or inflight, never completed) is rolled back at
+the start of the next write or service: every file whose name carries its instant, its staging
+folder and any schema version it saved are removed, and its timeline files deleted. Each write
+records its host, process id and process start time in its requested plan; an attempt is only
+rolled back when its process is gone (same host) or when it is older than the table property
+``evonb.rollback.pending.timeout`` (seconds, default 3600), so a write still running in another
+process is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evonb.errors import EvoError
+from evonb.spark.avro_log import parse_log_name
+from evonb.table.fsutil import EVO_DIR
+from evonb.table.history import Commit
+from evonb.table.instants import parse_instant
+from evonb.table.snapshot import replay
+from evonb.table.timeline import CommitRecord, Instant, State
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.table.table import CommitRef, Table
+
+PENDING_TIMEOUT_PROPERTY = "evonb.rollback.pending.timeout"
+DEFAULT_PENDING_TIMEOUT = 3600.0
+NOT_UNDOABLE = frozenset({"create", "clean", "rollback"})
+_BASE_NAME = re.compile(r".+_[0-9]+_(?P<instant>[0-9]{17})\.parquet")
+
+
+# ------------------------------------------------------------------------------ writers
+def _process_start(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot, from ``/proc``), or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2:].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def writer_info() -> dict[str, Any]:
+    """Who is writing: recorded in the requested plan of every write and service."""
+    pid = os.getpid()
+    return {"host": socket.gethostname(), "pid": pid, "pid_start": _process_start(pid),
+            "started": datetime.now(UTC).isoformat(timespec="milliseconds")}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def writer_gone(writer: dict[str, Any] | None) -> bool:
+    """Whether the process that recorded ``writer`` is known to be gone (same host only)."""
+    if not writer or writer.get("host") != socket.gethostname():
+        return False
+    try:
+        pid = int(writer["pid"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    if not _pid_alive(pid):
+        return True
+    recorded = writer.get("pid_start")
+    return recorded is not None and _process_start(pid) not in (None, recorded)
+
+
+def is_abandoned(instant: str, plan: dict[str, Any], *, timeout: float,
+                 now: datetime | None = None) -> bool:
+    """Whether a pending attempt may be rolled back: its writer is gone, or it is older than
+    ``timeout`` seconds."""
+    if writer_gone(plan.get("writer")):
+        return True
+    now = now or datetime.now(UTC)
+    try:
+        started = parse_instant(instant)
+    except (ValueError, EvoError):
+        return False
+    return (now - started).total_seconds() > timeout
+
+
+# ------------------------------------------------------------------------------- files
+def files_of_instant(root: Path, instant: str) -> list[Path]:
+    """Every data file and log block (finished or half-written) named with ``instant``."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if Path(dirpath) == root:
+            dirnames[:] = [d for d in dirnames if d != EVO_DIR]
+        for name in filenames:
+            m = _BASE_NAME.fullmatch(name)
+            if m is not None and m["instant"] == instant:
+                out.append(Path(dirpath, name))
+                continue
+            parsed = parse_log_name(name)
+            half_written = f".log.{instant}_" in name and name.endswith(".tmp")
+            if half_written or (parsed is not None and parsed[1] == instant):
+                out.append(Path(dirpath, name))
+    return out
+
+
+def _remove_paths(root: Path, paths: Sequence[str]) -> int:
+    n = 0
+    for rel in paths:
+        p = root / rel
+        if p.exists():
+            p.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def _drop_versions(table: Table, versions: Sequence[str]) -> list[str]:
+    stored = set(table._store.versions())
+    dropped = []
+    for v in versions:
+        if v in stored:
+            table._drop_version(v)
+            dropped.append(v)
+    return dropped
+
+
+# --------------------------------------------------------------------- failed attempts
+def _plan_of(table: Table, inst: Instant) -> dict[str, Any]:
+    try:
+        plan = table.timeline.read(inst.with_state(State.REQUESTED))
+    except (FileNotFoundError, EvoError):
+        return {}
+    return plan if isinstance(plan, dict) else {}
+
+
+def _undo_attempt(table: Table, inst: Instant, plan: dict[str, Any]) -> list[str]:
+    """Remove what a failed attempt left behind; the paths removed (relative)."""
+    from evonb.spark.writer import staging_dir
+
+    root = table.root
+    removed = []
+    if inst.action == "rollback":
+        # A rollback that stopped midway: finish removing what it planned to remove.
+        _remove_paths(root, plan.get("files", ()))
+        _drop_versions(table, plan.get("versions", ()))
+        removed.extend(plan.get("files", ()))
+    for p in files_of_instant(root, inst.timestamp):
+        p.unlink(missing_ok=True)
+        removed.append(p.relative_to(root).as_posix())
+    shutil.rmtree(staging_dir(root, inst.timestamp), ignore_errors=True)
+    if inst.action != "rollback":
+        referenced = {r.metadata.get("schema_version") for r in table.timeline.completed()}
+        if inst.timestamp not in referenced:
+            _drop_versions(table, [inst.timestamp])
+    table.timeline.abort(inst.timestamp)
+    return removed
+
+
+def rollback_failed(table: Table) -> list[str]:
+    """Roll back every failed attempt (pending, and abandoned: see :func:`is_abandoned`);
+    records one ``rollback`` commit when there was any. Returns their instants."""
+    timeout = table._config.float_property(PENDING_TIMEOUT_PROPERTY, DEFAULT_PENDING_TIMEOUT)
+    candidates = [i for i in table.timeline.pending()
+                  if is_abandoned(i.timestamp, _plan_of(table, i), timeout=timeout)]
+    if not candidates:
+        return []
+    done: list[str] = []
+    paths: list[str] = []
+    with table._locked():
+        still = {i.timestamp for i in table.timeline.pending()}
+        for inst in candidates:
+            if inst.timestamp not in still:
+                continue
+            paths.extend(_undo_attempt(table, inst, _plan_of(table, inst)))
+            done.append(inst.timestamp)
+        if done:
+            _record(table, {"operation": "rollback", "failed": done, "files_deleted": paths})
+    table._snapshots.clear()
+    return done
+
+
+def _record(table: Table, metadata: dict[str, Any]) -> CommitRecord:
+    """A completed rollback commit (call under the lock)."""
+    last = table.timeline.last_completed()
+    body = {"schema_version": last.schema_version if last else table.schema.version_id,
+            "added": [], "removed": [], **metadata}
+    inst = table.timeline.requested("rollback", plan={"writer": writer_info(), **metadata})
+    return table.timeline.complete(inst, body)
+
+
+# ------------------------------------------------------------------- completed commits
+def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
+    """Undo the latest completed data or schema commit, or ``instant`` (which must be the latest
+    such commit unless ``cascade=True``, which undoes the later ones too). Returns the
+    ``rollback`` commit."""
+    rollback_failed(table)
+    with table._locked():
+        completed = table.timeline.completed()
+        undoable = [c for c in completed if c.action not in NOT_UNDOABLE]
+        if not undoable:
+            raise EvoError(f"Table {table.name!r} has no commit to roll back",
+                           hint="creation, clean and rollback commits cannot be undone")
+        if instant is None:
+            targets = [undoable[-1]]
+        else:
+            rec = table.commit(instant)
+            if rec.action in NOT_UNDOABLE:
+                raise EvoError(f"Commit {rec.instant} ({rec.action}) cannot be rolled back",
+                               hint="only data, schema and service commits can be undone")
+            later = [c for c in undoable if c.instant > rec.instant]
+            if later and not cascade:
+                names = ", ".join(f"{c.instant} ({c.operation})" for c in later)
+                raise EvoError(
+                    f"Cannot roll back {rec.instant} ({rec.operation}): later commits depend "
+                    f"on it: {names}",
+                    hint="roll those back first, or pass cascade=True to undo them too",
+                )
+            targets = [*reversed(later), rec]
+        gone = {c.instant for c in targets}
+        remaining = [c for c in completed if c.instant not in gone]
+        _check_restorable(table, remaining, targets)
+        files = [e["path"] for c in targets for e in c.metadata.get("added", ())]
+        versions = [c.instant for c in targets if c.metadata.get("schema_version") == c.instant]
+        plan = {"operation": "rollback", "rolled_back": [c.instant for c in targets],
+                "files": files, "versions": versions, "writer": writer_info()}
+        inst = table.timeline.requested("rollback", plan=plan)
+        for c in targets:  # the commit files first: from here no reader sees the commits
+            table.timeline.remove_completed(c.instant)
+        deleted = _remove_paths(table.root, files)
+        dropped = _drop_versions(table, versions)
+        last = remaining[-1]
+        record = table.timeline.complete(inst, {
+            "operation": "rollback",
+            "schema_version": last.schema_version,
+            "rolled_back": [c.instant for c in targets],
+            "rolled_back_operations": [c.operation for c in targets],
+            "files_deleted": deleted,
+            "versions_deleted": dropped,
+            "added": [],
+            "removed": [],
+        })
+    table._snapshots.clear()
+    return Commit.from_record(record)
+
+
+def _check_restorable(table: Table, remaining: list[CommitRecord],
+                      targets: list[CommitRecord]) -> None:
+    """The table after the rollback must be readable: its files and schema still exist."""
+    from evonb.table.schema_store import SchemaStore
+
+    snap = replay(remaining, remaining[0].schema_version if remaining else "")
+    missing = [f.path for f in (*snap.files, *snap.logs) if not (table.root / f.path).exists()]
+    stored = set(SchemaStore(table.root).versions())
+    needed = {snap.schema_version, *(f.version for f in (*snap.files, *snap.logs))}
+    lost = sorted(v for v in needed if v not in stored)
+    if missing or lost:
+        what = (f"{len(missing)} data files it needs are gone (e.g. {missing[0]})" if missing
+                else f"schema version {lost[0]} it needs was pruned")
+        raise EvoError(f"Cannot roll back {targets[-1].instant}: the table before it cannot "
+                       f"be restored, {what} (a clean removed them)",
+                       hint="roll back fewer commits, or keep more commits when cleaning")
+
+
+__all__ = [
+    "DEFAULT_PENDING_TIMEOUT",
+    "PENDING_TIMEOUT_PROPERTY",
+    "files_of_instant",
+    "is_abandoned",
+    "rollback",
+    "rollback_failed",
+    "writer_gone",
+    "writer_info",
+]

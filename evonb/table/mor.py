@@ -1,0 +1,257 @@
+"""Merge-on-read tables: upserts and deletes as log blocks, merged with the base files on read.
+
+A *file group* is a base file and the log blocks written beside it. An upsert or delete on a
+merge-on-read table finds the base file of every incoming key and appends one log block per file
+group and task (see :mod:`evonb.spark.avro_log`); rows whose keys are in no base file go to new
+base files. A snapshot read merges each file group by record key: a delete marker removes what
+came before it, and among the rest the row with the larger precombine value wins (nulls lose; on
+a tie the later instant wins). Base files and log blocks are each read with the schema version
+they were written with and projected by field ID onto the query schema before the merge, so an
+update to a column dropped since is ignored and a column added later reads its default where a
+block does not have it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+from evonb.errors import EvoError
+from evonb.schema.schema import Schema
+from evonb.spark.avro_log import (
+    BASE,
+    DELETED,
+    LOG_FORMAT_PROPERTY,
+    avro_supported,
+    read_log_blocks,
+    write_log_blocks,
+)
+from evonb.spark.columns import spark_read_type, to_column
+from evonb.spark.reader import read_files
+from evonb.table.layout import META_COMMIT_TIME, Layout
+from evonb.table.read_plan import plan_group
+from evonb.table.snapshot import DataFile, Snapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+    from evonb.table.table import Table
+    from evonb.table.writes import WriteJob
+
+ORDER = "__evo_order"
+FILE = "_evo_file"
+DEFAULT_LOG_FORMAT = "avro"
+AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
+DEFAULT_AVRO_CODEC = "null"
+
+
+def log_format(table: Table) -> str:
+    """The log format of new blocks: the ``evonb.mor.log_format`` property (``avro``, the
+    default, or ``parquet``)."""
+    fmt = (table._config.property(LOG_FORMAT_PROPERTY, DEFAULT_LOG_FORMAT) or "").strip().lower()
+    if fmt not in ("avro", "parquet"):
+        raise EvoError(f"Table property {LOG_FORMAT_PROPERTY}={fmt!r} is not a log format",
+                       hint="use avro or parquet")
+    return fmt
+
+
+def file_groups(snap: Snapshot) -> dict[str, list[DataFile]]:
+    """The live log blocks of each base file that has any, oldest first."""
+    out: dict[str, list[DataFile]] = {}
+    for log in sorted(snap.logs, key=lambda f: (f.instant, f.path)):
+        out.setdefault(str(log.base), []).append(log)
+    return out
+
+
+def subset(snap: Snapshot, bases: Sequence[DataFile]) -> Snapshot:
+    """The part of ``snap`` made of ``bases`` and their log blocks."""
+    keep = {f.path for f in bases}
+    return replace(snap, files=tuple(bases),
+                   logs=tuple(f for f in snap.logs if f.base in keep))
+
+
+def since(snap: Snapshot, begin: str) -> Snapshot:
+    """The file groups of ``snap`` with data written after ``begin`` (an incremental read):
+    base files written after it, and base files with a log block written after it (whole)."""
+    touched = {f.base for f in snap.logs if f.instant > begin}
+    return subset(snap, [f for f in snap.files if f.instant > begin or f.path in touched])
+
+
+# ------------------------------------------------------------------------------- reading
+def _merge_columns(table: Table, query: Schema) -> tuple[Schema, list[str], str | None,
+                                                          list[str]]:
+    """``query`` extended with the key and precombine columns it lacks; their names, and the
+    names of the added columns (to drop after the merge)."""
+    config = table._config
+    wanted = [*config.primary_key_ids]
+    if config.precombine_id is not None:
+        wanted.append(config.precombine_id)
+    fields = list(query.fields)
+    extra = []
+    latest = table.schema
+    for fid in wanted:
+        if not (query.has_id(fid) and query.parent_of(fid) == -1):
+            name = f"__evo_k{fid}"
+            fields.append(latest.field_by_id(fid).replace(name=name))
+            extra.append(name)
+    ext = Schema(fields=tuple(fields), version_id=query.version_id,
+                 max_column_id=query.max_column_id) if extra else query
+    keys = [ext.field_by_id(i).name for i in config.primary_key_ids]
+    pre = ext.field_by_id(config.precombine_id).name if config.precombine_id is not None else None
+    return ext, keys, pre, extra
+
+
+def read_logs(table: Table, logs: Sequence[DataFile], query: Schema) -> DataFrame:
+    """Log records projected onto ``query`` by field ID, with ``_evo_commit_time`` and
+    ``_evo_deleted`` (one read per schema version of the blocks)."""
+    from pyspark.sql import functions as F
+
+    by_version: dict[str, list[DataFile]] = {}
+    for f in logs:
+        by_version.setdefault(f.version, []).append(f)
+    frames = []
+    for version, files in sorted(by_version.items()):
+        schema, layout = table.version(version)
+        raw = read_log_blocks(table.spark, table.root, files,
+                              table.physical_query(schema, layout))
+        group = plan_group(query, schema, layout, ())
+        cols = [to_column(e).alias(name) for name, e in group.columns]
+        frames.append(raw.select(*cols, F.col(META_COMMIT_TIME),
+                                 F.col(DELETED).cast("boolean").alias(DELETED)))
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def merge(base: DataFrame, logs: DataFrame, keys: Sequence[str],
+          precombine: str | None) -> DataFrame:
+    """Merge base rows and log records by key (both with ``_evo_commit_time``; the log records
+    with ``_evo_deleted``): the latest delete removes all before it; then the row with the
+    largest precombine value wins, and on a tie the later instant (base rows come first)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    refs = [F.col(f"`{k}`") for k in keys]
+    both = (base.withColumn(DELETED, F.lit(False)).withColumn(ORDER, F.lit(""))
+            .unionByName(logs.withColumn(ORDER, F.col(META_COMMIT_TIME))))
+    last_delete = F.max(F.when(F.col(DELETED), F.col(ORDER))).over(Window.partitionBy(*refs))
+    both = both.withColumn("__evo_del", last_delete)
+    both = both.filter(F.col("__evo_del").isNull() | (F.col(ORDER) > F.col("__evo_del")))
+    order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
+    w = Window.partitionBy(*refs).orderBy(*order, F.col(ORDER).desc())
+    return (both.withColumn("__evo_rn", F.row_number().over(w)).filter("__evo_rn = 1")
+            .drop("__evo_rn", "__evo_del", ORDER, DELETED))
+
+
+def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = False,
+                  read_optimized: bool = False) -> DataFrame:
+    """``snap`` as one DataFrame in ``query``'s schema: base files merged with their log blocks
+    (``read_optimized``: base files only). File groups without logs are read as they are."""
+    spark = table.spark
+    if read_optimized or not snap.logs:
+        return read_files(spark, table.root, snap.files, query, table.version, meta=meta)
+    grouped = {f.base for f in snap.logs}
+    plain = [f for f in snap.files if f.path not in grouped]
+    with_logs = [f for f in snap.files if f.path in grouped]
+    ext, keys, pre, extra = _merge_columns(table, query)
+    base = read_files(spark, table.root, with_logs, ext, table.version, meta=True)
+    logs = read_logs(table, snap.logs, ext)
+    merged = merge(base, logs, keys, pre)
+    if extra:
+        merged = merged.drop(*extra)
+    if not meta:
+        merged = merged.drop(META_COMMIT_TIME)
+    if plain:
+        return read_files(spark, table.root, plain, query, table.version,
+                          meta=meta).unionByName(merged)
+    return merged
+
+
+# ------------------------------------------------------------------------------- writing
+def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: Schema,
+                layout: Layout, instant: str, *, write_options: dict[str, Any] | None = None
+                ) -> tuple[list[DataFile], list[DataFile]]:
+    """An upsert or delete on a merge-on-read table: log blocks for keys found in base files,
+    new base files for new keys (upserts). Returns the files written and the base files whose
+    groups got log blocks (for the conflict check)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from evonb.spark.writer import remove_files, write_files
+
+    table, config, spark = job.table, job.config, job.spark
+    keys = [layout.name(i) for i in config.primary_key_ids]
+    refs = [F.col(f"`{k}`") for k in keys]
+    physical = table.physical_query(target, layout)
+    if any(f.name == DELETED for f in physical.fields):
+        raise EvoError(f"Column name {DELETED!r} is reserved in merge-on-read tables",
+                       hint="rename the column")
+    if job.mode == "upsert":
+        pre_id = config.precombine_id
+        order = ([F.col(f"`{layout.name(pre_id)}`").desc_nulls_last()]
+                 if pre_id is not None else [])
+        w = Window.partitionBy(*refs).orderBy(*order, F.monotonically_increasing_id().desc())
+        incoming = (incoming.withColumn("__evo_rn", F.row_number().over(w))
+                    .filter("__evo_rn = 1").drop("__evo_rn"))
+    else:
+        incoming = incoming.dropDuplicates(keys)
+    bases = snapshot.files
+    written: list[DataFile] = []
+    located = None
+    try:
+        logs: list[DataFile] = []
+        fresh = incoming
+        if bases:
+            key_query = Schema(fields=tuple(
+                target.field_by_id(i).replace(name=layout.name(i))
+                for i in config.primary_key_ids))
+            existing = read_files(spark, table.root, bases, key_query, table.version,
+                                  with_file=True)
+            located = incoming.join(existing, keys, "left").persist()
+            present = set(located.columns)
+            types = {f.name: f.dataType for f in spark_read_type(physical.struct).fields}
+            block = located.filter(F.col(FILE).isNotNull()).select(
+                *[F.col(f"`{f.name}`") if f.name in present
+                  else F.lit(None).cast(types[f.name]).alias(f.name) for f in physical.fields],
+                F.lit(instant).alias(META_COMMIT_TIME),
+                F.lit(job.mode == "delete").alias(DELETED),
+                F.col(FILE).alias(BASE),
+            )
+            fmt = log_format(table)
+            if fmt == "avro" and not avro_supported(physical):
+                fmt = "parquet"  # Avro cannot hold maps with non-string keys
+            tasks = max(1, min(len(bases), spark.sparkContext.defaultParallelism))
+            codec = config.property(AVRO_CODEC_PROPERTY, DEFAULT_AVRO_CODEC) or "null"
+            logs = write_log_blocks(block, root=table.root, instant=instant, physical=physical,
+                                    fmt=fmt, tasks=tasks, codec=codec)
+            logs = [f for f in logs if f.rows > 0]
+            written.extend(logs)
+            fresh = located.filter(F.col(FILE).isNull()).drop(FILE)
+        if job.mode == "upsert":
+            partition_cols = tuple(layout.name(i) for i in config.partition_ids)
+            cores = spark.sparkContext.defaultParallelism
+            written.extend(write_files(fresh, root=table.root, instant=instant,
+                                       version=target.version_id,
+                                       partition_columns=partition_cols, max_files=cores,
+                                       **(write_options or {})))
+    except BaseException:
+        remove_files(table.root, written)
+        raise
+    finally:
+        if located is not None:
+            located.unpersist()
+    by_path = {f.path: f for f in bases}
+    touched = sorted({f.base for f in written if f.kind == "log"})
+    return written, [by_path[p] for p in touched if p in by_path]
+
+
+__all__ = [
+    "file_groups",
+    "log_format",
+    "merge",
+    "read_logs",
+    "read_snapshot",
+    "since",
+    "subset",
+    "write_delta",
+]
