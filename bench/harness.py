@@ -183,6 +183,7 @@ def environment(spark: Any | None) -> dict[str, Any]:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "system": platform.system(),
+        "load_average": _loadavg(),
     }
     try:
         import pyspark
@@ -200,6 +201,14 @@ def environment(spark: Any | None) -> dict[str, Any]:
         env["spark_master"] = spark.sparkContext.master
         env["spark_default_parallelism"] = spark.sparkContext.defaultParallelism
     return env
+
+
+def _loadavg() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (other work on the machine skews the figures)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover - not on every system
+        return None
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:

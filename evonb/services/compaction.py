@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 INLINE_PROPERTY = "evonb.compaction.inline.every"
 BATCH_PROPERTY = "evonb.compaction.batch.groups"
 DEFAULT_BATCH = 32
+TARGET_SIZE_PROPERTY = "evonb.compaction.target.file.bytes"
+DEFAULT_TARGET_SIZE = 128 * 1024 * 1024
 DATA_ACTIONS = frozenset({"commit", "deltacommit"})
 
 
@@ -71,12 +73,14 @@ def rewrite_groups(
 ) -> list[DataFile]:
     """Read ``bases`` (with their log blocks, merged) in ``read_query``, ``transform`` the rows
     into the physical columns of ``target`` and write them as base files of ``instant``, a batch
-    of file groups per Spark job (table property ``evonb.compaction.batch.groups``)."""
+    of file groups per Spark job (table property ``evonb.compaction.batch.groups``, default 32),
+    in files of about ``evonb.compaction.target.file.bytes`` (default 128 MiB)."""
     from pyspark.sql import functions as F
 
     from evonb.spark.writer import remove_files, write_files
 
     size = max(1, table._config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
+    target_bytes = max(1, table._config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
     out_query = table.physical_query(target, layout)
     partition_cols = tuple(layout.name(i) for i in table._config.partition_ids)
     added: list[DataFile] = []
@@ -85,7 +89,10 @@ def rewrite_groups(
     try:
         for start in range(0, total, size):
             chunk = list(bases[start:start + size])
-            df = read_snapshot(table, subset(snap, chunk), read_query, meta=True)
+            part = subset(snap, chunk)
+            nbytes = sum(f.bytes for f in (*part.files, *part.logs))
+            n_files = min(len(chunk), max(1, -(-nbytes // target_bytes)))
+            df = read_snapshot(table, part, read_query, meta=True)
             if transform is not None:
                 df = transform(df)
             df = df.select(*[F.col(f"`{f.name}`").alias(f.name,
@@ -93,7 +100,7 @@ def rewrite_groups(
                              for f in out_query.fields], F.col(META_COMMIT_TIME))
             files = write_files(df, root=table.root, instant=instant,
                                 version=target.version_id, partition_columns=partition_cols,
-                                max_files=len(chunk), **_write_options(table))
+                                max_files=n_files, **_write_options(table))
             empty = [f for f in files if f.rows == 0]
             remove_files(table.root, empty)
             added.extend(f for f in files if f.rows > 0)

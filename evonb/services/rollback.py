@@ -232,7 +232,8 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
             targets = [*reversed(later), rec]
         gone = {c.instant for c in targets}
         remaining = [c for c in completed if c.instant not in gone]
-        _check_restorable(table, remaining, targets)
+        restored = _restored_version(remaining)
+        _check_restorable(table, remaining, targets, restored)
         files = [e["path"] for c in targets for e in c.metadata.get("added", ())]
         versions = [c.instant for c in targets if c.metadata.get("schema_version") == c.instant]
         plan = {"operation": "rollback", "rolled_back": [c.instant for c in targets],
@@ -242,10 +243,9 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
             table.timeline.remove_completed(c.instant)
         deleted = _remove_paths(table.root, files)
         dropped = _drop_versions(table, versions)
-        last = remaining[-1]
         record = table.timeline.complete(inst, {
             "operation": "rollback",
-            "schema_version": last.schema_version,
+            "schema_version": restored,
             "rolled_back": [c.instant for c in targets],
             "rolled_back_operations": [c.operation for c in targets],
             "files_deleted": deleted,
@@ -257,15 +257,24 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
     return Commit.from_record(record)
 
 
+def _restored_version(remaining: list[CommitRecord]) -> str:
+    """The schema version in force after a rollback: that of the last data or schema commit
+    left (clean and rollback commits only repeat the version of their time)."""
+    for c in reversed(remaining):
+        if c.action not in ("clean", "rollback") and "schema_version" in c.metadata:
+            return c.schema_version
+    return remaining[0].schema_version
+
+
 def _check_restorable(table: Table, remaining: list[CommitRecord],
-                      targets: list[CommitRecord]) -> None:
+                      targets: list[CommitRecord], restored: str) -> None:
     """The table after the rollback must be readable: its files and schema still exist."""
     from evonb.table.schema_store import SchemaStore
 
-    snap = replay(remaining, remaining[0].schema_version if remaining else "")
+    snap = replay(remaining, restored)
     missing = [f.path for f in (*snap.files, *snap.logs) if not (table.root / f.path).exists()]
     stored = set(SchemaStore(table.root).versions())
-    needed = {snap.schema_version, *(f.version for f in (*snap.files, *snap.logs))}
+    needed = {restored, *(f.version for f in (*snap.files, *snap.logs))}
     lost = sorted(v for v in needed if v not in stored)
     if missing or lost:
         what = (f"{len(missing)} data files it needs are gone (e.g. {missing[0]})" if missing

@@ -8,7 +8,9 @@ from evonb.schema.spark_convert import type_to_spark
 from evonb.schema.types import StructType
 from evonb.table.read_plan import (
     Cast,
+    Coalesce,
     Col,
+    DefaultIn,
     Expr,
     ForEach,
     ForEachValue,
@@ -51,6 +53,12 @@ def to_column(expr: Expr, env: dict[int, Column] | None = None) -> Column:
         depth = expr.depth
         return F.transform_values(to_column(expr.src, env),
                                   lambda _k, v: to_column(expr.value, {**env, depth: v}))
+    if isinstance(expr, Coalesce):
+        return F.coalesce(*[to_column(e, env) for e in expr.items])
+    if isinstance(expr, DefaultIn):
+        in_files = F.col("_metadata.file_name").isin(sorted(expr.files))
+        return F.when(in_files, to_column(expr.default, env)).otherwise(
+            to_column(expr.value, env))
     raise TypeError(f"unknown expression {expr!r}")  # pragma: no cover
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import reduce
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from evonb.schema.schema import Schema
 from evonb.schema.types import STRING, NestedField, StructType
 from evonb.spark.columns import scan_group, spark_read_type
 from evonb.table.layout import META_COMMIT_TIME, Layout
-from evonb.table.read_plan import Col, ScanGroup, plan_group
+from evonb.table.read_plan import Col, ScanGroup, VersionFiles, plan_group, plan_merged
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,32 +20,53 @@ if TYPE_CHECKING:  # pragma: no cover
 VersionLookup = Callable[[str], tuple[Schema, Layout]]
 
 
+Strategy = Literal["merged", "union"]
+
+
 def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: VersionLookup,
-              *, meta: bool = False) -> list[ScanGroup]:
-    """The scan groups that read ``files`` into ``query`` (pure: no Spark)."""
-    by_version: dict[str, list[str]] = {}
+              *, meta: bool = False, strategy: Strategy = "merged") -> list[ScanGroup]:
+    """The scan groups that read ``files`` into ``query`` (pure: no Spark).
+
+    ``merged`` (the default) reads every file in one scan by stable physical names; ``union``
+    reads each schema version with its own scan and unions them (simpler, slower; kept as a
+    cross-check).
+    """
+    by_version: dict[str, list[DataFile]] = {}
     for f in files:
-        by_version.setdefault(f.version, []).append(str(root / f.path))
+        by_version.setdefault(f.version, []).append(f)
+    if strategy == "merged" and by_version:
+        parts = []
+        for version, members in by_version.items():
+            schema, layout = versions(version)
+            parts.append(VersionFiles(schema, layout,
+                                      frozenset(Path(f.path).name for f in members)))
+        paths = tuple(str(root / f.path) for f in files)
+        return [_with_meta(plan_merged(query, parts, paths), meta)]
     groups = []
-    for version, paths in sorted(by_version.items()):
+    for version, members in sorted(by_version.items()):
         schema, layout = versions(version)
-        group = plan_group(query, schema, layout, tuple(paths))
-        if meta:
-            meta_field = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
-            group = ScanGroup(
-                group.version_id, group.files,
-                StructType((*group.read_type.fields, meta_field)),
-                (*group.columns, (META_COMMIT_TIME, Col(META_COMMIT_TIME))),
-            )
-        groups.append(group)
+        group = plan_group(query, schema, layout, tuple(str(root / f.path) for f in members))
+        groups.append(_with_meta(group, meta))
     return groups
+
+
+def _with_meta(group: ScanGroup, meta: bool) -> ScanGroup:
+    """``group`` with the hidden commit-time column added when ``meta``."""
+    if meta:
+        meta_field = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
+        return ScanGroup(
+            group.version_id, group.files,
+            StructType((*group.read_type.fields, meta_field)),
+            (*group.columns, (META_COMMIT_TIME, Col(META_COMMIT_TIME))),
+        )
+    return group
 
 
 def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query: Schema,
                versions: VersionLookup, *, meta: bool = False,
-               with_file: bool = False) -> DataFrame:
+               with_file: bool = False, strategy: Strategy = "merged") -> DataFrame:
     """One DataFrame in ``query``'s schema over ``files`` (each read with its own version)."""
-    groups = plan_read(root, files, query, versions, meta=meta)
+    groups = plan_read(root, files, query, versions, meta=meta, strategy=strategy)
     frames = [scan_group(spark, g, with_file=with_file) for g in groups]
     if not frames:
         return empty_frame(spark, query, meta=meta, with_file=with_file)

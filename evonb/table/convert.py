@@ -370,6 +370,32 @@ def _relax_type(table: Type, found: Type) -> Type:
     return table
 
 
+def file_only_names(table_fields: tuple[NestedField, ...], file_fields: tuple[NestedField, ...],
+                    parent_id: int = ROOT_ID, into: dict[int, set[str]] | None = None
+                    ) -> dict[int, set[str]]:
+    """Names the file has but the schema does not, per parent ID (struct members included)."""
+    out: dict[int, set[str]] = {} if into is None else into
+    by_name = {f.name: f for f in table_fields}
+    for f in file_fields:
+        t = by_name.get(f.name)
+        if t is None:
+            out.setdefault(parent_id, set()).add(f.name)
+            continue
+        table_type, found_type, owner = t.type, f.type, t.id
+        while True:
+            if isinstance(table_type, ArrayType) and isinstance(found_type, ArrayType):
+                owner = table_type.element.id
+                table_type, found_type = table_type.element.type, found_type.element.type
+            elif isinstance(table_type, MapType) and isinstance(found_type, MapType):
+                owner = table_type.value.id
+                table_type, found_type = table_type.value.type, found_type.value.type
+            else:
+                break
+        if isinstance(table_type, StructType) and isinstance(found_type, StructType):
+            file_only_names(table_type.fields, found_type.fields, owner, out)
+    return out
+
+
 def check_readable(table_fields: tuple[NestedField, ...], file_fields: tuple[NestedField, ...],
                    where: str, prefix: tuple[str, ...] = ()) -> None:
     """Raise :class:`UnsupportedTableError` if a file column cannot be read as the table's type

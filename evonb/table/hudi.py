@@ -35,6 +35,7 @@ from evonb.table.convert import (
     Footer,
     adopted_layout,
     check_readable,
+    file_only_names,
     read_footer,
     relax_missing,
 )
@@ -419,7 +420,9 @@ def plan_hudi(root: Path, *, name: str | None = None,
         fields = relax_missing(fields, ft.fields)
     schema = Schema(fields, schema.version_id, schema.max_column_id)
     top = {f.name for f in schema.fields}
-    extra = sorted(in_files - top)
+    extra: dict[int, set[str]] = {}
+    for ft in footers:
+        file_only_names(schema.fields, ft.fields, ROOT_ID, extra)
     partition_fields = _list(_partition_fields(hudi.props))
     carried = tuple(p for p in partition_fields if p in top)
     for p in carried:
@@ -457,7 +460,7 @@ def plan_hudi(root: Path, *, name: str | None = None,
     }
     return AdoptionPlan(
         schema=schema,
-        layout=adopted_layout(schema, {ROOT_ID: extra}),
+        layout=adopted_layout(schema, {k: sorted(v) for k, v in extra.items()}),
         files=adopted,
         name=name or hudi.name,
         primary_key=keys,

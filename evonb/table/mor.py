@@ -8,7 +8,8 @@ came before it, and among the rest the row with the larger precombine value wins
 a tie the later instant wins). Base files and log blocks are each read with the schema version
 they were written with and projected by field ID onto the query schema before the merge, so an
 update to a column dropped since is ignored and a column added later reads its default where a
-block does not have it.
+block does not have it. The log records of a file group are resolved per key first and
+joined to the base rows (broadcast when the logs are small), so base files are not shuffled.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.writes import WriteJob
 
 ORDER = "__evo_order"
+DEL = "__evo_del"
+VALID = "__evo_valid"
+BROADCAST_LOG_BYTES = 64 * 1024 * 1024
 FILE = "_evo_file"
 DEFAULT_LOG_FORMAT = "avro"
 AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
@@ -123,24 +127,57 @@ def read_logs(table: Table, logs: Sequence[DataFile], query: Schema) -> DataFram
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def merge(base: DataFrame, logs: DataFrame, keys: Sequence[str],
-          precombine: str | None) -> DataFrame:
-    """Merge base rows and log records by key (both with ``_evo_commit_time``; the log records
-    with ``_evo_deleted``): the latest delete removes all before it; then the row with the
-    largest precombine value wins, and on a tie the later instant (base rows come first)."""
+def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -> DataFrame:
+    """One row per key of the log records: the winner among the records after the key's last
+    delete (``__evo_valid``; false when a delete is the last word), and ``__evo_del``, the
+    instant of that delete (null when none)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     refs = [F.col(f"`{k}`") for k in keys]
-    both = (base.withColumn(DELETED, F.lit(False)).withColumn(ORDER, F.lit(""))
-            .unionByName(logs.withColumn(ORDER, F.col(META_COMMIT_TIME))))
+    logs = logs.withColumn(ORDER, F.col(META_COMMIT_TIME))
     last_delete = F.max(F.when(F.col(DELETED), F.col(ORDER))).over(Window.partitionBy(*refs))
-    both = both.withColumn("__evo_del", last_delete)
-    both = both.filter(F.col("__evo_del").isNull() | (F.col(ORDER) > F.col("__evo_del")))
+    logs = logs.withColumn(DEL, last_delete)
+    logs = logs.withColumn(VALID, F.col(DEL).isNull() | (F.col(ORDER) > F.col(DEL)))
     order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
-    w = Window.partitionBy(*refs).orderBy(*order, F.col(ORDER).desc())
-    return (both.withColumn("__evo_rn", F.row_number().over(w)).filter("__evo_rn = 1")
-            .drop("__evo_rn", "__evo_del", ORDER, DELETED))
+    w = Window.partitionBy(*refs).orderBy(F.col(VALID).desc(), *order, F.col(ORDER).desc())
+    return (logs.withColumn("__evo_rn", F.row_number().over(w)).filter("__evo_rn = 1")
+            .drop("__evo_rn", ORDER, DELETED))
+
+
+def merge(base: DataFrame, logs: DataFrame, keys: Sequence[str], precombine: str | None, *,
+          broadcast: bool = False) -> DataFrame:
+    """Merge base rows with the log records of their file groups, by key (both sides with
+    ``_evo_commit_time``; the log records with ``_evo_deleted``).
+
+    The log records of a key are resolved first (:func:`resolve_logs`); a delete after the
+    base row removes it, else the log winner replaces the base row unless the base row's
+    precombine value is larger (nulls lose; a tie goes to the log, which is later). Base rows
+    are joined to the resolved records (broadcast when ``broadcast``: no shuffle of the base
+    files), since every logged key is in the base file of its group.
+    """
+    from pyspark.sql import functions as F
+
+    resolved = resolve_logs(logs, keys, precombine)
+    cols = list(base.columns)
+    renamed = resolved.select(*[F.col(f"`{c}`").alias(f"__evo_l_{i}")
+                                for i, c in enumerate(cols)], F.col(DEL), F.col(VALID))
+    right = F.broadcast(renamed) if broadcast else renamed
+    index = {c: i for i, c in enumerate(cols)}
+    cond = [F.col(f"`{k}`") == F.col(f"__evo_l_{index[k]}") for k in keys]
+    joined = base.join(right, cond, "left")
+    matched = F.col(f"__evo_l_{index[keys[0]]}").isNotNull()
+    if precombine:
+        b_pre, l_pre = F.col(f"`{precombine}`"), F.col(f"__evo_l_{index[precombine]}")
+        log_wins = b_pre.isNull() | (l_pre >= b_pre)
+    else:
+        log_wins = F.lit(True)
+    deleted = F.col(DEL).isNotNull()
+    take_log = matched & (deleted | log_wins)
+    keep = ~(matched & deleted & ~F.col(VALID))
+    return joined.filter(keep).select(*[
+        F.when(take_log, F.col(f"__evo_l_{i}")).otherwise(F.col(f"`{c}`")).alias(c)
+        for i, c in enumerate(cols)])
 
 
 def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = False,
@@ -156,7 +193,8 @@ def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = F
     ext, keys, pre, extra = _merge_columns(table, query)
     base = read_files(spark, table.root, with_logs, ext, table.version, meta=True)
     logs = read_logs(table, snap.logs, ext)
-    merged = merge(base, logs, keys, pre)
+    small = sum(f.bytes for f in snap.logs) <= BROADCAST_LOG_BYTES
+    merged = merge(base, logs, keys, pre, broadcast=small)
     if extra:
         merged = merged.drop(*extra)
     if not meta:
@@ -230,10 +268,11 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
         if job.mode == "upsert":
             partition_cols = tuple(layout.name(i) for i in config.partition_ids)
             cores = spark.sparkContext.defaultParallelism
-            written.extend(write_files(fresh, root=table.root, instant=instant,
-                                       version=target.version_id,
-                                       partition_columns=partition_cols, max_files=cores,
-                                       **(write_options or {})))
+            new_bases = write_files(fresh, root=table.root, instant=instant,
+                                    version=target.version_id, partition_columns=partition_cols,
+                                    max_files=cores, **(write_options or {}))
+            remove_files(table.root, [f for f in new_bases if f.rows == 0])
+            written.extend(f for f in new_bases if f.rows > 0)
     except BaseException:
         remove_files(table.root, written)
         raise
@@ -251,6 +290,7 @@ __all__ = [
     "merge",
     "read_logs",
     "read_snapshot",
+    "resolve_logs",
     "since",
     "subset",
     "write_delta",

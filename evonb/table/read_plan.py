@@ -168,3 +168,151 @@ def plan_group(query: Schema, file_schema: Schema, layout: Layout,
         read_type=physical_struct(file_schema, layout),
         columns=tuple(columns),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# One scan over files of many schema versions.
+#
+# Physical names are stable per field ID, so files of different versions can share one Spark
+# scan: the read type is the union of the versions' physical columns (a physical name always has
+# natively readable types across versions). A column that changed type in a way Spark cannot
+# widen has one physical name per generation: ``coalesce(newest, cast(older), ...)`` (a file
+# holds only one generation). A column with a read default that some files lack reads the
+# default in exactly those files, chosen by file name.
+
+
+@dataclass(frozen=True, slots=True)
+class Coalesce(Expr):
+    """The first non-null of ``items`` (generations of one column, newest first)."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultIn(Expr):
+    """``default`` in rows of the files named ``files``, else ``value``."""
+
+    files: frozenset[str]
+    default: Lit
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class VersionFiles:
+    """A schema version, its layout and the names (basenames) of its live files."""
+
+    schema: Schema
+    layout: Layout
+    names: frozenset[str]
+
+
+def merge_types(types: list[Type]) -> Type:
+    """The read type of one physical column over versions, newest first."""
+    newest = types[0]
+    if isinstance(newest, StructType):
+        by_name: dict[str, list[NestedField]] = {}
+        order: list[str] = []
+        for t in types:
+            if not isinstance(t, StructType):
+                continue
+            for f in t.fields:
+                key = f.name.lower()
+                if key not in by_name:
+                    by_name[key] = []
+                    order.append(key)
+                by_name[key].append(f)
+        return StructType(tuple(
+            by_name[k][0].replace(type=merge_types([f.type for f in by_name[k]])) for k in order
+        ))
+    if isinstance(newest, ArrayType):
+        elements = [t.element.type for t in types if isinstance(t, ArrayType)]
+        return ArrayType(newest.element.replace(type=merge_types(elements)))
+    if isinstance(newest, MapType):
+        values = [t.value.type for t in types if isinstance(t, MapType)]
+        return MapType(newest.key, newest.value.replace(type=merge_types(values)))
+    return newest
+
+
+Source = tuple[NestedField, Layout, Expr, frozenset[str]]
+
+
+def project_sources(query: NestedField, sources: list[Source], all_names: frozenset[str],
+                    depth: int = 0) -> Expr:
+    """Build ``query`` from its ``sources``: (field, layout, src, files) per version that has it,
+    newest version first; ``all_names`` are the files that can reach this point."""
+    if not sources:
+        return Lit(query.default, query.type)
+    generations: dict[Expr, tuple[NestedField, Layout]] = {}
+    for f, layout, src, _ in sources:
+        generations.setdefault(src, (f, layout))
+    qt = query.type
+    if isinstance(qt, StructType) and len(generations) == 1:
+        (src, _), = generations.items()
+        members = []
+        for q in qt.fields:
+            member_sources = []
+            for f, layout, s, names in sources:
+                assert isinstance(f.type, StructType)
+                child = next((c for c in f.type.fields if c.id == q.id), None)
+                if child is not None:
+                    member_sources.append((child, layout, GetField(s, layout.name(child.id)),
+                                           names))
+            members.append((q.name, _with_default(q, member_sources, all_names, depth)))
+        return StructOf(src, tuple(members))
+    if isinstance(qt, ArrayType) and len(generations) == 1 and not qt.element.type.is_primitive:
+        (src, _), = generations.items()
+        inner = [(f.type.element, layout, Var(depth), names)  # type: ignore[union-attr]
+                 for f, layout, _, names in sources]
+        return ForEach(src, project_sources(qt.element, inner, all_names, depth + 1), depth)
+    if isinstance(qt, MapType) and len(generations) == 1 and not qt.value.type.is_primitive:
+        (src, _), = generations.items()
+        inner = [(f.type.value, layout, Var(depth), names)  # type: ignore[union-attr]
+                 for f, layout, _, names in sources]
+        return ForEachValue(src, project_sources(qt.value, inner, all_names, depth + 1), depth)
+    items = tuple(project(query, f, src, layout, depth) for src, (f, layout) in
+                  generations.items())
+    return items[0] if len(items) == 1 else Coalesce(items)
+
+
+def _with_default(query: NestedField, sources: list[Source], all_names: frozenset[str],
+                  depth: int) -> Expr:
+    value = project_sources(query, sources, all_names, depth)
+    if query.default is None or not sources:
+        return value
+    having = frozenset().union(*(names for *_, names in sources))
+    lacking = all_names - having
+    if not lacking:
+        return value
+    return DefaultIn(lacking, Lit(query.default, query.type), value)
+
+
+def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, ...]
+                ) -> ScanGroup:
+    """One scan over ``files`` (written with ``versions``) projected onto ``query``."""
+    ordered = sorted(versions, key=lambda v: v.schema.version_id, reverse=True)
+    all_names = frozenset().union(*(v.names for v in ordered)) if ordered else frozenset()
+    physical: dict[str, list[Type]] = {}
+    order: list[str] = []
+    for v in ordered:
+        for f in physical_struct(v.schema, v.layout).fields:
+            key = f.name.lower()
+            if key not in physical:
+                physical[key] = []
+                order.append(key)
+            physical[key].append(f.type)
+    names = {f.name.lower(): f.name for v in ordered
+             for f in physical_struct(v.schema, v.layout).fields}
+    read_type = StructType(tuple(
+        NestedField(i + 1, names[k], merge_types(physical[k])) for i, k in enumerate(order)
+    ))
+    columns = []
+    for q in query.fields:
+        sources = []
+        for v in ordered:
+            if v.schema.has_id(q.id) and v.schema.parent_of(q.id) == -1:
+                f = v.schema.field_by_id(q.id)
+                sources.append((f, v.layout, Col(v.layout.name(f.id)), v.names))
+        columns.append((q.name, _with_default(q, sources, all_names, 0)))
+    version_id = ordered[0].schema.version_id if ordered else query.version_id
+    return ScanGroup(version_id=version_id, files=files, read_type=read_type,
+                     columns=tuple(columns))

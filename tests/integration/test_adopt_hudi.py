@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import zipfile
 from decimal import Decimal
 from pathlib import Path
@@ -209,6 +210,32 @@ def test_evolve_and_upsert_after_adoption(spark, hudi_table):
     # the Hudi files were never touched
     after = state(root)
     assert all(after.get(k) == v for k, v in before.items())
+
+
+def test_new_columns_never_read_hudi_data(spark, tmp_path):
+    root = unzip("v8_simplekeygen_nonhivestyle", tmp_path)
+    t = convert(root, spark=spark)
+    t.alter("ALTER TABLE t ADD COLUMN _hoodie_record_key string")
+    t.alter("ALTER TABLE t DROP COLUMN name")
+    t.alter("ALTER TABLE t ADD COLUMN name string")
+    got = rows(t.read())
+    assert len(got) == 4
+    assert all(r["_hoodie_record_key"] is None and r["name"] is None for r in got)
+
+
+def test_files_of_failed_writes_are_ignored(spark, hudi_table):
+    root = hudi_table
+    live, _ = file_slices(root)
+    src = live[0]
+    file_id = BASE_FILE.fullmatch(src.name).group(1)
+    # a newer slice whose instant never completed (a failed write Hudi has not rolled back)
+    failed = src.with_name(f"{file_id}_9-9-9_29990101000000000.parquet")
+    shutil.copy(src, failed)
+    t = convert(root, spark=spark)
+    added = {f["path"] for f in t.timeline.last_completed().metadata["added"]}
+    assert failed.relative_to(root).as_posix() not in added
+    assert src.relative_to(root).as_posix() in added
+    assert t.read().count() == 4
 
 
 def _edit_properties(root: Path, key: str, value: str) -> None:

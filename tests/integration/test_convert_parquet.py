@@ -184,6 +184,18 @@ def test_pyarrow_written_folder(spark, tmp_path):
     assert unchanged_outside_evo(root, before)
 
 
+def test_int96_timestamps(spark, tmp_path):
+    root = tmp_path / "legacy"
+    root.mkdir()
+    when = dt.datetime(2024, 3, 1, 8, 30, tzinfo=dt.UTC)
+    pq.write_table(pa.table({"id": [1], "t": pa.array([when], pa.timestamp("us", tz="UTC"))}),
+                   root / "a.parquet", use_deprecated_int96_timestamps=True)
+    t = convert(root, spark=spark)
+    assert str(t.schema.find("t").type) == "timestamp"
+    got = t.read().selectExpr("CAST(unix_micros(t) AS BIGINT) AS us").collect()[0]["us"]
+    assert got == int(when.timestamp() * 1_000_000)
+
+
 def test_hive_folders_that_keep_the_column(spark, tmp_path):
     from pyspark.sql import functions as F
 

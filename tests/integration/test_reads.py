@@ -168,3 +168,21 @@ def test_type_change_that_spark_cannot_widen_is_cast(spark, warehouse):
     assert _rows(t.read().filter("v = '10'").select("id")) == [(1,)]
     layout_v = t.version(t.schema.version_id)[1]
     assert layout_v.name(2) != "v"  # a new physical generation for the retyped column
+
+
+@pytest.mark.parametrize("condition", [None, "x = 5005", "z = 'dflt'", "w > 3990", "y < 1003"])
+def test_one_scan_and_per_version_union_agree(swapped, condition):
+    from evonb.spark.reader import read_files
+
+    snap = swapped.snapshot()
+    frames = [read_files(swapped.spark, swapped.root, snap.files, swapped.schema,
+                         swapped.version, strategy=s) for s in ("merged", "union")]
+    if condition:
+        frames = [f.filter(condition) for f in frames]
+    merged, union = (_rows(f) for f in frames)
+    assert merged == union and len(merged) > 0
+
+
+def test_the_default_read_is_one_scan(swapped):
+    plan = swapped.read()._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("FileScan parquet") == 1 and "Union" not in plan

@@ -102,10 +102,9 @@ def preview(ctx: Context, text: str) -> AlterPreviewWidget:
     change, rejected = preview_alter(table, statements)
     if rejected:
         what = "; ".join(f"{e.path}: {e.old} -> {e.new}" for e in rejected)
-        hints = {e.hint for e in rejected if e.hint}
         note = (f"Needs a rewrite: {what} is not a type change metadata can express, so every "
-                f"file holding the column must be rewritten (%evo rewrite {table.name})."
-                + (f" {' '.join(sorted(hints))}." if hints else "") + " Nothing was committed.")
+                "file must be rewritten: run the same ALTER with %evo rewrite (it checks that "
+                "every value fits first). Nothing was committed.")
         return AlterPreviewWidget(change, title=f"Preview: ALTER TABLE {table.name}",
                                   cost="needs a rewrite", note=note, kind="warn",
                                   rejected=rejected)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,38 +19,45 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.table import Table
 
 USAGES = {
-    "compact": "%evo compact <table> [--option value ...]",
-    "rewrite": "%evo rewrite <table> [--option value ...]",
-    "clean": "%evo clean <table> [--option value ...]",
-    "rollback": "%evo rollback <table> [to] <commit> [--option value ...]",
+    "compact": "%evo compact <table> [--upgrade-schema false]",
+    "rewrite": ("%evo rewrite [--on-cast-error null] alter table <name> alter column <c> type <t>"
+                "   or   %evo rewrite <table> --purge-dropped"),
+    "clean": "%evo clean <table> [--retain-commits n] [--retain-hours h] "
+             "[--keep-schema-versions n]",
+    "rollback": "%evo rollback <table> [<commit>] [--cascade]   (undo the latest commit, or "
+                "<commit> and, with --cascade, the commits after it)",
 }
 VERBS = {"compact": "compacting", "rewrite": "rewriting", "clean": "cleaning",
          "rollback": "rolling back"}
+_ALTER = re.compile(r"(?<![\w-])alter\s+table\s", re.IGNORECASE)
+FLAGS = {"rewrite": ("purge_dropped",), "rollback": ("cascade",)}
 
 
 @dataclass
 class ServiceResult:
-    """What a table service returned, with the table's latest commit after it."""
+    """What a table service returned (a commit, or None when there was nothing to do)."""
 
     service: str
     table: Table
     result: Any
     seconds: float
 
-    def _summary(self) -> str:
-        last = self.table.timeline.last_completed()
-        return (f"{self.service} {self.table.name}: done in {self.seconds:.1f} s; latest commit "
-                f"{last.instant if last else '-'}")
+    def summary(self) -> str:
+        if self.result is None:
+            return f"{self.service} {self.table.name}: nothing to do ({self.seconds:.1f} s)"
+        return f"{self.service} {self.table.name}: done in {self.seconds:.1f} s"
 
     def _repr_html_(self) -> str:
         body = ""
         if self.result is not None:
             rich = getattr(self.result, "_repr_html_", None)
-            body = rich() if callable(rich) else f"<pre>{H.e(self.result)}</pre>"
-        return f'<div class="evonb-service">{H.note_html(self._summary(), "ok")}{body}</div>'
+            body = (rich() if callable(rich)
+                    else f'<pre style="margin: 2px 0;">{H.e(self.result)}</pre>')
+        kind = "ok" if self.result is not None else "info"
+        return f'<div class="evonb-service">{H.note_html(self.summary(), kind)}{body}</div>'
 
     def __repr__(self) -> str:
-        return self._summary() + ("" if self.result is None else f"\n{self.result!r}")
+        return self.summary() + ("" if self.result is None else f"\n{self.result}")
 
 
 def service_method(table_cls: type, name: str) -> Any:
@@ -64,53 +72,60 @@ def service_method(table_cls: type, name: str) -> Any:
 
 def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
     """Open the table, call ``Table.<name>(...)`` under a progress bar, return its result."""
+    from evonb.sql import parse_ddl
     from evonb.table.table import Table
 
     usage = USAGES[name]
     service_method(Table, name)
-    clauses = ("to",) if name == "rollback" else ()
-    args = parse_args(text, usage=usage, clauses=clauses, any_options=True)
-    table = ctx.open(args.table(usage))
+    found = _ALTER.search(text) if name == "rewrite" else None
+    ddl = text[found.start():].strip() if found else None
+    args = parse_args(text[:found.start()] if found else text, usage=usage, any_options=True,
+                      flags=FLAGS.get(name, ()))
     positional: list[Any] = []
-    if name == "rollback":
-        ref = args.clauses.get("to") or (args.positional[1] if len(args.positional) > 1 else None)
-        if ref is None:
-            raise UsageError(f"Name the commit to roll back to. Usage: {usage}")
-        positional.append(resolve_ref(table, ref))
-        extra = args.positional[2:] if "to" not in args.clauses else args.positional[1:]
+    if ddl:
+        if args.positional:
+            raise UsageError(f"Give either a table or ALTER statements. Usage: {usage}")
+        tables = {s.table for s in parse_ddl(ddl)}
+        if len(tables) != 1:
+            raise UsageError(f"The statements must change one table. Usage: {usage}")
+        table = ctx.open(tables.pop())
+        positional.append(ddl)
     else:
+        table = ctx.open(args.table(usage))
         extra = args.positional[1:]
-    if extra:
-        raise UsageError(f"Unexpected words: {' '.join(extra)!r}. Usage: {usage}")
+        if name == "rollback" and extra:
+            positional.append(resolve_ref(table, extra.pop(0)))
+        if extra:
+            raise UsageError(f"Unexpected words: {' '.join(extra)!r}. Usage: {usage}")
     method = getattr(table, name)
+    signature = inspect.signature(method)
+    with_progress = "progress" in signature.parameters
     try:
-        inspect.signature(method).bind(*positional, **args.options)
+        signature.bind(*positional, **args.options)
     except TypeError as exc:
-        raise UsageError(f"Table.{name}{inspect.signature(method)}: {exc}") from None
-    except ValueError:  # pragma: no cover - no signature to check
-        pass
+        raise UsageError(f"{exc}. Usage: {usage}") from None
     started = time.monotonic()
-    with JobProgress(table.spark, f"{VERBS[name]} {table.name}"):
-        result = method(*positional, **args.options)
-    return ServiceResult(name, ctx.open(args.table(usage)), result,
-                         time.monotonic() - started)
+    with JobProgress(table.spark, f"{VERBS[name]} {table.name}") as bar:
+        options = dict(args.options, progress=bar.report) if with_progress else args.options
+        result = method(*positional, **options)
+    return ServiceResult(name, table, result, time.monotonic() - started)
 
 
 def compact(ctx: Context, text: str) -> ServiceResult:
-    """Compact small files (``Table.compact``)."""
+    """Merge log blocks and rewrite files of older schema versions (``Table.compact``)."""
     return run_service(ctx, "compact", text)
 
 
 def rewrite(ctx: Context, text: str) -> ServiceResult:
-    """Rewrite data files in the latest schema (``Table.rewrite``)."""
+    """A type change metadata cannot make, by rewriting every file (``Table.rewrite``)."""
     return run_service(ctx, "rewrite", text)
 
 
 def clean(ctx: Context, text: str) -> ServiceResult:
-    """Remove files no commit needs any more (``Table.clean``)."""
+    """Remove files no retained commit needs (``Table.clean``)."""
     return run_service(ctx, "clean", text)
 
 
 def rollback(ctx: Context, text: str) -> ServiceResult:
-    """Roll the table back to a commit (``Table.rollback``)."""
+    """Undo the latest commit, or a given one (``Table.rollback``)."""
     return run_service(ctx, "rollback", text)

@@ -68,6 +68,8 @@ class JobProgress:
         self._handle: Any = None
         self._started = 0.0
         self._saved: dict[str, str | None] = {}
+        self.stage: tuple[int, int, str] | None = None
+        self._shown = 0.0
 
     def __enter__(self) -> JobProgress:
         sc = self.spark.sparkContext
@@ -104,6 +106,11 @@ class JobProgress:
         if self._handle is not None:
             self._handle.update(self.widget)
 
+    def report(self, done: int, total: int, stage: str) -> None:
+        """A service's own progress (``progress(done, total, stage)`` callback): the bar then
+        moves by the service's units, each filled in by its Spark tasks."""
+        self.stage = (done, total, stage)
+
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             try:
@@ -115,7 +122,9 @@ class JobProgress:
         """Read the tracker once and update the bar."""
         tracker = self.spark.sparkContext.statusTracker()
         self.job_ids.update(tracker.getJobIdsForGroup(self.group))
+        active_jobs = set(tracker.getActiveJobsIds())
         done = active = total = 0
+        run_done = run_total = 0  # tasks of the jobs still running
         for job_id in sorted(self.job_ids):
             info = tracker.getJobInfo(job_id)
             for stage_id in (info.stageIds if info else ()):
@@ -124,12 +133,23 @@ class JobProgress:
                     done += stage.numCompletedTasks
                     active += stage.numActiveTasks
                     total += stage.numTasks
+                    if job_id in active_jobs:
+                        run_done += stage.numCompletedTasks
+                        run_total += stage.numTasks
         sample = Sample(done, active, total, len(self.job_ids),
                         time.monotonic() - self._started)
         self.samples.append(sample)
-        if total:
-            self.widget.bar.value = min(1.0, done / total)
+        prefix = self.description
+        if self.stage is not None and self.stage[1]:
+            units, count, name = self.stage
+            running = run_done / run_total if run_total else 0.0
+            fraction = (units + running) / count
+            prefix += f" · {name} {units}/{count}"
+        else:
+            fraction = done / total if total else 0.0
+        self._shown = max(self._shown, min(1.0, fraction))
+        self.widget.bar.value = self._shown
         self.widget.label.value = (
-            f"{self.description}: {done}/{total} tasks ({active} running) · "
+            f"{prefix}: {done}/{total} tasks ({active} running) · "
             f"{sample.jobs} job{'s' if sample.jobs != 1 else ''} · {sample.elapsed:.1f} s")
         return sample

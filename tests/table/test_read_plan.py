@@ -1,0 +1,62 @@
+"""Read planning is pure data: checked here without Spark."""
+
+from __future__ import annotations
+
+from evonb.schema import Schema, SchemaUpdate
+from evonb.table.layout import derive_layout
+from evonb.table.read_plan import (
+    Cast,
+    Coalesce,
+    Col,
+    DefaultIn,
+    GetField,
+    Lit,
+    StructOf,
+    VersionFiles,
+    plan_group,
+    plan_merged,
+)
+
+
+def _versions():
+    v1 = Schema.from_ddl("id int, a int, b string, s struct<x:int>")
+    l1 = derive_layout(v1)
+    v2 = (SchemaUpdate(v1).rename_column("a", "b2").drop_column("b")
+          .add_column("b", "string", default="d").update_column_type("b2", "bigint")
+          .rename_column("s.x", "y").apply(version_id="20260101000000000"))
+    l2 = derive_layout(v2, (v1, l1))
+    v3 = SchemaUpdate(v2).update_column_type("b2", "string").apply(
+        version_id="20260102000000000")
+    l3 = derive_layout(v3, (v2, l2))
+    return (v1, l1), (v2, l2), (v3, l3)
+
+
+def test_layouts_keep_names_and_start_generations():
+    (v1, l1), (v2, l2), (v3, l3) = _versions()
+    assert l1.physical == {1: "id", 2: "a", 3: "b", 4: "s", 5: "x"}
+    # rename keeps the physical name; the re-added b gets a fresh one; int -> bigint is native
+    assert l2.name(2) == "a" and l2.name(6) == "b__6" and l2.name(5) == "x"
+    # bigint -> string is not native: a new generation
+    assert l3.name(2) == "b2"  # named after the current name, never used at that level
+
+
+def test_per_version_plan():
+    (v1, l1), (_, _), (v3, _) = _versions()
+    group = plan_group(v3, v1, l1, ("f1",))
+    cols = dict(group.columns)
+    assert cols["b2"] == Cast(Col("a"), v3.find("b2").type)
+    assert cols["b"] == Lit("d", v3.find("b").type)
+    assert cols["s"] == StructOf(Col("s"), (("y", GetField(Col("s"), "x")),))
+
+
+def test_one_scan_plan():
+    (v1, l1), (v2, l2), (v3, l3) = _versions()
+    parts = [VersionFiles(v1, l1, frozenset({"f1"})), VersionFiles(v2, l2, frozenset({"f2"})),
+             VersionFiles(v3, l3, frozenset({"f3"}))]
+    group = plan_merged(v3, parts, ("f1", "f2", "f3"))
+    assert [f.name for f in group.read_type.fields] == ["id", "b2", "s", "b__6", "a", "b"]
+    cols = dict(group.columns)
+    assert cols["id"] == Col("id")
+    string = v3.find("b2").type
+    assert cols["b2"] == Coalesce((Col("b2"), Cast(Col("a"), string)))
+    assert cols["b"] == DefaultIn(frozenset({"f1"}), Lit("d", v3.find("b").type), Col("b__6"))
