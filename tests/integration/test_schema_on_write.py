@@ -136,7 +136,7 @@ def test_strict_pipeline_properties(spark, warehouse):
     t = evonb.create_table(warehouse / "t", "id int, a string",
                            properties={"evonb.write.add_columns": False,
                                        "evonb.write.fill_missing": "false"})
-    with pytest.raises(WriteSchemaError, match="'extra'.*not in the table"):
+    with pytest.raises(WriteSchemaError, match=r"'extra'.*not in the table"):
         t.write(spark.createDataFrame([(1, "x", "e")], "id int, a string, extra string"))
     with pytest.raises(WriteSchemaError, match="lacks column 'a'"):
         t.write(spark.createDataFrame([(1,)], "id int"))

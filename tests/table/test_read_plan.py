@@ -32,7 +32,7 @@ def _versions():
 
 
 def test_layouts_keep_names_and_start_generations():
-    (v1, l1), (v2, l2), (v3, l3) = _versions()
+    (_, l1), (_, l2), (_, l3) = _versions()
     assert l1.physical == {1: "id", 2: "a", 3: "b", 4: "s", 5: "x"}
     # rename keeps the physical name; the re-added b gets a fresh one; int -> bigint is native
     assert l2.name(2) == "a" and l2.name(6) == "b__6" and l2.name(5) == "x"
