@@ -591,17 +591,12 @@ def _magics(warehouse: Path) -> Iterator[tuple[Any, str]]:
     (restored afterwards), or ``(None, why not)``."""
     try:
         importlib.import_module("evonb.notebook.magics")
-        from IPython import get_ipython
+        from IPython.core.interactiveshell import InteractiveShell
     except ImportError:
         yield None, "evonb.notebook.magics not available yet"
         return
-    ip = get_ipython()
-    if ip is None:
-        from IPython.testing.globalipapp import get_ipython as start_ipython
-
-        ip = start_ipython()
-    with contextlib.redirect_stdout(io.StringIO()):
-        ip.run_line_magic("load_ext", "evonb")
+    ip = InteractiveShell.instance()  # the running shell, or a new one (as the tests do)
+    ip.extension_manager.load_extension("evonb")
     config = next((c for c in ip.configurables if type(c).__name__ == "Evo"), None)
     if config is None:
         yield None, "%load_ext evonb registered no Evo settings"

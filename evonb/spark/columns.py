@@ -40,7 +40,9 @@ def to_column(expr: Expr, env: dict[int, Column] | None = None) -> Column:
     if isinstance(expr, Lit):
         return F.lit(expr.value).cast(type_to_spark(expr.type))
     if isinstance(expr, Cast):
-        return to_column(expr.src, env).cast(type_to_spark(expr.type))
+        # try_cast: a value an allowed change cannot carry (e.g. string -> date on 'abc', a
+        # float beyond a decimal's range) reads as null instead of failing the whole query.
+        return to_column(expr.src, env).try_cast(type_to_spark(expr.type))
     if isinstance(expr, StructOf):
         src = to_column(expr.src, env)
         built = F.struct(*[to_column(e, env).alias(name) for name, e in expr.members])
