@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "create_table": "evonb.table",
     "open_table": "evonb.table",
-    "convert": "evonb.table",
+    "convert": "evonb.table.convert",
     "Table": "evonb.table",
     "session": "evonb.spark.session",
     "sql": "evonb.sql",
@@ -43,7 +43,7 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module = importlib.import_module(_LAZY[name])
-        value = module if module.__name__ == f"evonb.{name}" else getattr(module, name)
+        value = module if name in ("sql", "schema") else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'evonb' has no attribute {name!r}")

@@ -36,6 +36,10 @@ stamp=".setup-stamp"
 if [ "$want_test" = "1" ]; then extras=".[test]"; else extras="."; fi
 if [ ! -f "$stamp$want_test" ] || [ pyproject.toml -nt "$stamp$want_test" ]; then
   echo "setup: installing Python packages ($extras)"
-  "$PY" -m pip install --quiet --disable-pip-version-check -e "$extras"
+  if ! "$PY" -m pip install --quiet --disable-pip-version-check -e "$extras"; then
+    # A distribution's own Python may refuse installs (PEP 668): use a virtual environment
+    # there, or, as here, say so explicitly.
+    "$PY" -m pip install --quiet --disable-pip-version-check --break-system-packages -e "$extras"
+  fi
   touch "$stamp$want_test"
 fi

@@ -11,7 +11,16 @@ from evonb.schema.schema import Schema
 from evonb.schema.types import STRING, NestedField, StructType
 from evonb.spark.columns import scan_group, spark_read_type
 from evonb.table.layout import META_COMMIT_TIME, Layout
-from evonb.table.read_plan import Col, ScanGroup, VersionFiles, plan_group, plan_merged
+from evonb.table.read_plan import (
+    Col,
+    DefaultIn,
+    Expr,
+    Lit,
+    ScanGroup,
+    VersionFiles,
+    plan_group,
+    plan_merged,
+)
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,25 +50,36 @@ def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: Ve
             parts.append(VersionFiles(schema, layout,
                                       frozenset(Path(f.path).name for f in members)))
         paths = tuple(str(root / f.path) for f in files)
-        return [_with_meta(plan_merged(query, parts, paths), meta)]
+        return [_with_meta(plan_merged(query, parts, paths), meta, files)]
     groups = []
     for version, members in sorted(by_version.items()):
         schema, layout = versions(version)
         group = plan_group(query, schema, layout, tuple(str(root / f.path) for f in members))
-        groups.append(_with_meta(group, meta))
+        groups.append(_with_meta(group, meta, members))
     return groups
 
 
-def _with_meta(group: ScanGroup, meta: bool) -> ScanGroup:
-    """``group`` with the hidden commit-time column added when ``meta``."""
-    if meta:
-        meta_field = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
-        return ScanGroup(
-            group.version_id, group.files,
-            StructType((*group.read_type.fields, meta_field)),
-            (*group.columns, (META_COMMIT_TIME, Col(META_COMMIT_TIME))),
-        )
-    return group
+def _with_meta(group: ScanGroup, meta: bool, files: Sequence[DataFile]) -> ScanGroup:
+    """``group`` with the hidden commit-time column added when ``meta``.
+
+    Files evonb did not write (adopted Parquet or Hudi files) have no such column: their rows
+    read the instant of the commit that adopted them.
+    """
+    if not meta:
+        return group
+    meta_field = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
+    expr: Expr = Col(META_COMMIT_TIME)
+    foreign: dict[str, set[str]] = {}
+    for f in files:
+        if not f.path.endswith(f"_{f.instant}.parquet"):
+            foreign.setdefault(f.instant, set()).add(Path(f.path).name)
+    for instant, names in sorted(foreign.items()):
+        expr = DefaultIn(frozenset(names), Lit(instant, STRING), expr)
+    return ScanGroup(
+        group.version_id, group.files,
+        StructType((*group.read_type.fields, meta_field)),
+        (*group.columns, (META_COMMIT_TIME, expr)),
+    )
 
 
 def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query: Schema,

@@ -5,14 +5,7 @@ Storage modules (timeline, schema store, config, locks) are pure Python; ``Table
 work on Spark.
 """
 
+from evonb.table.convert import convert
 from evonb.table.table import Table, create_table, open_table
 
 __all__ = ["Table", "convert", "create_table", "open_table"]
-
-
-def __getattr__(name: str):
-    if name == "convert":
-        from evonb.table.convert import convert
-
-        return convert
-    raise AttributeError(name)

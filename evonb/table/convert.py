@@ -12,6 +12,7 @@ Every check runs before anything is written; if writing fails, ``.evo/`` is remo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -129,8 +130,7 @@ def _with_properties(plan: AdoptionPlan, extra: Mapping[str, Any]) -> AdoptionPl
     merged = dict(plan.properties)
     for k, v in extra.items():
         merged[str(k)] = ("true" if v else "false") if isinstance(v, bool) else str(v)
-    return AdoptionPlan(plan.schema, plan.layout, plan.files, plan.name, plan.primary_key,
-                        plan.precombine, plan.partition_by, merged, plan.source)
+    return dataclasses.replace(plan, properties=merged)
 
 
 def check_target(root: Path) -> None:

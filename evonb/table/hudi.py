@@ -440,7 +440,8 @@ def plan_hudi(root: Path, *, name: str | None = None,
     if precombine is None:
         ordering = _list(hudi.props.get("hoodie.table.precombine.field")
                          or hudi.props.get("hoodie.table.ordering.fields"))
-        precombine = ordering[0] if ordering else None
+        # Hudi 0.x stores a default ("ts") even for tables without such a column
+        precombine = ordering[0] if ordering and ordering[0] in top else None
     adopted = tuple(
         AdoptedFile(path=f.path, partition=f.partition, rows=ft.rows, bytes=ft.bytes)
         for f, ft in zip(live, footers, strict=True)

@@ -239,7 +239,6 @@ def test_files_of_failed_writes_are_ignored(spark, hudi_table):
     assert t.read().count() == 4
 
 
-@pytest.mark.xfail(reason="engine: the reader does not fill _evo_commit_time of adopted files yet")
 def test_adopted_rows_carry_the_adoption_instant(spark, tmp_path):
     root = unzip("v8_simplekeygen_nonhivestyle", tmp_path)
     t = convert(root, spark=spark)
@@ -267,6 +266,17 @@ def _edit_properties(root: Path, key: str, value: str) -> None:
     assert n == 1
     path.write_text(text, encoding="latin-1")
     assert read_properties(path)[key] == value
+
+
+def test_overrides_and_a_default_precombine_without_column(spark, tmp_path):
+    root = unzip("v6_nonpartitioned", tmp_path)
+    _edit_properties(root, "hoodie.table.precombine.field", "ts")
+    t = convert(root, spark=spark, name="trips", primary_key=(),
+                properties={"evonb.write.add_columns": False})
+    assert t.name == "trips"
+    assert t.primary_key == () and t.precombine is None
+    assert t.config.properties["evonb.write.add_columns"] == "false"
+    assert t.config.properties["evonb.adopted.source"] == "hudi"
 
 
 @pytest.mark.parametrize(("name", "key", "value", "words"), [
