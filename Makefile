@@ -17,7 +17,8 @@ lab:
 
 bench:
 	@bash scripts/setup.sh --test
-	$(PYTHON) -m bench
+	$(PYTHON) -m pip install --quiet -e ".[test,bench]"
+	$(PYTHON) -m bench $(ARGS)
 
 lint:
 	$(PYTHON) -m ruff check evonb tests bench examples

@@ -179,7 +179,7 @@ def sql_literal(value: Any, t: Type) -> str:
             return f"CAST('{text}' AS {t.simple_string().upper()})"
         return f"CAST({value!r} AS {t.simple_string().upper()})"
     if isinstance(t, DecimalType):
-        return f"CAST({value} AS DECIMAL({t.precision},{t.scale}))"
+        return f"CAST({value:f} AS DECIMAL({t.precision},{t.scale}))"
     if t is STRING:
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if t is BINARY:

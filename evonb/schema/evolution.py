@@ -201,6 +201,29 @@ class SchemaUpdate:
                 path=shown, field_id=field_id,
                 hint="drop it in a separate update, or leave out the other changes",
             )
+        anchors = {m.other_id for moves in self._moves.values() for m in moves}
+        if subtree & anchors:
+            raise SchemaEvolutionError(
+                f"Cannot drop {shown!r}: another change in this update places a column "
+                "before or after it",
+                path=shown, field_id=field_id,
+                hint="drop it in a separate update, or place the other column elsewhere",
+            )
+
+    def _check_not_emptying(self, field_id: int, parent_id: int, shown: str) -> None:
+        infos = self._pending_infos()
+        if any(i.parent_id == parent_id and i.field.id != field_id for i in infos.values()):
+            return
+        if parent_id == ROOT_ID:
+            raise SchemaEvolutionError(
+                f"Cannot drop {shown!r}: it is the last column of the table",
+                path=shown, field_id=field_id, hint="a table needs one column",
+            )
+        raise SchemaEvolutionError(
+            f"Cannot drop {shown!r}: it is the last field of struct "
+            f"{infos[parent_id].dotted!r}, which cannot be left empty",
+            path=shown, field_id=field_id, hint="drop the struct column itself instead",
+        )
 
     def _record(self, kind: OperationKind, shown: str, field_id: int, detail: Any = None) -> None:
         self._ops.append(Operation(kind, shown, field_id, detail))
@@ -301,12 +324,18 @@ class SchemaUpdate:
         infos = self._pending_infos()
         siblings = [i for i in infos.values() if i.parent_id == holder_id]
         names = parse_path(anchor)
+        if len(names) > 1:
+            # A full path (``points.x`` or ``points.element.x``): it must be a sibling.
+            other_id, _, other_parent, other_shown = self._resolve(names)
+            if other_parent != holder_id:
+                raise SchemaEvolutionError(
+                    f"Cannot place {shown!r} next to {other_shown!r}: they are in different "
+                    "structs",
+                    path=shown, hint="columns are placed only within their own struct",
+                )
+            return other_id
         for info in siblings:
             if info.field.name.lower() == names[-1].lower():
-                if len(names) > 1 and tuple(n.lower() for n in info.path) != tuple(
-                    n.lower() for n in names
-                ):
-                    continue
                 return info.field.id
         raise ColumnNotFoundError(
             format_path(names), [i.field.name for i in siblings], context=f"beside {shown!r}"
@@ -315,9 +344,11 @@ class SchemaUpdate:
     # ----------------------------------------------------------------- drops
     def drop_column(self, path: Path) -> SchemaUpdate:
         """Drop a column (top-level or nested) and everything under it."""
-        field_id, _, _, shown = self._resolve(path)
+        field_id, _, parent_id, shown = self._resolve(path)
         self._check_not_structural(field_id, shown, "drop")
+        self._check_not_in_map_key(field_id, shown)
         self._check_not_dropping_touched(field_id, shown)
+        self._check_not_emptying(field_id, parent_id, shown)
         self._deletes.add(field_id)
         self._record("drop", shown, field_id)
         return self
@@ -378,6 +409,8 @@ class SchemaUpdate:
     def set_default(self, path: Path, value: Any) -> SchemaUpdate:
         """Set the write default (what new rows that omit the column get)."""
         field_id, current, _, shown = self._resolve(path)
+        self._check_not_structural(field_id, shown, "set a default on")
+        self._check_not_in_map_key(field_id, shown)
         if current.type.is_nested:
             raise SchemaEvolutionError(
                 f"Cannot set a default on {shown!r}: {current.type} columns take no default",
@@ -393,6 +426,7 @@ class SchemaUpdate:
     def drop_default(self, path: Path) -> SchemaUpdate:
         """Remove the write default; rows written before keep what they read."""
         field_id, _, _, shown = self._resolve(path)
+        self._check_not_structural(field_id, shown, "drop the default of")
         self._stage_update(field_id, write_default=None)
         self._record("default", shown, field_id, None)
         return self
@@ -400,6 +434,7 @@ class SchemaUpdate:
     def set_comment(self, path: Path, comment: str | None) -> SchemaUpdate:
         """Set (or with ``None`` remove) a column's comment."""
         field_id, _, _, shown = self._resolve(path)
+        self._check_not_structural(field_id, shown, "comment on")
         self._stage_update(field_id, comment=comment)
         self._record("comment", shown, field_id, comment)
         return self

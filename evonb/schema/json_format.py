@@ -127,7 +127,8 @@ def schema_from_dict(data: dict[str, Any]) -> Schema:
             version_id=str(data["version-id"]),
             max_column_id=int(data["max-column-id"]),
         )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        # (ArithmeticError: decimal.InvalidOperation from a malformed decimal default)
         raise SchemaEvolutionError(f"Not a valid evonb schema document: {exc!r}") from None
 
 

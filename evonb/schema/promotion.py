@@ -48,8 +48,11 @@ def can_change_type(old: Type, new: Type) -> bool:
         return False
     if isinstance(new, DecimalType):
         if isinstance(old, DecimalType):
-            # No integer digit may be lost.
-            return new.precision - new.scale >= old.precision - old.scale
+            # No integer digit and no fractional digit may be lost.
+            return (
+                new.precision - new.scale >= old.precision - old.scale
+                and new.scale >= old.scale
+            )
         if old in _INTEGER_DIGITS:
             return new.precision - new.scale >= _INTEGER_DIGITS[old]
         return old in (FLOAT, DOUBLE, STRING)
@@ -66,7 +69,10 @@ def allowed_targets(old: Type) -> list[str]:
     if old in _INTEGER_DIGITS:
         out.append(f"decimal(p,s) with p-s >= {_INTEGER_DIGITS[old]}")
     elif isinstance(old, DecimalType):
-        out = ["string", f"decimal(p,s) with p-s >= {old.precision - old.scale}"]
+        out = [
+            "string",
+            f"decimal(p,s) with p-s >= {old.precision - old.scale} and s >= {old.scale}",
+        ]
     elif old in (FLOAT, DOUBLE, STRING):
         out.append("decimal(p,s)")
     return out

@@ -68,9 +68,11 @@ def parse_path(path: Path) -> tuple[str, ...]:
 
 
 def format_path(names: tuple[str, ...]) -> str:
-    """Join names with dots, backquoting any name that contains a dot or a backquote."""
+    """Join names with dots, backquoting any name that contains a dot or a backquote (or starts
+    or ends with whitespace, which :func:`parse_path` would strip)."""
     return ".".join(
-        "`" + n.replace("`", "``") + "`" if ("." in n or "`" in n) else n for n in names
+        "`" + n.replace("`", "``") + "`" if ("." in n or "`" in n or n != n.strip()) else n
+        for n in names
     )
 
 
@@ -133,12 +135,16 @@ def check_names(fields: tuple[NestedField, ...], where: str = "table") -> None:
                 hint="pick a name that no other column of the same struct has",
             )
         seen[low] = f.name
-        if isinstance(f.type, StructType):
-            sub = f"{where}.{f.name}" if where != "table" else f.name
-            check_names(f.type.fields, sub)
-        for child in f.type.children():
-            if not isinstance(f.type, StructType) and isinstance(child.type, StructType):
-                check_names(child.type.fields, f"{f.name}.{child.name}")
+        _check_nested_names(f.type, f"{where}.{f.name}" if where != "table" else f.name)
+
+
+def _check_nested_names(t: Type, where: str) -> None:
+    """:func:`check_names` for every struct under ``t``, through any arrays and maps."""
+    if isinstance(t, StructType):
+        check_names(t.fields, where)
+        return
+    for child in t.children():
+        _check_nested_names(child.type, f"{where}.{child.name}")
 
 
 @dataclass(frozen=True)

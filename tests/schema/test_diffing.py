@@ -446,7 +446,7 @@ def single_operations(draw: st.DrawFn, s: Schema) -> tuple[str, int, SchemaUpdat
         u.add_column((*prefix, name), draw(st.sampled_from(_PRIMS)))
         return "added", s.max_column_id + 1, u
     if op == "comment":
-        fid = draw(st.sampled_from(ids))
+        fid = draw(st.sampled_from([i for i in ids if not _structural(s, i)]))
         current = s.field_by_id(fid).comment
         u.set_comment(_path(s, fid), draw(st.sampled_from(
             [c for c in ["note", "a <b> & 'c'", "ünï"] if c != current])))
