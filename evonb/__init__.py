@@ -56,6 +56,13 @@ def load_ipython_extension(ipython: Any) -> None:
     _load(ipython)
 
 
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext evonb``: remove the ``%evo`` magics."""
+    from evonb.notebook.magics import unload_ipython_extension as _unload
+
+    _unload(ipython)
+
+
 __all__ = [
     "ColumnNotFoundError",
     "CommitNotFoundError",
@@ -76,4 +83,5 @@ __all__ = [
     "load_ipython_extension",
     "open_table",
     "session",
+    "unload_ipython_extension",
 ]

@@ -188,8 +188,9 @@ def note_html(text: str, kind: str = "info") -> str:
 
 
 def commit_line(c: Commit) -> str:
-    """``20261122101500000 · upsert · schema … · +1/-0 files · 3 rows``."""
-    return (f"{c.instant} · {c.operation} · schema {c.schema_version} · "
+    """``20261122101500000 · commit/upsert · schema … · +1/-0 files · 3 rows``."""
+    what = c.operation if c.operation == c.action else f"{c.action}/{c.operation}"
+    return (f"{c.instant} · {what} · schema {c.schema_version} · "
             f"+{c.files_added}/-{c.files_removed} files · {c.rows_written} rows")
 
 

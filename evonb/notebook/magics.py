@@ -8,7 +8,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from evonb.notebook.commands import ALIASES, COMMANDS, help_text
+from evonb.notebook.commands import ALIASES, COMMANDS, SQL_WORDS, help_text
 from evonb.notebook.commands.spark import start_session
 from evonb.notebook.config import Evo
 from evonb.notebook.context import Context
@@ -61,7 +61,7 @@ class EvoMagics(Magics):
             close = difflib.get_close_matches(word, list(COMMANDS), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise UsageError(f"Unknown %evo command {word!r}.{hint} Run %evo help for the list.")
-        whole = command.whole or word in ALIASES
+        whole = command.whole or word in SQL_WORDS
         if command.spark:
             start_session()
         return command.run(self.context, text.strip() if whole else rest)

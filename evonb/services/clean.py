@@ -2,7 +2,8 @@
 
 The *retention window* is the latest commits by number (``retain_commits``) and/or by age
 (``retain_hours``); the latest commit is always in it, and a commit in it stays readable by time
-travel. A data file or log block may go when it is live in no snapshot of a commit in the window.
+travel. A data file or log block may go when it is live in no snapshot of a commit in the window
+(files adopted in place by ``evonb.convert`` are never deleted).
 Schema versions follow their own policy (``keep_schema_versions``: the newest N are kept), but a
 version is never removed while a live file or log block of the window, or a commit in the window,
 uses it. :func:`plan_clean` decides all of this as a pure function of the commits.
@@ -110,7 +111,8 @@ def plan_clean(
         for entry in c.metadata.get("added", ()):
             f = DataFile.from_dict(entry)
             needed_files[f.path] = f
-    ever = {str(e["path"]) for c in commits for e in c.metadata.get("added", ())}
+    ever = {str(e["path"]) for c in commits for e in c.metadata.get("added", ())
+            if e.get("kind") != "adopted"}  # files adopted in place are never deleted
     gone = {str(p) for c in commits if c.action == "clean"
             for p in c.metadata.get("cleaned_files", ())}
     files = sorted(ever - gone - set(needed_files))

@@ -74,13 +74,15 @@ def rewrite_groups(
     """Read ``bases`` (with their log blocks, merged) in ``read_query``, ``transform`` the rows
     into the physical columns of ``target`` and write them as base files of ``instant``, a batch
     of file groups per Spark job (table property ``evonb.compaction.batch.groups``, default 32),
-    in files of about ``evonb.compaction.target.file.bytes`` (default 128 MiB)."""
+    in files of about ``evonb.compaction.target.file.bytes`` (default 128 MiB), at least one
+    per core (and at most one per file group)."""
     from pyspark.sql import functions as F
 
     from evonb.spark.writer import remove_files, write_files
 
     size = max(1, table._config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
     target_bytes = max(1, table._config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+    cores = max(1, table.spark.sparkContext.defaultParallelism)
     out_query = table.physical_query(target, layout)
     partition_cols = tuple(layout.name(i) for i in table._config.partition_ids)
     added: list[DataFile] = []
@@ -91,7 +93,7 @@ def rewrite_groups(
             chunk = list(bases[start:start + size])
             part = subset(snap, chunk)
             nbytes = sum(f.bytes for f in (*part.files, *part.logs))
-            n_files = min(len(chunk), max(1, -(-nbytes // target_bytes)))
+            n_files = min(len(chunk), max(cores, -(-nbytes // target_bytes)))
             df = read_snapshot(table, part, read_query, meta=True)
             if transform is not None:
                 df = transform(df)
@@ -120,8 +122,8 @@ def removed_paths(snap: Snapshot, bases: Sequence[DataFile]) -> list[str]:
 def check_conflicts(table: Table, base: CommitRecord | None, removed: Sequence[str], *,
                     what: str, any_change: bool = False) -> None:
     """Under the lock: fail if a commit since ``base`` touched the file groups being replaced
-    (rewrote them, or added log blocks to them), was a rollback, or (``any_change``) changed
-    the table at all."""
+    (rewrote them, or added log blocks to them), rolled back commits, or (``any_change``)
+    changed the table at all. Cleans and clean-ups of failed attempts never conflict."""
     since = (table.timeline.completed_after(base.instant) if base
              else table.timeline.completed())
     mine = set(removed)
@@ -130,6 +132,8 @@ def check_conflicts(table: Table, base: CommitRecord | None, removed: Sequence[s
         if other.action == "clean":
             continue
         reason = None
+        if other.action == "rollback" and not other.metadata.get("rolled_back"):
+            continue  # clean-up of failed attempts: changes nothing visible
         if other.action == "rollback" or any_change:
             reason = f"{other.operation} changed the table"
         elif mine & set(meta.get("removed", ())):

@@ -2,7 +2,8 @@
 
 ``Table.rollback()`` removes the latest data or schema commit (or, with ``cascade=True``, every
 commit from a given one on): its commit file first (so no reader sees it any more), then its data
-files and log blocks and any schema version only it created; a ``rollback`` commit records what
+files and log blocks (never files adopted in place by a conversion) and any schema version
+only it created; a ``rollback`` commit records what
 was undone. A commit can only be undone while the files the table needs after it are still on
 disk (a clean may have removed them).
 
@@ -40,6 +41,8 @@ if TYPE_CHECKING:  # pragma: no cover
 PENDING_TIMEOUT_PROPERTY = "evonb.rollback.pending.timeout"
 DEFAULT_PENDING_TIMEOUT = 3600.0
 NOT_UNDOABLE = frozenset({"create", "clean", "rollback"})
+ADOPTED = "adopted"
+"""``DataFile.kind`` of files adopted in place by ``evonb.convert``: never deleted."""
 _BASE_NAME = re.compile(r".+_[0-9]+_(?P<instant>[0-9]{17})\.parquet")
 
 
@@ -234,7 +237,8 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
         remaining = [c for c in completed if c.instant not in gone]
         restored = _restored_version(remaining)
         _check_restorable(table, remaining, targets, restored)
-        files = [e["path"] for c in targets for e in c.metadata.get("added", ())]
+        files = [e["path"] for c in targets for e in c.metadata.get("added", ())
+                 if e.get("kind") != ADOPTED]  # files adopted in place are not ours
         versions = [c.instant for c in targets if c.metadata.get("schema_version") == c.instant]
         plan = {"operation": "rollback", "rolled_back": [c.instant for c in targets],
                 "files": files, "versions": versions, "writer": writer_info()}

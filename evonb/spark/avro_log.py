@@ -375,8 +375,6 @@ def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
     Blocks are read by Spark tasks (fastavro for Avro, pyarrow for Parquet); Avro fields are
     matched to the version's columns by field ID.
     """
-    from pyspark.sql import Row
-
     from evonb.spark.columns import spark_read_type
 
     struct = block_struct(physical)
@@ -392,9 +390,112 @@ def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
             for path in batch.column(0).to_pylist():
                 yield from _read_block(path, struct, arrow)
 
-    n = max(1, min(len(paths), spark.sparkContext.defaultParallelism))
-    rdd = spark.sparkContext.parallelize([Row(path=p) for p in paths], n)
-    return spark.createDataFrame(rdd, "path string").mapInArrow(read, spark_type)
+    # A local relation: its rows are spread over min(paths, cores) tasks without a Python job.
+    listing = spark.createDataFrame([(p,) for p in paths], "path string")
+    return listing.mapInArrow(read, spark_type)
+
+
+ORDER_COL = "__evo_ord"
+DEL = "__evo_del"
+"""Column of resolved log records: the instant of the key's last delete (null: none)."""
+VALID = "__evo_valid"
+"""Column of resolved log records: false when a delete is the key's last word."""
+
+
+def resolved_struct(physical: Schema) -> StructType:
+    """The columns of :func:`read_resolved_groups`: the physical columns, the commit time, and
+    :data:`DEL` and :data:`VALID`."""
+    cols = block_struct(physical).fields[:-1]
+    return StructType((*cols, NestedField(2**31 - 4, DEL, STRING),
+                       NestedField(2**31 - 5, VALID, BOOLEAN)))
+
+
+def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Sequence[DataFile]],
+                         physical: Schema, keys: Sequence[str], precombine: str | None
+                         ) -> DataFrame:
+    """The log records of whole file groups, resolved per key inside the task that reads the
+    group (no shuffle): the winner among the records after the key's last delete (larger
+    precombine value; nulls lose; on a tie the later block), or a bare delete.
+
+    Every block must be written with the schema version ``physical`` (physical names);
+    ``keys`` and ``precombine`` are physical names.
+    """
+    from evonb.spark.columns import spark_read_type
+
+    struct = block_struct(physical)
+    out = resolved_struct(physical)
+    tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    arrow = _arrow_schema(out, tz)
+    block_arrow = _arrow_schema(struct, tz)
+    spark_type = spark_read_type(out)
+    listing = [(json.dumps([str(Path(root) / f.path)
+                            for f in sorted(g, key=lambda f: (f.instant, f.path))]),)
+               for g in groups if g]
+    if not listing:
+        return spark.createDataFrame([], spark_type)
+    key_names, pre = list(keys), precombine
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for paths in batch.column(0).to_pylist():
+                table = _resolve(json.loads(paths), struct, block_arrow, key_names, pre)
+                yield from table.cast(arrow).to_batches()
+
+    return spark.createDataFrame(listing, "paths string").mapInArrow(read, spark_type)
+
+
+def _resolve(paths: list[str], struct: StructType, arrow: pa.Schema, keys: list[str],
+             precombine: str | None) -> pa.Table:
+    """Resolve the records of one file group's blocks (``paths`` oldest first) per key, with
+    Arrow kernels: the last delete of each key, then the winner among the later records
+    (``arrow`` is the schema of the blocks, :func:`block_struct`). Only the key, order and
+    precombine columns are grouped and sorted; the winning rows are then taken whole."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    tables = []
+    for order, path in enumerate(paths):
+        t = pa.Table.from_batches(list(_read_block(path, struct, arrow)), schema=arrow)
+        tables.append(t.append_column(ORDER_COL, pa.array([order] * t.num_rows, pa.int32())))
+    full = pa.concat_tables(tables)
+    deleted = pc.fill_null(full.column(DELETED), False)
+    index = {k: full.column(k) for k in keys}
+    index[ORDER_COL] = full.column(ORDER_COL)
+    index["__evo_row"] = pa.array(range(full.num_rows), pa.int64())
+    index["__evo_delord"] = pc.if_else(deleted, full.column(ORDER_COL),
+                                       pa.scalar(None, pa.int32()))
+    if precombine is not None:
+        index["__evo_pre"] = full.column(precombine)
+    idx = pa.table(index)
+    last = idx.group_by(keys).aggregate([("__evo_delord", "max")])
+    idx = idx.join(last, keys=keys, join_type="left outer")
+    last_delete = idx.column("__evo_delord_max")
+    valid = pc.or_kleene(pc.is_null(last_delete),
+                         pc.greater(idx.column(ORDER_COL), last_delete))
+    idx = idx.append_column("__evo_valid", pc.fill_null(valid, True))
+    order = [(k, "ascending") for k in keys] + [("__evo_valid", "descending")]
+    if precombine is not None:
+        order.append(("__evo_pre", "descending"))
+    order.append((ORDER_COL, "descending"))
+    idx = idx.sort_by(order)  # nulls last: a null precombine loses
+    first = pa.array([True] * min(idx.num_rows, 1), pa.bool_())
+    if idx.num_rows > 1:
+        changed = None
+        for k in keys:
+            col = idx.column(k)
+            diff = pc.not_equal(col.slice(1), col.slice(0, idx.num_rows - 1))
+            changed = diff if changed is None else pc.or_(changed, diff)
+        first = pa.concat_arrays([first, changed.combine_chunks()])
+    winners = idx.filter(first)
+    out = full.take(winners.column("__evo_row")).drop_columns([DELETED, ORDER_COL])
+    instants = pa.array([_instant_of(p) for p in paths], pa.string())
+    out = out.append_column(DEL, pc.take(instants, winners.column("__evo_delord_max")))
+    return out.append_column(VALID, winners.column("__evo_valid"))
+
+
+def _instant_of(path: str) -> str | None:
+    parsed = parse_log_name(path)
+    return parsed[1] if parsed else None
 
 
 def _read_block(path: str, struct: StructType, arrow: pa.Schema,
@@ -459,5 +560,7 @@ __all__ = [
     "log_path",
     "parse_log_name",
     "read_log_blocks",
+    "read_resolved_groups",
+    "resolved_struct",
     "write_log_blocks",
 ]

@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,7 +43,8 @@ LOCAL_DEFAULTS = {
     "spark.ui.enabled": "true",
     "spark.ui.port": "4050",
     "spark.port.maxRetries": "64",
-    "spark.driver.extraJavaOptions": "-Dlog4j2.level=ERROR",
+    "spark.driver.extraJavaOptions": "-Dlog4j.configurationFile="
+    + str(Path(__file__).with_name("log4j2.properties")),
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
 }

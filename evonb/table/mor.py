@@ -23,10 +23,13 @@ from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.spark.avro_log import (
     BASE,
+    DEL,
     DELETED,
     LOG_FORMAT_PROPERTY,
+    VALID,
     avro_supported,
     read_log_blocks,
+    read_resolved_groups,
     write_log_blocks,
 )
 from evonb.spark.columns import spark_read_type, to_column
@@ -42,8 +45,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.writes import WriteJob
 
 ORDER = "__evo_order"
-DEL = "__evo_del"
-VALID = "__evo_valid"
 BROADCAST_LOG_BYTES = 64 * 1024 * 1024
 FILE = "_evo_file"
 DEFAULT_LOG_FORMAT = "avro"
@@ -145,20 +146,46 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
             .drop("__evo_rn", ORDER, DELETED))
 
 
-def merge(base: DataFrame, logs: DataFrame, keys: Sequence[str], precombine: str | None, *,
-          broadcast: bool = False) -> DataFrame:
-    """Merge base rows with the log records of their file groups, by key (both sides with
-    ``_evo_commit_time``; the log records with ``_evo_deleted``).
+def resolved_logs(table: Table, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
+                  precombine: str | None) -> DataFrame:
+    """The log records resolved per key (see :func:`resolve_logs`), projected onto ``query``.
 
-    The log records of a key are resolved first (:func:`resolve_logs`); a delete after the
-    base row removes it, else the log winner replaces the base row unless the base row's
-    precombine value is larger (nulls lose; a tie goes to the log, which is later). Base rows
-    are joined to the resolved records (broadcast when ``broadcast``: no shuffle of the base
-    files), since every logged key is in the base file of its group.
+    When every block has the same schema version (no DDL since the last compaction, the usual
+    case), each file group is read and resolved by one task, without a shuffle; otherwise the
+    blocks are read per version, projected, and resolved by key with window functions."""
+    from pyspark.sql import functions as F
+
+    versions = {f.version for f in logs}
+    if len(versions) != 1:
+        return resolve_logs(read_logs(table, logs, query), keys, precombine)
+    schema, layout = table.version(versions.pop())
+    config = table._config
+    wanted = [*config.primary_key_ids, *([config.precombine_id]
+                                         if config.precombine_id is not None else [])]
+    if not all(schema.has_id(i) for i in wanted):  # pragma: no cover - keys are never dropped
+        return resolve_logs(read_logs(table, logs, query), keys, precombine)
+    groups = list(file_groups(Snapshot(None, schema.version_id, (), tuple(logs))).values())
+    raw = read_resolved_groups(
+        table.spark, table.root, groups, table.physical_query(schema, layout),
+        [layout.name(i) for i in config.primary_key_ids],
+        layout.name(config.precombine_id) if config.precombine_id is not None else None)
+    group = plan_group(query, schema, layout, ())
+    return raw.select(*[to_column(e).alias(name) for name, e in group.columns],
+                      F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID))
+
+
+def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine: str | None,
+          *, broadcast: bool = False) -> DataFrame:
+    """Merge base rows (with ``_evo_commit_time``) with the resolved log records of their file
+    groups (:func:`resolved_logs`), by key.
+
+    A delete after the base row removes it; else the log winner replaces the base row unless
+    the base row's precombine value is larger (nulls lose; a tie goes to the log, which is
+    later). Base rows are joined to the resolved records (broadcast when ``broadcast``: no
+    shuffle of the base files), since every logged key is in the base file of its group.
     """
     from pyspark.sql import functions as F
 
-    resolved = resolve_logs(logs, keys, precombine)
     cols = list(base.columns)
     renamed = resolved.select(*[F.col(f"`{c}`").alias(f"__evo_l_{i}")
                                 for i, c in enumerate(cols)], F.col(DEL), F.col(VALID))
@@ -192,9 +219,9 @@ def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = F
     with_logs = [f for f in snap.files if f.path in grouped]
     ext, keys, pre, extra = _merge_columns(table, query)
     base = read_files(spark, table.root, with_logs, ext, table.version, meta=True)
-    logs = read_logs(table, snap.logs, ext)
+    resolved = resolved_logs(table, snap.logs, ext, keys, pre)
     small = sum(f.bytes for f in snap.logs) <= BROADCAST_LOG_BYTES
-    merged = merge(base, logs, keys, pre, broadcast=small)
+    merged = merge(base, resolved, keys, pre, broadcast=small)
     if extra:
         merged = merged.drop(*extra)
     if not meta:
@@ -291,6 +318,7 @@ __all__ = [
     "read_logs",
     "read_snapshot",
     "resolve_logs",
+    "resolved_logs",
     "since",
     "subset",
     "write_delta",

@@ -20,6 +20,7 @@ from evonb.errors import (
     ConflictError,
     DataValidationError,
     EvoError,
+    MetadataCorruptError,
     SchemaEvolutionError,
     TableExistsError,
     TableNotFoundError,
@@ -33,7 +34,7 @@ from evonb.table.config import TableConfig
 from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
-from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout, named_members
 from evonb.table.lock import lock_for_table
 from evonb.table.read_plan import physical_struct
 from evonb.table.schema_store import SchemaStore
@@ -57,6 +58,30 @@ PROP_FILL_MISSING = "evonb.write.fill_missing"
 
 def _layout_file(root: Path, version: str) -> Path:
     return evo_dir(root) / "schemas" / f"{version}.layout.json"
+
+
+def _read_layout(root: Path, version: str, schema: Schema) -> Layout:
+    """The layout file of a schema version; any defect (a column of ``schema`` without a
+    physical name included) raises ``MetadataCorruptError`` naming the file."""
+    path = _layout_file(root, version)
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        raise MetadataCorruptError(
+            str(path), f"the layout of schema version {version} is missing") from None
+    if not isinstance(data, dict):
+        raise MetadataCorruptError(str(path), "a layout must be a JSON object")
+    try:
+        layout = Layout.from_dict(data)
+        if not all(isinstance(v, str) and v for v in layout.physical.values()):
+            raise ValueError("physical names must be non-empty strings")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MetadataCorruptError(str(path), f"not a valid layout: {exc}") from None
+    missing = [fid for fid, *_ in named_members(schema) if fid not in layout.physical]
+    if missing:
+        raise MetadataCorruptError(
+            str(path), f"no physical name for field ID {missing[0]} of schema version {version}")
+    return layout
 
 
 def _as_schema(schema: str | Schema | SparkStructType) -> Schema:
@@ -266,7 +291,7 @@ class Table:
         schema = self._store.load(version_id)
         layout = self._layouts.get(version_id)
         if layout is None:
-            layout = Layout.from_dict(read_json(_layout_file(self.root, version_id)))
+            layout = _read_layout(self.root, version_id, schema)
             self._layouts[version_id] = layout
         return schema, layout
 
@@ -274,6 +299,9 @@ class Table:
     def schema(self) -> Schema:
         """The latest schema."""
         last = self.timeline.last_completed()
+        if last is not None and "schema_version" not in last.metadata:
+            raise MetadataCorruptError(str(self.timeline.path / f"{last.instant}.{last.action}"),
+                                       "the commit records no schema_version")
         return self._store.load(last.schema_version if last else INITIAL_VERSION)
 
     def schemas(self) -> list[Schema]:
@@ -436,26 +464,42 @@ class Table:
 
     def _commit_schema_update(self, update: SchemaUpdate, *, ddl: str | None = None
                               ) -> SchemaDiff:
+        from evonb.services.rollback import rollback_failed, writer_info
+        from evonb.table.conflicts import Operation, check
+
         self._check_protected(update)
         base = update.base
         proposed = update.apply()
         changes = diff(base, proposed)
         if not changes:
             return changes
+        rollback_failed(self)  # failed attempts of dead processes, before anything else
+        base_commit = self.timeline.last_completed()
         self._check_not_null(base, changes)
-        inst = self.timeline.requested("alter", plan={"ddl": ddl} if ddl else {})
-        new = proposed.with_version(inst.timestamp)
+        plan: dict[str, Any] = {"operation": "alter", "writer": writer_info()}
+        if ddl:
+            plan["ddl"] = ddl
+        inst = self.timeline.requested("alter", plan=plan)
         saved = False
         try:
             with self._locked():
                 latest = self.schema
                 if latest.version_id != base.version_id:
-                    raise ConflictError(
-                        f"The schema changed while this change was prepared (now version "
-                        f"{latest.version_id}, was {base.version_id})",
-                        winner=latest.version_id,
-                        hint="re-read the table's schema and run the change again",
-                    )
+                    # Serialized by the lock: validate against the schema committed meanwhile.
+                    base, proposed, changes = self._rebase_ddl(ddl, base, latest, changes)
+                    if not changes:
+                        self.timeline.abort(inst)
+                        return changes
+                    base_commit = self.timeline.last_completed() if not _sets_not_null(
+                        changes) else base_commit
+                new = proposed.with_version(inst.timestamp)
+                check(self, Operation(
+                    kind="ddl", operation="alter", action="alter",
+                    base_instant=base_commit.instant if base_commit else None,
+                    base_schema_version=base.version_id, schema_version=new.version_id,
+                    schema_change="ddl", reads_data=_sets_not_null(changes),
+                    instant=inst.timestamp,
+                ))
                 _, base_layout = self.version(base.version_id)
                 self._save_version(new, derive_layout(new, (base, base_layout)))
                 saved = True
@@ -471,11 +515,50 @@ class Table:
                     metadata["ddl"] = ddl
                 self.timeline.complete(inst, metadata)
         except BaseException:
+            if self.timeline.is_completed(inst):
+                raise  # interrupted after the commit point: the change is committed
             if saved:
-                self._drop_version(new.version_id)
+                self._drop_version(inst.timestamp)
             self.timeline.abort(inst)
             raise
+        self._snapshots.clear()
         return diff(base, new)
+
+    def _rebase_ddl(self, ddl: str | None, base: Schema, latest: Schema, changes: SchemaDiff
+                    ) -> tuple[Schema, Schema, SchemaDiff]:
+        """Under the lock, after another commit changed the schema since ``base``: the DDL
+        validated again against ``latest`` (``ConflictError`` when it no longer applies)."""
+        from evonb.sql import ddl_to_update
+
+        winner = next((c for c in self.timeline.completed()
+                       if c.metadata.get("schema_version") == latest.version_id), None)
+        who = f"commit {winner.instant} ({winner.operation})" if winner else "another commit"
+        if ddl is None:
+            raise ConflictError(
+                f"The schema changed while this change was prepared: {who} made version "
+                f"{latest.version_id} (this change was made against {base.version_id})",
+                winner=winner.instant if winner else latest.version_id,
+                hint="re-read the table's schema and make the change again",
+            )
+        try:
+            update = ddl_to_update(latest, ddl, allow_set_not_null=True)
+            self._check_protected(update)
+            proposed = update.apply()
+        except EvoError as exc:
+            raise ConflictError(
+                f"The DDL no longer applies: {who} changed the schema to version "
+                f"{latest.version_id} while it was prepared, and against that schema: "
+                f"{exc.message}",
+                winner=winner.instant if winner else latest.version_id,
+            ) from exc
+        rebased = diff(latest, proposed)
+        if _sets_not_null(rebased) and not _sets_not_null(changes):
+            raise ConflictError(
+                f"The DDL no longer applies unchanged: {who} changed the schema to version "
+                f"{latest.version_id}, and against it the DDL sets NOT NULL unchecked",
+                winner=winner.instant if winner else latest.version_id,
+            )
+        return latest, proposed, rebased
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -516,10 +599,12 @@ class Table:
             check_readable(self, snap.instant)
         query_schema = (self._store.load(snap.schema_version) if schema is None
                         else self._resolve_schema(schema))
+        for column in columns or ():
+            query_schema.find(column)  # ColumnNotFoundError naming the closest column
         df = read_snapshot(self, snap, query_schema, meta=meta_columns,
                            read_optimized=query == "read_optimized")
         if columns:
-            df = df.select(*columns)
+            df = df.select(*[_col_ref(query_schema, query_schema.find_id(c)) for c in columns])
         return df
 
     def read_incremental(
@@ -627,6 +712,11 @@ class Table:
     def drop(self) -> None:
         """Delete the table: its data files and metadata."""
         shutil.rmtree(self.root)
+
+
+def _sets_not_null(changes: SchemaDiff) -> bool:
+    """Whether ``changes`` make a column NOT NULL (a DDL validated against the data)."""
+    return any(c.new is False for c in changes.by_kind("nullability"))
 
 
 def _col_ref(schema: Schema, field_id: int) -> str:

@@ -229,11 +229,12 @@ class Timeline:
         return records
 
     def _read_record(self, inst: Instant, path: Path) -> CommitRecord:
+        from evonb.table.check import commit_defect
+
         data = read_json(path)
-        if not isinstance(data, dict):
-            raise MetadataCorruptError(
-                str(path), f"commit metadata must be a JSON object, not {type(data).__name__}"
-            )
+        defect = commit_defect(data, require_schema=False)
+        if defect:  # never a silently wrong read, nor an error from deep inside a replay
+            raise MetadataCorruptError(str(path), defect)
         return CommitRecord(inst.timestamp, inst.action, data)
 
     def pending(self) -> list[Instant]:

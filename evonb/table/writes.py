@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evonb.errors import ConflictError, DataValidationError, WriteSchemaError
+from evonb.errors import DataValidationError, WriteSchemaError
 from evonb.schema.schema import Schema
 from evonb.schema.types import StructType
 from evonb.spark.columns import to_column
@@ -109,8 +109,10 @@ class WriteJob:
                                     max_files=max_files, options=parquet_options(self.config))
             table.timeline.inflight(inst, {"added": [f.path for f in added]})
             with table._locked():
-                latest = self._check_conflicts(base_commit, removed + touched,
-                                               evolved=bool(update))
+                latest = self._check_conflicts(
+                    base_commit, removed + touched, evolved=bool(update), instant=instant,
+                    schema_change=("add_columns" if update and update.only_adds_columns
+                                   else "evolve" if update else None))
                 metadata: dict[str, Any] = {
                     "operation": self.mode,
                     "schema_version": target.version_id if update else latest,
@@ -127,6 +129,8 @@ class WriteJob:
                     saved_version = True
                 record = table.timeline.complete(inst, metadata)
         except BaseException:
+            if table.timeline.is_completed(inst):
+                raise  # interrupted after the commit point: the files belong to the table
             remove_files(table.root, added)
             if saved_version:
                 table._drop_version(instant)
@@ -245,35 +249,16 @@ class WriteJob:
 
     # ------------------------------------------------------------ conflicts
     def _check_conflicts(self, base: CommitRecord | None, removed: list[DataFile], *,
-                         evolved: bool) -> str:
+                         evolved: bool, instant: str | None = None,
+                         schema_change: str | None = None) -> str:
         """Under the lock: fail if a commit since ``base`` conflicts; the schema version to
-        record otherwise. Rule (Hudi RFC-33): a write may commit after another change only if
-        that change was an implicit column addition from a write."""
-        table = self.table
-        since = (table.timeline.completed_after(base.instant) if base
-                 else table.timeline.completed())
-        mine = {f.path for f in removed}
-        for other in since:
-            meta = other.metadata
-            schema_change = other.action == "alter" or meta.get("schema_change") == "evolve"
-            if schema_change or (evolved and meta.get("schema_change")):
-                raise ConflictError(
-                    f"The table's schema changed while this {self.mode} was written "
-                    f"(commit {other.instant}, {other.operation})",
-                    winner=other.instant,
-                )
-            if self.mode == "overwrite" and (meta.get("added") or meta.get("removed")):
-                raise ConflictError(
-                    f"Commit {other.instant} ({other.operation}) wrote to the table while this "
-                    "overwrite ran", winner=other.instant,
-                )
-            if mine & set(meta.get("removed", ())):
-                raise ConflictError(
-                    f"Commit {other.instant} ({other.operation}) rewrote files this "
-                    f"{self.mode} also rewrites", winner=other.instant,
-                )
-        last = table.timeline.last_completed()
-        return last.schema_version if last else table.schema.version_id
+        record otherwise. The table's conflict policy decides (``evonb.table.conflicts``; by
+        default Hudi RFC-33: a write may commit after another change only if that change was
+        an implicit column addition from a write)."""
+        from evonb.table.conflicts import check_write
+
+        return check_write(self.table, self.mode, base, removed, evolved=evolved,
+                           instant=instant, schema_change=schema_change)
 
 
 def _named(schema: Schema) -> list[Any]:

@@ -39,6 +39,16 @@ def test_loading_twice_keeps_one_settings_object(ip):
     assert sum(isinstance(c, Evo) for c in ip.configurables) == 1
 
 
+def test_unload_and_load_again(ip):
+    from evonb.notebook import load_ipython_extension, unload_ipython_extension
+
+    unload_ipython_extension(ip)
+    assert "evo" not in ip.magics_manager.magics["line"]
+    assert not any(isinstance(c, Evo) for c in ip.configurables)
+    load_ipython_extension(ip)
+    assert "evo" in ip.magics_manager.magics["cell"]
+
+
 def test_config_sets_the_traits(ip, warehouse):
     ip.user_ns["somewhere"] = str(warehouse / "elsewhere")
     ip.run_line_magic("config", "Evo.warehouse = somewhere")
@@ -63,6 +73,12 @@ def test_spark_settings_go_to_the_managed_session(ip, monkeypatch, capsys):
     assert calls[-1] == ("local[2]", {"spark.sql.shuffle.partitions": "3"})
     if managed.is_running():
         assert "takes effect when Spark next starts" in capsys.readouterr().out
+
+
+def test_aliases(evo, trips):
+    assert "Table trips" in repr(evo("desc trips"))
+    assert isinstance(evo("log trips"), TimelineWidget)
+    assert evo("select count(*) as n from trips").rows == [{"n": 3}]
 
 
 def test_unknown_command_suggests_the_closest(evo):
@@ -126,7 +142,7 @@ def test_alter_line_and_nothing_to_change(evo, trips):
 
 def test_preview_commits_nothing_and_says_metadata_only(evo, trips):
     before = len(trips.history())
-    widget = evo("preview alter table trips alter column ts type decimal(30,0)")
+    widget = evo("preview alter table trips alter column fare type string")
     assert isinstance(widget, AlterPreviewWidget)
     assert widget.cost == "metadata-only"
     assert widget.diff.kinds == ["retyped"]
@@ -139,6 +155,7 @@ def test_preview_of_a_type_change_metadata_cannot_make_says_needs_a_rewrite(evo,
                      "ALTER TABLE trips RENAME COLUMN city TO town")
     assert widget.cost == "needs a rewrite"
     assert [str(c) for c in widget.diff.by_kind("retyped")] == ["retyped  3: fare: double -> int"]
+    assert [c.field_id for c in widget.rewrites] == [3]
     assert widget.diff.kinds == ["renamed", "retyped"]
     assert "Needs a rewrite" in widget.fallback_text()
     assert len(trips.history()) == before
@@ -147,6 +164,10 @@ def test_preview_of_a_type_change_metadata_cannot_make_says_needs_a_rewrite(evo,
 def test_preview_still_fails_on_other_mistakes(evo, trips):
     with pytest.raises(UsageError, match="Key column 'trip_id' cannot be dropped"):
         evo("preview alter table trips drop column trip_id")
+    with pytest.raises(UsageError, match="Key column 'ts' cannot be retyped, not even by a"):
+        evo("preview alter table trips alter column ts type int")
+    with pytest.raises(UsageError, match="nested types change through their fields"):
+        evo("preview alter table trips alter column fare type struct<a: int>")
     with pytest.raises(UsageError, match="Usage: %evo preview alter"):
         evo("preview create table x (a int)")
 
@@ -362,6 +383,10 @@ def test_spark_restart_passes_the_options(evo, spark, monkeypatch):
         evo("spark start --master local[1]")
     with pytest.raises(UsageError, match="Unknown action"):
         evo("spark reboot")
+
+
+def test_a_table_can_be_named_by_its_path(evo, trips):
+    assert "Table trips" in repr(evo(f"describe {trips.path}"))
 
 
 def test_warehouse_folder_listing(ip, evo, warehouse: Path):

@@ -179,14 +179,7 @@ def test_ddl_quoting_and_escaping() -> None:
     assert type_ddl(nested) == "struct<`x y`:array<double>,m:map<int,date>>"
 
 
-def _need_parser() -> None:
-    sql = pytest.importorskip("evonb.sql")
-    if not hasattr(sql, "parse_columns_schema"):
-        pytest.skip("evonb.sql.parse_columns_schema not available yet")
-
-
-def test_ddl_reads_back_when_the_parser_exists() -> None:
-    _need_parser()
+def test_ddl_reads_back() -> None:
     s = sample()
     back = Schema.from_ddl(schema_to_ddl(s))
     assert [f.name for f in back.fields] == [f.name for f in s.fields]

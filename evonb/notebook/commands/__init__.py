@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evonb.notebook.commands import ddl, inspect, query, services, spark
+from evonb.notebook.commands import ddl, explore, query, services, spark
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -31,11 +31,11 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "change the schema (several statements = one change); shows the diff", whole=True),
     Command("preview", ddl.preview, ddl.PREVIEW_USAGE,
             "the diff and cost of an ALTER, without committing"),
-    Command("describe", inspect.describe, inspect.DESCRIBE_USAGE,
+    Command("describe", explore.describe, explore.DESCRIBE_USAGE,
             "a table's settings and schema (as of a commit)"),
-    Command("history", inspect.history, inspect.HISTORY_USAGE,
+    Command("history", explore.history, explore.HISTORY_USAGE,
             "the timeline widget: commits, schema then, data then, changes", spark=True),
-    Command("diff", inspect.diff, inspect.DIFF_USAGE, "the diff between two schemas"),
+    Command("diff", explore.diff, explore.DIFF_USAGE, "the diff between two schemas"),
     Command("read", query.read, query.READ_USAGE, "the first rows (as of a commit)", spark=True),
     Command("sql", query.sql, query.SQL_USAGE, "Spark SQL over evonb tables",
             spark=True),
@@ -52,7 +52,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
 )}
 
 ALIASES = {"select": "sql", "with": "sql", "show": "sql", "desc": "describe", "log": "history"}
-"""First words that mean a subcommand (the word stays part of the text)."""
+"""First words that mean a subcommand."""
+
+SQL_WORDS = frozenset({"select", "with", "show"})
+"""Aliases that stay part of the text (the query starts with them)."""
 
 
 def help_text() -> str:
@@ -69,4 +72,4 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ALIASES", "COMMANDS", "Command", "help_text"]
+__all__ = ["ALIASES", "COMMANDS", "SQL_WORDS", "Command", "help_text"]

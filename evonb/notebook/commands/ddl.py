@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
 from evonb.errors import SchemaEvolutionError
 from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
-from evonb.schema.diffing import diff
-from evonb.schema.schema import format_path, transform_fields
+from evonb.schema.promotion import can_change_type
 from evonb.schema.types import Type
-from evonb.sql import AlterColumn, CreateTable, Statement, parse_ddl
+from evonb.sql import CreateTable, Statement, parse_ddl
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
-    from evonb.schema.schema import Schema
+    from evonb.schema.diffing import Change, SchemaDiff
     from evonb.table.table import Table
 
 CREATE_USAGE = ("%evo create table [if not exists] <name> (<columns>) [partitioned by (...)] "
@@ -26,6 +24,8 @@ CREATE_USAGE = ("%evo create table [if not exists] <name> (<columns>) [partition
 ALTER_USAGE = "%evo alter table <name> <change>[; alter table <name> <change> ...]"
 PREVIEW_USAGE = "%evo preview alter table <name> <change>[; ...]"
 
+_CREATE_ALONE = ("CREATE TABLE cannot be combined with other statements: run it on its own "
+                 "(%evo create table ...), then the ALTER statements")
 _KEY_PROPS = {"primarykey", "primary_key", "precombinefield", "precombine", "type",
               "table_type", "tabletype"}
 
@@ -35,6 +35,8 @@ def create(ctx: Context, text: str) -> TableInfo:
     from evonb.table.table import create_table
 
     statements = parse_ddl(text)
+    if len(statements) > 1 and any(isinstance(s, CreateTable) for s in statements):
+        raise UsageError(_CREATE_ALONE)
     if len(statements) != 1 or not isinstance(statements[0], CreateTable):
         raise UsageError(f"Expected one CREATE TABLE statement. Usage: {CREATE_USAGE}")
     st = statements[0]
@@ -58,8 +60,7 @@ def _table_of(statements: list[Statement], usage: str) -> str:
     if not statements:
         raise UsageError(f"No DDL statement given. Usage: {usage}")
     if any(isinstance(s, CreateTable) for s in statements):
-        raise UsageError("CREATE TABLE cannot be combined with other statements: run it on its "
-                         "own with %evo create table ...")
+        raise UsageError(_CREATE_ALONE)
     names = {s.table.lower(): s.table for s in statements}
     if len(names) > 1:
         raise UsageError("The statements change more than one table ("
@@ -83,12 +84,13 @@ def alter(ctx: Context, text: str) -> SchemaDiffWidget:
 
 
 class AlterPreviewWidget(SchemaDiffWidget):
-    """The diff an ALTER would make and its cost, ``"metadata-only"`` or ``"needs a rewrite"``."""
+    """The diff an ALTER would make and its cost, ``"metadata-only"`` or ``"needs a rewrite"``;
+    ``rewrites`` are the type changes that need the rewrite."""
 
-    def __init__(self, change: Any, *, title: str, cost: str, note: str, kind: str,
-                 rejected: list[SchemaEvolutionError]) -> None:
+    def __init__(self, change: SchemaDiff, *, title: str, cost: str, note: str, kind: str,
+                 rewrites: list[Change]) -> None:
         self.cost = cost
-        self.rejected = rejected
+        self.rewrites = rewrites
         super().__init__(change, title=title, note=note, note_kind=kind,
                          labels=("now", "after the ALTER (not committed)"))
 
@@ -97,65 +99,50 @@ def preview(ctx: Context, text: str) -> AlterPreviewWidget:
     """The diff and the cost of ALTER statements, committing nothing."""
     if not text.strip().lower().startswith("alter"):
         raise UsageError(f"Usage: {PREVIEW_USAGE}")
-    statements = parse_ddl(text)
-    table = ctx.open(_table_of(statements, PREVIEW_USAGE))
-    change, rejected = preview_alter(table, statements)
-    if rejected:
-        what = "; ".join(f"{e.path}: {e.old} -> {e.new}" for e in rejected)
+    table = ctx.open(_table_of(parse_ddl(text), PREVIEW_USAGE))
+    title = f"Preview: ALTER TABLE {table.name}"
+    change, rewrites = preview_alter(table, text)
+    if rewrites:
+        what = "; ".join(c.describe() for c in rewrites)
         note = (f"Needs a rewrite: {what} is not a type change metadata can express, so every "
                 "file must be rewritten: run the same ALTER with %evo rewrite (it checks that "
                 "every value fits first). Nothing was committed.")
-        return AlterPreviewWidget(change, title=f"Preview: ALTER TABLE {table.name}",
-                                  cost="needs a rewrite", note=note, kind="warn",
-                                  rejected=rejected)
+        return AlterPreviewWidget(change, title=title, cost="needs a rewrite", note=note,
+                                  kind="warn", rewrites=rewrites)
     if any(c.new is False for c in change.by_kind("nullability")):
         note = ("Metadata only, after one scan: SET NOT NULL first checks that no row holds "
                 "null. Nothing was committed.")
     else:
         note = ("Metadata only: no data file is touched. Nothing was committed; run the same "
                 "DDL with %evo alter to apply it.")
-    return AlterPreviewWidget(change, title=f"Preview: ALTER TABLE {table.name}",
-                              cost="metadata-only", note=note, kind="info", rejected=[])
+    return AlterPreviewWidget(change, title=title, cost="metadata-only", note=note, kind="info",
+                              rewrites=[])
 
 
-def preview_alter(table: Table, statements: list[Statement]
-                  ) -> tuple[Any, list[SchemaEvolutionError]]:
-    """``table.preview_alter`` that reports type changes metadata cannot express instead of
-    failing: the diff then shows them as retypes, and the rejections are returned."""
-    pending = list(statements)
-    rejected: list[SchemaEvolutionError] = []
-    while True:
-        try:
-            change = table.preview_alter(pending)  # type: ignore[arg-type]
-            break
-        except SchemaEvolutionError as exc:
-            index = _rejected_type_change(pending, exc)
-            if index is None:
-                raise
-            rejected.append(exc)
-            pending[index] = dataclasses.replace(pending[index], new_type=None)  # type: ignore
-    if not rejected:
-        return change, rejected
-    after = _retype(change.after, {e.field_id: e.new for e in rejected
-                                   if e.field_id is not None})
-    return diff(change.before, after), rejected
+def preview_alter(table: Table, ddl: str) -> tuple[SchemaDiff, list[Change]]:
+    """``table.preview_alter(ddl)``, except that a type change metadata cannot express is shown
+    (with the changes a rewrite would make) instead of failing; returns the diff and those
+    type changes (empty when the change is metadata only)."""
+    try:
+        return table.preview_alter(ddl), []
+    except SchemaEvolutionError as exc:
+        if not (isinstance(exc.old, Type) and isinstance(exc.new, Type)):
+            raise
+        rejected = exc
+    from evonb.services.rewrite import rewrite_update
 
-
-def _rejected_type_change(statements: list[Statement], exc: SchemaEvolutionError) -> int | None:
-    """The statement whose type change ``exc`` rejected, if that is what it is."""
-    if not (isinstance(exc.old, Type) and isinstance(exc.new, Type)) or not exc.path:
-        return None
-    if exc.old.is_nested or exc.new.is_nested:
-        return None
-    for i, s in enumerate(statements):
-        if (isinstance(s, AlterColumn) and s.new_type == exc.new
-                and format_path(s.path).lower() == exc.path.lower()):
-            return i
-    return None
-
-
-def _retype(schema: Schema, types: dict[int, Type]) -> Schema:
-    def fn(f: Any, _parent: int) -> Any:
-        return f.replace(type=types[f.id]) if f.id in types else f
-
-    return schema.replace(fields=transform_fields(schema.fields, fn))
+    change = rewrite_update(table.schema, ddl).preview()
+    rewrites = [c for c in change.by_kind("retyped")
+                if not can_change_type(change.before.field_by_id(c.field_id).type,
+                                       change.after.field_by_id(c.field_id).type)]
+    if not rewrites:
+        raise rejected
+    keys = {k.lower() for k in (*table.primary_key, *table.partition_by,
+                                *([table.precombine] if table.precombine else []))}
+    for c in rewrites:
+        if (c.old_path or "").lower() in keys:
+            raise SchemaEvolutionError(
+                f"Key column {c.old_path!r} cannot be retyped, not even by a rewrite: it is a "
+                "record key, precombine or partition column", path=c.old_path,
+                field_id=c.field_id, hint="to change keys, create a new table and copy")
+    return change, rewrites

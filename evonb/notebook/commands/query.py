@@ -94,11 +94,10 @@ def sql(ctx: Context, text: str) -> Preview:
 
     rewritten, refs = rewrite(query, ctx.table_names(), view_for)
     spark = None
-    for ref in refs:
-        if ref.as_of is None:
-            table = ctx.open(ref.name)
-            table.read().createOrReplaceTempView(ref.name)
-            spark = table.spark
+    for name in dict.fromkeys(r.name for r in refs if r.as_of is None):
+        table = ctx.open(name)
+        table.read().createOrReplaceTempView(name)
+        spark = table.spark
     if spark is None:
         from evonb.spark.session import session
 

@@ -129,7 +129,9 @@ class JobProgress:
             info = tracker.getJobInfo(job_id)
             for stage_id in (info.stageIds if info else ()):
                 stage = tracker.getStageInfo(stage_id)
-                if stage is not None:
+                finished = job_id not in active_jobs
+                if stage is not None and not (finished and stage.numCompletedTasks == 0):
+                    # (a finished job's stages that ran no task were skipped: not counted)
                     done += stage.numCompletedTasks
                     active += stage.numActiveTasks
                     total += stage.numTasks

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.history import Commit
     from evonb.table.table import Table
 
-MODES = (("in that commit's schema", "commit"), ("in today's schema", "latest"))
+MODES = (("that commit's schema", "commit"), ("today's schema", "latest"))
 
 
 class TimelineWidget(FallbackMixin, W.VBox):
@@ -29,6 +29,7 @@ class TimelineWidget(FallbackMixin, W.VBox):
 
     def __init__(self, table: Table, *, preview_rows: int = 20, select: str | None = None
                  ) -> None:
+        """``select`` names the commit chosen first (default: the latest)."""
         self.table = table
         self.history = table.history()
         self.preview_rows = preview_rows
@@ -36,12 +37,13 @@ class TimelineWidget(FallbackMixin, W.VBox):
         self._order = [c.instant for c in self.history]
         self._previews: dict[tuple[str, str], Preview | str] = {}
         newest_first = [(H.commit_line(c), c.instant) for c in reversed(self.history)]
-        first = select or (self._order[-1] if self._order else None)
+        first = table.commit(select).instant if select else (
+            self._order[-1] if self._order else None)
         self.selector = W.Select(options=newest_first, value=first,
                                  rows=max(2, min(len(newest_first), 8)),
                                  layout=W.Layout(width="640px"))
-        self.mode = W.ToggleButtons(options=MODES, value="commit", description="Data",
-                                    style={"button_width": "170px"})
+        self.mode = W.ToggleButtons(options=MODES, value="commit", description="Data in",
+                                    style={"button_width": "180px"})
         self._details = W.HTML()
         self._schema = W.HTML()
         self._change = W.HTML()

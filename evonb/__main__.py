@@ -1,0 +1,57 @@
+"""The ``evonb`` command line (also ``python -m evonb``).
+
+``evonb check <table> [--repair [--force]] [--json]`` verifies a table (see
+:mod:`evonb.table.check`): exit code 0 when it is clean, 1 when problems remain, 2 on a usage
+error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evonb", description="Tools for evonb tables.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    check = sub.add_parser(
+        "check", help="verify a table; --repair rolls back failed attempts and removes orphans",
+        description="Verify an evonb table: every file a live commit references exists, every "
+        "live file's schema version exists, no orphan files, a well-formed timeline. Exit code "
+        "0 when clean, 1 when problems remain.")
+    check.add_argument("table", help="the table's folder (a path or a file: URI)")
+    check.add_argument("--repair", action="store_true",
+                       help="roll back failed attempts and remove orphans, then check again")
+    check.add_argument("--force", action="store_true",
+                       help="with --repair: also roll back attempts that may still be running "
+                       "(only when no writer is running)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    from evonb.errors import EvoError
+    from evonb.table.check import check_table, repair_table
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command != "check":
+        parser.print_help(sys.stderr)
+        return 2
+    if args.force and not args.repair:
+        parser.error("--force needs --repair")
+    try:
+        report = (repair_table(args.table, force=args.force) if args.repair
+                  else check_table(args.table))
+    except EvoError as exc:
+        print(f"evonb check: {exc}", file=sys.stderr)
+        return 1
+    print(report.to_json() if args.json else report.render())
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

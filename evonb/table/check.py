@@ -1,0 +1,567 @@
+"""Verifying a table on disk, and repairing what a crash leaves behind.
+
+:func:`check_table` reads a table's metadata and files without Spark and reports every problem
+with the file it concerns:
+
+- ``corrupt-metadata``: a metadata file that does not parse or has the wrong shape;
+- ``timeline``: an ill-formed timeline (a file name that is not an instant, one instant used by
+  two actions, a commit removing a file no earlier commit added);
+- ``missing-file``: a data file or log block of the latest snapshot that is gone;
+- ``missing-schema``: a schema version (or its layout) that a live file or the latest commit
+  needs and that is gone;
+- ``failed-attempt``: a pending instant whose writer is gone (or that is older than the table
+  property ``evonb.rollback.pending.timeout``), with the files it left;
+- ``orphan-file``, ``orphan-staging``, ``orphan-schema``: data files, staging folders and schema
+  versions that no commit references and no pending attempt owns.
+
+Attempts still in progress, and temporary files of atomic writes, are reported as notes, not
+problems. :func:`repair_table` rolls back failed attempts (with
+:func:`evonb.services.rollback.rollback_failed`), removes orphans under the table lock, and checks
+again. Repair never removes anything while a completed commit is unreadable: it could not tell
+which files are live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evonb.errors import EvoError, MetadataCorruptError, TableNotFoundError
+from evonb.table.fsutil import evo_dir, is_temp_name, read_json, table_path
+
+_INSTANT = re.compile(r"[0-9]{17}")
+_BASE_NAME = re.compile(r".+_[0-9]+_(?P<instant>[0-9]{17})\.parquet")
+_LOG_NAME = re.compile(r"\..+\.log\.(?P<instant>[0-9]{17})_[0-9]+\.(?:avro|parquet)")
+_HALF_LOG = re.compile(r"\..+\.log\.(?P<instant>[0-9]{17})_.*\.tmp")
+_TIMELINE_NAME = re.compile(r"(?P<ts>[0-9]{17})\.(?P<action>[a-z][a-z0-9_]*)"
+                            r"(?:\.(?P<state>requested|inflight))?")
+_SCHEMA_NAME = re.compile(r"(?P<v>[0-9]{17})\.(?P<kind>schema|layout)\.json")
+FILE_KINDS = ("base", "log")
+
+
+# --------------------------------------------------------------------------- commit shape
+def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
+    """What is wrong with the shape of a completed commit's metadata, or ``None``.
+
+    Checked: a JSON object with a ``schema_version`` instant (only when present unless
+    ``require_schema``), ``added`` a list of file entries
+    (relative ``path``, ``version`` and ``instant`` instants, known ``kind``, integer ``rows``
+    and ``bytes``), ``removed`` a list of relative paths.
+    """
+    if not isinstance(data, dict):
+        return f"commit metadata must be a JSON object, not {type(data).__name__}"
+    version = data.get("schema_version")
+    if version is None and not require_schema:
+        pass
+    elif not isinstance(version, str) or not _INSTANT.fullmatch(version):
+        return f"schema_version must be a 17-digit instant, not {version!r}"
+    added = data.get("added", [])
+    if not isinstance(added, list):
+        return "added must be a list of file entries"
+    for i, entry in enumerate(added):
+        if not isinstance(entry, dict):
+            return f"added[{i}] must be an object"
+        path = entry.get("path")
+        if not _relative(path):
+            return f"added[{i}].path must be a relative path inside the table, not {path!r}"
+        for key in ("version", "instant"):
+            value = entry.get(key)
+            if not isinstance(value, str) or not _INSTANT.fullmatch(value):
+                return f"added[{i}].{key} must be a 17-digit instant, not {value!r}"
+        for key in ("rows", "bytes"):
+            value = entry.get(key, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                return f"added[{i}].{key} must be a non-negative integer, not {value!r}"
+        kind = entry.get("kind", "base")
+        if not isinstance(kind, str):
+            return f"added[{i}].kind must be a string"
+        if kind == "log" and not _relative(entry.get("base")):
+            return f"added[{i}] is a log block without a base file"
+    removed = data.get("removed", [])
+    if not isinstance(removed, list) or not all(_relative(p) for p in removed):
+        return "removed must be a list of relative paths"
+    return None
+
+
+def _relative(path: Any) -> bool:
+    if not isinstance(path, str) or not path or path.startswith("/"):
+        return False
+    return ".." not in Path(path).parts
+
+
+# --------------------------------------------------------------------------------- report
+@dataclass(frozen=True)
+class Problem:
+    """One finding: its ``kind``, the file it concerns (relative to the table root), a message,
+    and whether ``--repair`` fixes it."""
+
+    kind: str
+    path: str
+    message: str
+    repairable: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path, "message": self.message,
+                "repairable": self.repairable}
+
+
+@dataclass
+class CheckReport:
+    """The result of checking (and perhaps repairing) one table."""
+
+    table: str
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    found_before_repair: list[Problem] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """No problems (notes do not count)."""
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "table": self.table,
+            "ok": self.ok,
+            "problems": [p.to_dict() for p in self.problems],
+            "notes": [p.to_dict() for p in self.notes],
+            "stats": self.stats,
+        }
+        if self.repaired or self.found_before_repair:
+            out["repaired"] = self.repaired
+            out["found_before_repair"] = [p.to_dict() for p in self.found_before_repair]
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def render(self) -> str:
+        """The report as readable text."""
+        s = self.stats
+        lines = [f"evonb check {self.table}"]
+        if s:
+            lines.append(
+                f"  {s.get('commits', 0)} commits (latest {s.get('latest_commit') or '-'}, "
+                f"schema version {s.get('schema_version') or '-'}), "
+                f"{s.get('live_files', 0)} live files, {s.get('schema_versions', 0)} schema "
+                f"versions, {s.get('pending', 0)} pending attempts")
+        if self.found_before_repair:
+            n = len(self.found_before_repair)
+            lines.append(f"  found {n} problem{'' if n == 1 else 's'} before repair:")
+            lines.extend(f"    {p.kind}: {p.path}: {p.message}" for p in self.found_before_repair)
+        if self.repaired:
+            lines.append(f"  repaired ({len(self.repaired)}):")
+            lines.extend(f"    {r}" for r in self.repaired)
+        width = max((len(p.kind) for p in (*self.problems, *self.notes)), default=0)
+        for p in self.problems:
+            lines.append(f"  PROBLEM  {p.kind:<{width}}  {p.path}: {p.message}")
+        for p in self.notes:
+            lines.append(f"  note     {p.kind:<{width}}  {p.path}: {p.message}")
+        if self.ok:
+            lines.append("OK: no problems")
+        else:
+            fixable = sum(p.repairable for p in self.problems)
+            more = (f" ({fixable} repairable: run with --repair)" if fixable and not self.repaired
+                    else "")
+            n = len(self.problems)
+            lines.append(f"{n} problem{'' if n == 1 else 's'}{more}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------- scans
+@dataclass
+class _Files:
+    """Data files and leftovers found on disk (relative paths), keyed by the writing instant."""
+
+    data: dict[str, str] = field(default_factory=dict)  # path -> instant
+    staging: dict[str, str] = field(default_factory=dict)  # folder -> instant
+    temp: list[str] = field(default_factory=list)
+
+
+def _scan_files(root: Path) -> _Files:
+    found = _Files()
+    evo = root / ".evo"
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        if here == root:
+            dirnames[:] = [d for d in dirnames if d != ".evo"]
+        for name in filenames:
+            rel = (here / name).relative_to(root).as_posix()
+            m = _BASE_NAME.fullmatch(name) or _LOG_NAME.fullmatch(name)
+            if m is None:
+                m = _HALF_LOG.fullmatch(name)
+            if m is not None:
+                found.data[rel] = m["instant"]
+    staging = evo / "staging"
+    if staging.is_dir():
+        for entry in sorted(staging.iterdir()):
+            found.staging[entry.relative_to(root).as_posix()] = entry.name
+    for dirpath, _, filenames in os.walk(evo):
+        for name in filenames:
+            if is_temp_name(name) and name.endswith(".tmp"):
+                found.temp.append((Path(dirpath) / name).relative_to(root).as_posix())
+    return found
+
+
+@dataclass
+class _Timeline:
+    completed: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    pending: dict[str, tuple[str, str, dict[str, Any] | None]] = field(default_factory=dict)
+    unreadable: bool = False
+    instants: set[str] = field(default_factory=set)
+
+
+def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
+    """Completed commits (instant, action, metadata) and pending attempts (instant -> action,
+    furthest state's file, plan or None when unreadable)."""
+    tl = _Timeline()
+    folder = evo_dir(root) / "timeline"
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        problems.append(Problem("timeline", ".evo/timeline", "the timeline folder is missing"))
+        tl.unreadable = True
+        return tl
+    states: dict[str, dict[str, set[str]]] = {}
+    for name in names:
+        if is_temp_name(name):
+            continue
+        m = _TIMELINE_NAME.fullmatch(name)
+        if m is None or (m["state"] is None and m["action"] in ("requested", "inflight")):
+            problems.append(Problem("timeline", f".evo/timeline/{name}",
+                                    "not a timeline file name (<instant>.<action>[.<state>])"))
+            continue
+        states.setdefault(m["ts"], {}).setdefault(m["action"], set()).add(
+            m["state"] or "completed")
+    for ts, actions in sorted(states.items()):
+        tl.instants.add(ts)
+        if len(actions) > 1:
+            problems.append(Problem(
+                "timeline", f".evo/timeline/{ts}.*",
+                f"instant {ts} is used by more than one action: {', '.join(sorted(actions))}"))
+        action, have = sorted(actions.items(), key=lambda kv: "completed" not in kv[1])[0]
+        if "completed" in have:
+            rel = f".evo/timeline/{ts}.{action}"
+            try:
+                data = read_json(root / rel)
+            except FileNotFoundError:  # rolled back since the listing
+                continue
+            except MetadataCorruptError as exc:
+                problems.append(Problem("corrupt-metadata", rel, _reason(exc)))
+                tl.unreadable = True
+                continue
+            defect = commit_defect(data)
+            if defect:
+                problems.append(Problem("corrupt-metadata", rel, defect))
+                tl.unreadable = True
+                continue
+            tl.completed.append((ts, action, data))
+            continue
+        state = "inflight" if "inflight" in have else "requested"
+        rel = f".evo/timeline/{ts}.{action}.{state}"
+        plan: dict[str, Any] | None
+        try:
+            raw = read_json(root / f".evo/timeline/{ts}.{action}.requested")
+            plan = raw if isinstance(raw, dict) else None
+        except (FileNotFoundError, MetadataCorruptError):
+            plan = None
+        tl.pending[ts] = (action, rel, plan)
+    return tl
+
+
+def _reason(exc: MetadataCorruptError) -> str:
+    prefix = f"Corrupt table metadata in {exc.path}: "
+    return exc.message[len(prefix):] if exc.message.startswith(prefix) else exc.message
+
+
+def _scan_schemas(root: Path) -> tuple[set[str], set[str], list[str]]:
+    """Stored schema versions, stored layouts, and unexpected file names in the folder."""
+    folder = evo_dir(root) / "schemas"
+    schemas: set[str] = set()
+    layouts: set[str] = set()
+    odd: list[str] = []
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return schemas, layouts, odd
+    for name in names:
+        if is_temp_name(name):
+            continue
+        m = _SCHEMA_NAME.fullmatch(name)
+        if m is None:
+            odd.append(f".evo/schemas/{name}")
+        elif m["kind"] == "schema":
+            schemas.add(m["v"])
+        else:
+            layouts.add(m["v"])
+    return schemas, layouts, odd
+
+
+# ---------------------------------------------------------------------------------- check
+def _pending_timeout(root: Path, properties: Mapping[str, str]) -> float:
+    from evonb.services.rollback import DEFAULT_PENDING_TIMEOUT, PENDING_TIMEOUT_PROPERTY
+
+    try:
+        return float(properties.get(PENDING_TIMEOUT_PROPERTY, DEFAULT_PENDING_TIMEOUT))
+    except ValueError:
+        return DEFAULT_PENDING_TIMEOUT
+
+
+def check_table(path: str | os.PathLike[str]) -> CheckReport:
+    """Check the table at ``path`` (see the module docstring); no Spark is started."""
+    from evonb.table.config import TableConfig
+
+    root = table_path(path)
+    report = CheckReport(table=str(root))
+    problems = report.problems
+    try:
+        config = TableConfig.load(root)
+    except TableNotFoundError as exc:
+        problems.append(Problem("not-a-table", ".evo/table.json", exc.message))
+        return report
+    except MetadataCorruptError as exc:
+        problems.append(Problem("corrupt-metadata", ".evo/table.json", _reason(exc)))
+        return report
+    except EvoError as exc:
+        problems.append(Problem("corrupt-metadata", ".evo/table.json", exc.message))
+        return report
+    # Files first, then the timeline: a file of an attempt that starts in between is then
+    # attributed to its (pending) instant, never mistaken for an orphan.
+    files = _scan_files(root)
+    schemas, layouts, odd = _scan_schemas(root)
+    tl = _scan_timeline(root, problems)
+    _check_attempts(root, config.properties, tl, files, report)
+    report.stats = {"commits": len(tl.completed), "pending": len(tl.pending),
+                    "schema_versions": len(schemas), "live_files": 0,
+                    "latest_commit": tl.completed[-1][0] if tl.completed else None,
+                    "schema_version": tl.completed[-1][2]["schema_version"]
+                    if tl.completed else None}
+    for rel in odd:
+        report.notes.append(Problem("unexpected-file", rel, "not a schema or layout file name"))
+    if not tl.completed and not tl.unreadable:
+        problems.append(Problem("timeline", ".evo/timeline",
+                                "no completed commit: the table's creation did not finish"))
+    if tl.unreadable:
+        report.notes.append(Problem(
+            "skipped", ".evo/timeline",
+            "file and orphan checks skipped: a completed commit is unreadable"))
+        return report
+    live_versions = _check_snapshot(root, tl, schemas, layouts, report)
+    _check_schemas(root, tl, schemas, layouts, live_versions, report)
+    _check_orphans(tl, files, report)
+    return report
+
+
+def _check_attempts(root: Path, properties: Mapping[str, str], tl: _Timeline, files: _Files,
+                    report: CheckReport) -> None:
+    from evonb.services.rollback import is_abandoned
+
+    timeout = _pending_timeout(root, properties)
+    for ts, (action, rel, plan) in sorted(tl.pending.items()):
+        owned = sum(1 for inst in files.data.values() if inst == ts)
+        writer = (plan or {}).get("writer") or {}
+        who = (f"pid {writer.get('pid')} on {writer.get('host')}" if writer
+               else "an unknown writer")
+        what = f"{action} ({(plan or {}).get('operation', action)})"
+        if plan is None:
+            report.problems.append(Problem(
+                "corrupt-metadata", f".evo/timeline/{ts}.{action}.requested",
+                "the plan of a pending attempt is missing or unreadable; "
+                "`evonb check --repair --force` rolls the attempt back", repairable=True))
+            continue
+        if is_abandoned(ts, plan, timeout=timeout):
+            report.problems.append(Problem(
+                "failed-attempt", rel,
+                f"failed {what} by {who} (gone), {owned} data files left; repair rolls it back",
+                repairable=True))
+        else:
+            report.notes.append(Problem(
+                "in-progress", rel,
+                f"{what} by {who} is in progress (or failed less than {timeout:g}s ago on "
+                f"another host), {owned} data files so far"))
+
+
+def _check_snapshot(root: Path, tl: _Timeline, schemas: set[str], layouts: set[str],
+                    report: CheckReport) -> set[str]:
+    """Replay the timeline: live files must exist; commits may only remove added files.
+    Returns the schema versions the latest snapshot needs."""
+    live: dict[str, dict[str, Any]] = {}
+    logs: dict[str, dict[str, Any]] = {}
+    ever: set[str] = set()
+    for ts, action, meta in tl.completed:
+        for p in meta.get("removed", []):
+            if p not in ever:
+                report.problems.append(Problem(
+                    "timeline", f".evo/timeline/{ts}.{action}",
+                    f"removes {p}, which no earlier commit added"))
+            live.pop(p, None)
+            logs.pop(p, None)
+        for entry in meta.get("added", []):
+            ever.add(entry["path"])
+            (logs if entry.get("kind") == "log" else live)[entry["path"]] = entry
+    kept_logs = {p: e for p, e in logs.items() if e.get("base") in live}
+    report.stats["live_files"] = len(live) + len(kept_logs)
+    for p, entry in sorted({**live, **kept_logs}.items()):
+        if not (root / p).is_file():
+            report.problems.append(Problem(
+                "missing-file", p,
+                f"{'log block' if entry.get('kind') == 'log' else 'data file'} of the latest "
+                f"snapshot (added by {entry['instant']}) is missing"))
+    needed = {e["version"] for e in (*live.values(), *kept_logs.values())}
+    needed.add(tl.completed[-1][2]["schema_version"])
+    for v in sorted(needed):
+        if v not in schemas:
+            report.problems.append(Problem(
+                "missing-schema", f".evo/schemas/{v}.schema.json",
+                f"schema version {v}, needed by the latest snapshot, is missing"))
+        if v not in layouts:
+            report.problems.append(Problem(
+                "missing-schema", f".evo/schemas/{v}.layout.json",
+                f"the layout of schema version {v}, needed by the latest snapshot, is missing"))
+    return needed
+
+
+def _check_schemas(root: Path, tl: _Timeline, schemas: set[str], layouts: set[str],
+                   needed: set[str], report: CheckReport) -> None:
+    from evonb.table.schema_store import SchemaStore
+    from evonb.table.table import _read_layout
+
+    store = SchemaStore(root)
+    referenced = set(needed)
+    for _, _, meta in tl.completed:
+        referenced.add(meta["schema_version"])
+        for key in ("base_version", "compacted_version"):
+            if isinstance(meta.get(key), str):
+                referenced.add(meta[key])
+        referenced.update(e["version"] for e in meta.get("added", []))
+    for v in sorted(schemas | layouts):
+        if v in tl.pending:
+            continue  # saved by an attempt in progress (or failed: rollback drops it)
+        if v not in referenced:
+            for kind, present in (("schema", v in schemas), ("layout", v in layouts)):
+                if present:
+                    report.problems.append(Problem(
+                        "orphan-schema", f".evo/schemas/{v}.{kind}.json",
+                        f"schema version {v} is referenced by no commit; repair removes it",
+                        repairable=True))
+            continue
+        schema = None
+        if v in schemas:
+            try:
+                schema = store.load(v)
+            except MetadataCorruptError as exc:
+                report.problems.append(Problem(
+                    "corrupt-metadata", f".evo/schemas/{v}.schema.json", _reason(exc)))
+            except EvoError as exc:
+                report.problems.append(Problem(
+                    "corrupt-metadata", f".evo/schemas/{v}.schema.json", exc.message))
+        if v in layouts and schema is not None:
+            try:
+                _read_layout(root, v, schema)
+            except MetadataCorruptError as exc:
+                report.problems.append(Problem(
+                    "corrupt-metadata", f".evo/schemas/{v}.layout.json", _reason(exc)))
+        if v in schemas and v not in layouts and v not in needed:
+            report.problems.append(Problem(
+                "missing-schema", f".evo/schemas/{v}.layout.json",
+                f"schema version {v} has no layout file"))
+
+
+def _check_orphans(tl: _Timeline, files: _Files, report: CheckReport) -> None:
+    referenced: set[str] = set()
+    for _, _, meta in tl.completed:
+        referenced.update(e["path"] for e in meta.get("added", []))
+    for rel, inst in sorted(files.data.items()):
+        if rel in referenced or inst in tl.pending:
+            continue
+        why = ("its commit does not list it" if any(ts == inst for ts, _, _ in tl.completed)
+               else f"instant {inst} is not on the timeline")
+        report.problems.append(Problem(
+            "orphan-file", rel, f"no commit references this data file ({why}); "
+            "repair removes it", repairable=True))
+    for rel, inst in sorted(files.staging.items()):
+        if inst in tl.pending:
+            continue
+        report.problems.append(Problem(
+            "orphan-staging", rel, "staging folder of no pending attempt; repair removes it",
+            repairable=True))
+    for rel in files.temp:
+        report.notes.append(Problem(
+            "temp-file", rel, "temporary file of an unfinished metadata write (ignored by "
+                              "readers); repair removes it when no attempt is in progress"))
+
+
+# --------------------------------------------------------------------------------- repair
+def repair_table(path: str | os.PathLike[str], *, force: bool = False) -> CheckReport:
+    """Check, roll back failed attempts, remove orphans, and check again.
+
+    ``force`` rolls back every pending attempt, also those that may still be running (use it
+    only when no writer is running, e.g. after a crash on another host).
+    """
+    from evonb.services.rollback import PENDING_TIMEOUT_PROPERTY, rollback_failed
+    from evonb.table.config import TableConfig
+    from evonb.table.table import Table
+
+    root = table_path(path)
+    before = check_table(root)
+    if any(p.kind in ("not-a-table",) for p in before.problems) or (
+            any(p.path == ".evo/table.json" for p in before.problems)):
+        return before
+    config = TableConfig.load(root)
+    if force:
+        config = config.with_properties({PENDING_TIMEOUT_PROPERTY: "-1"})
+    table = Table(root, config)
+    repaired: list[str] = []
+    unreadable = any(p.kind == "skipped" for p in before.notes)
+    if not unreadable:
+        rolled = rollback_failed(table)
+        repaired.extend(f"rolled back failed attempt {ts}" for ts in rolled)
+        with table._locked():
+            repaired.extend(_remove_orphans(root))
+    after = check_table(root)
+    after.repaired = repaired
+    after.found_before_repair = list(before.problems)
+    if unreadable:
+        after.notes.append(Problem("skipped", ".evo/timeline",
+                                   "repair skipped: a completed commit is unreadable"))
+    return after
+
+
+def _remove_orphans(root: Path) -> list[str]:
+    """Under the lock: remove orphan data files, staging folders and schema versions, and
+    temporary files when no attempt is pending. Returns what was removed."""
+    report = check_table(root)
+    if any(p.kind == "skipped" for p in report.notes):
+        return []
+    done: list[str] = []
+    for p in report.problems:
+        target = root / p.path
+        if p.kind in ("orphan-file", "orphan-schema"):
+            target.unlink(missing_ok=True)
+            done.append(f"removed {p.path}")
+        elif p.kind == "orphan-staging":
+            shutil.rmtree(target, ignore_errors=True)
+            done.append(f"removed {p.path}/")
+    if not report.stats.get("pending"):
+        for p in report.notes:
+            if p.kind == "temp-file":
+                (root / p.path).unlink(missing_ok=True)
+                done.append(f"removed {p.path}")
+    return done
+
+
+__all__ = [
+    "CheckReport",
+    "Problem",
+    "check_table",
+    "commit_defect",
+    "repair_table",
+]

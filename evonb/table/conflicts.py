@@ -1,0 +1,265 @@
+"""Conflict policies: what may commit after other commits landed since an operation started.
+
+Every write and every DDL commits under the table lock after asking the table's conflict
+policy about the commits completed since it started. The policy raises :class:`ConflictError`
+(naming the commit the operation lost to) or returns the schema version to record.
+
+The default, :class:`DefaultConflictPolicy`, follows Hudi's RFC-33 for schema changes and
+checks file groups like Hudi's optimistic concurrency control:
+
+- Two operations that touch the same file groups conflict: the later one fails. A file group is
+  touched when it is rewritten (copy-on-write upserts and deletes, overwrites, compaction) or
+  gets log blocks (merge-on-read upserts and deletes). Inserts always create new file groups.
+- An overwrite conflicts with any commit that added or removed data since it started.
+- A write that started before a schema change may commit after it only if the change was an
+  implicit column addition from another write, and only if it did not evolve the schema itself.
+- A DDL is validated against the schema it commits on top of (the table re-validates DDL text
+  against the latest schema under the lock); a DDL checked against the data (``SET NOT NULL``)
+  conflicts with any data commit since that check.
+- A rollback of completed commits conflicts with everything that started before it; clean
+  commits and rollbacks of failed attempts never conflict.
+
+A table picks another policy with the property ``evonb.conflict.policy``: ``"default"``,
+``"strict"`` (any commit since the start conflicts: serial execution) or ``"module:Class"``.
+The class is built with ``Class.from_table(root, properties)`` when it has that classmethod,
+else ``Class()``, and must implement :class:`ConflictPolicy`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from evonb.errors import ConflictError, EvoError
+from evonb.table.timeline import CommitRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.table.snapshot import DataFile
+    from evonb.table.table import Table
+
+POLICY_PROPERTY = "evonb.conflict.policy"
+DEFAULT_POLICY = "default"
+
+OperationKind = Literal["write", "ddl", "service"]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What an operation about to commit did, as a conflict policy sees it.
+
+    ``base_instant`` is the last completed commit when it started (``None`` on an empty
+    timeline) and ``base_schema_version`` the schema it was prepared against. ``schema_version``
+    is the version it creates (an evolving write or a DDL), else ``None``. ``schema_change`` is
+    ``"add_columns"`` (implicit column addition by a write), ``"evolve"`` (any other change by a
+    write) or ``"ddl"``. ``file_groups`` are the base files it rewrites or adds log blocks to.
+    ``reads_data``: its validity depends on the data (e.g. ``SET NOT NULL``).
+    """
+
+    kind: OperationKind
+    operation: str
+    action: str
+    base_instant: str | None
+    base_schema_version: str
+    schema_version: str | None = None
+    schema_change: str | None = None
+    file_groups: frozenset[str] = field(default_factory=frozenset)
+    reads_data: bool = False
+    instant: str | None = None
+
+    @property
+    def evolves(self) -> bool:
+        """Whether this operation creates a schema version."""
+        return self.schema_version is not None
+
+
+@runtime_checkable
+class ConflictPolicy(Protocol):
+    """Decides whether an operation may commit after the commits that landed since it began."""
+
+    def check(self, op: Operation, since: Sequence[CommitRecord]) -> str:
+        """Raise :class:`ConflictError` naming the commit ``op`` lost to, or return the schema
+        version to record in its commit. ``since`` is in instant order."""
+        ...
+
+
+def _schema_of(record: CommitRecord, current: str) -> str:
+    value = record.metadata.get("schema_version")
+    return str(value) if value is not None else current
+
+
+def _touches(record: CommitRecord) -> tuple[set[str], set[str]]:
+    """The file groups ``record`` rewrote (removed) and the ones it added log blocks to."""
+    meta = record.metadata
+    removed = {str(p) for p in meta.get("removed", ())}
+    logged = {str(e.get("base")) for e in meta.get("added", ())
+              if isinstance(e, Mapping) and e.get("kind") == "log" and e.get("base")}
+    return removed, logged
+
+
+def _changes_data(record: CommitRecord) -> bool:
+    meta = record.metadata
+    return bool(meta.get("added") or meta.get("removed"))
+
+
+def _describe(op: Operation) -> str:
+    return "DDL" if op.kind == "ddl" else op.operation
+
+
+def _lost(op: Operation, other: CommitRecord, reason: str) -> ConflictError:
+    return ConflictError(
+        f"Commit {other.instant} ({other.operation}) conflicts with this {_describe(op)}: "
+        f"{reason}",
+        winner=other.instant,
+        hint="re-read the table and run the operation again",
+    )
+
+
+class DefaultConflictPolicy:
+    """File-group conflicts plus Hudi RFC-33 for schema changes (see the module docstring)."""
+
+    def check(self, op: Operation, since: Sequence[CommitRecord]) -> str:
+        current = op.base_schema_version
+        for other in since:
+            meta = other.metadata
+            if other.action == "clean":
+                continue
+            if other.action == "rollback":
+                if meta.get("rolled_back"):
+                    raise _lost(op, other, "it rolled back commits this operation started after")
+                continue  # clean-up of failed attempts: changes nothing visible
+            version = _schema_of(other, current)
+            if version != current:
+                implicit = other.action != "alter" and meta.get("schema_change") == "add_columns"
+                if op.kind == "ddl":
+                    raise _lost(op, other, f"it changed the schema (to version {version}) "
+                                           "after this DDL was validated")
+                if op.evolves:
+                    raise _lost(op, other, "both change the schema")
+                if not implicit:
+                    raise _lost(op, other, "the table's schema changed while this "
+                                           f"{op.operation} was written")
+                current = version
+            removed, logged = _touches(other)
+            if op.operation == "overwrite" and _changes_data(other):
+                raise _lost(op, other, "it wrote to the table while this overwrite ran")
+            if op.file_groups & removed:
+                raise _lost(op, other, "it rewrote file groups this operation also touches "
+                                       f"(e.g. {sorted(op.file_groups & removed)[0]})")
+            if op.file_groups & logged:
+                raise _lost(op, other, "it added log blocks to file groups this operation "
+                                       f"also touches (e.g. {sorted(op.file_groups & logged)[0]})")
+            if op.reads_data and _changes_data(other):
+                raise _lost(op, other, "it changed the data this DDL was validated against")
+        return op.schema_version or current
+
+
+class StrictConflictPolicy:
+    """Serial execution: any commit since the operation started (other than clean and rollbacks
+    of failed attempts) makes it fail."""
+
+    def check(self, op: Operation, since: Sequence[CommitRecord]) -> str:
+        current = op.base_schema_version
+        for other in since:
+            if other.action == "clean" or (other.action == "rollback"
+                                           and not other.metadata.get("rolled_back")):
+                current = _schema_of(other, current)
+                continue
+            raise _lost(op, other, "it committed after this operation started (strict policy)")
+        return op.schema_version or current
+
+
+PolicyFactory = Callable[[Path, Mapping[str, str]], ConflictPolicy]
+
+_BUILTIN: dict[str, PolicyFactory] = {
+    "default": lambda root, props: DefaultConflictPolicy(),
+    "rfc33": lambda root, props: DefaultConflictPolicy(),
+    "strict": lambda root, props: StrictConflictPolicy(),
+}
+
+
+def policy_from_name(name: str | None) -> PolicyFactory:
+    """A factory ``(root, properties) -> ConflictPolicy`` for a policy name: ``"default"``,
+    ``"strict"`` or ``"module:Class"`` (``"module.Class"`` works too)."""
+    key = (name or DEFAULT_POLICY).strip()
+    if key.lower() in _BUILTIN:
+        return _BUILTIN[key.lower()]
+    module_name, sep, attr = key.partition(":")
+    if not sep:
+        module_name, _, attr = key.rpartition(".")
+    if not module_name or not attr:
+        raise EvoError(f"Unknown conflict policy {name!r}",
+                       hint=f"use one of {sorted(_BUILTIN)} or 'package.module:ClassName'")
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise EvoError(f"Cannot load conflict policy {name!r}: {exc}",
+                       hint=f"check the {POLICY_PROPERTY} table property") from None
+
+    def build(root: Path, properties: Mapping[str, str]) -> ConflictPolicy:
+        maker = getattr(target, "from_table", None)
+        policy = maker(root, properties) if callable(maker) else target()
+        if not isinstance(policy, ConflictPolicy):
+            raise EvoError(f"Conflict policy {name!r} built {policy!r}, which has no check()")
+        return policy
+
+    return build
+
+
+def policy_for(table: Table) -> ConflictPolicy:
+    """The conflict policy of ``table`` (table property ``evonb.conflict.policy``)."""
+    props = table._config.properties
+    return policy_from_name(props.get(POLICY_PROPERTY))(table.root, props)
+
+
+def commits_since(table: Table, base_instant: str | None) -> list[CommitRecord]:
+    """Completed commits after ``base_instant`` (all of them when it is ``None``)."""
+    if base_instant is None:
+        return table.timeline.completed()
+    return table.timeline.completed_after(base_instant)
+
+
+def check(table: Table, op: Operation) -> str:
+    """Under the lock: run ``table``'s policy on the commits since ``op`` started."""
+    return policy_for(table).check(op, commits_since(table, op.base_instant))
+
+
+def check_write(table: Table, mode: str, base: CommitRecord | None,
+                touched: Sequence[DataFile], *, evolved: bool,
+                schema_change: str | None = None, instant: str | None = None) -> str:
+    """The conflict check of a write (see :meth:`evonb.table.writes.WriteJob.run`): ``touched``
+    are the base files it rewrites or adds log blocks to. Returns the schema version to record
+    (for an evolving write, its own new version when ``instant`` is given)."""
+    from evonb.schema.schema import INITIAL_VERSION
+    from evonb.table.writes import ACTION
+
+    mor = mode in ("upsert", "delete") and table.table_type == "mor"
+    op = Operation(
+        kind="write",
+        operation=mode,
+        action="deltacommit" if mor else ACTION.get(mode, "commit"),
+        base_instant=base.instant if base else None,
+        base_schema_version=str(base.metadata.get("schema_version", INITIAL_VERSION))
+        if base else INITIAL_VERSION,
+        schema_version=(instant or "(new)") if evolved else None,
+        schema_change=(schema_change or "evolve") if evolved else None,
+        file_groups=frozenset(f.base or f.path if f.kind == "log" else f.path for f in touched),
+        instant=instant,
+    )
+    return check(table, op)
+
+
+__all__ = [
+    "POLICY_PROPERTY",
+    "ConflictPolicy",
+    "DefaultConflictPolicy",
+    "Operation",
+    "StrictConflictPolicy",
+    "check",
+    "check_write",
+    "commits_since",
+    "policy_for",
+    "policy_from_name",
+]

@@ -1,0 +1,163 @@
+"""``evonb check``: verification, repair, the CLI (tables built without Spark)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import evonb
+from evonb.__main__ import main
+from evonb.table.check import check_table, repair_table
+from tests.concurrency.helpers import run_cli
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def writer(pid: int) -> dict[str, object]:
+    return {"host": socket.gethostname(), "pid": pid, "pid_start": None,
+            "started": "2026-01-01T00:00:00.000+00:00"}
+
+
+def parquet(root: Path, rel: str) -> str:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": [1, 2]}), path)
+    return rel
+
+
+def commit_file(t, rel: str) -> str:
+    """A completed commit adding ``rel`` (a file named with the commit's instant)."""
+    inst = t.timeline.requested("commit", plan={"operation": "insert"})
+    name = rel.format(instant=inst.timestamp)
+    parquet(t.root, name)
+    t.timeline.complete(inst, {
+        "operation": "insert", "schema_version": t.schema.version_id, "removed": [],
+        "added": [{"path": name, "version": t.schema.version_id, "instant": inst.timestamp,
+                   "partition": "", "rows": 2, "bytes": 1, "kind": "base"}]})
+    return name
+
+
+@pytest.fixture
+def table(tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, v string", primary_key="id")
+    commit_file(t, "aaaa_0_{instant}.parquet")
+    t.alter("ALTER TABLE t ADD COLUMNS (x int)")
+    return t
+
+
+def kinds(report) -> list[str]:
+    return sorted(p.kind for p in report.problems)
+
+
+def test_a_healthy_table_is_clean(table) -> None:
+    report = check_table(table.path)
+    assert report.ok and report.stats["commits"] == 3 and report.stats["live_files"] == 1
+    assert main(["check", table.path]) == 0
+
+
+def test_failed_attempt_of_a_dead_writer_is_rolled_back(table) -> None:
+    inst = table.timeline.requested("commit", plan={"operation": "upsert",
+                                                    "writer": writer(dead_pid())})
+    ts = inst.timestamp
+    parquet(table.root, f"bbbb_0_{ts}.parquet")
+    (table.root / ".evo" / "staging" / ts).mkdir(parents=True)
+    table.timeline.inflight(inst, {"added": [f"bbbb_0_{ts}.parquet"]})
+    report = check_table(table.path)
+    assert kinds(report) == ["failed-attempt"]
+    assert report.problems[0].path == f".evo/timeline/{ts}.commit.inflight"
+    assert report.problems[0].repairable
+    fixed = repair_table(table.path)
+    assert fixed.ok, fixed.render()
+    assert any(ts in r for r in fixed.repaired)
+    assert not (table.root / f"bbbb_0_{ts}.parquet").exists()
+    assert not (table.root / ".evo" / "staging" / ts).exists()
+    assert table.timeline.last_completed().action == "rollback"
+
+
+def test_attempt_in_progress_is_a_note_and_force_rolls_it_back(table) -> None:
+    inst = table.timeline.requested("alter", plan={"writer": writer(os.getpid())})
+    report = check_table(table.path)
+    assert report.ok and [n.kind for n in report.notes] == ["in-progress"]
+    assert repair_table(table.path).notes[0].kind == "in-progress"
+    assert table.timeline.pending()
+    assert repair_table(table.path, force=True).ok
+    assert not table.timeline.pending() and not table.timeline.is_completed(inst)
+
+
+def test_orphans_are_reported_and_removed(table) -> None:
+    parquet(table.root, "p=1/cccc_3_20200101000000000.parquet")
+    (table.root / ".evo" / "staging" / "20200101000000000").mkdir(parents=True)
+    schemas = table.root / ".evo" / "schemas"
+    shutil.copy(schemas / f"{table.schema.version_id}.schema.json",
+                schemas / "20200101000000001.schema.json")
+    (schemas / ".20200101000000002.schema.json.x1y2.tmp").write_text("{")
+    report = check_table(table.path)
+    assert kinds(report) == ["orphan-file", "orphan-schema", "orphan-staging"]
+    assert {p.path for p in report.problems} == {
+        "p=1/cccc_3_20200101000000000.parquet", ".evo/schemas/20200101000000001.schema.json",
+        ".evo/staging/20200101000000000"}
+    assert [n.kind for n in report.notes] == ["temp-file"]
+    fixed = repair_table(table.path)
+    assert fixed.ok and not fixed.notes and len(fixed.repaired) == 4
+    assert not (table.root / "p=1/cccc_3_20200101000000000.parquet").exists()
+
+
+def test_missing_live_file_and_schema_are_problems_repair_cannot_fix(table) -> None:
+    live = next(iter(table.snapshot().files)).path
+    (table.root / live).unlink()
+    report = check_table(table.path)
+    assert kinds(report) == ["missing-file"] and report.problems[0].path == live
+    version = table.schema.version_id
+    (table.root / ".evo" / "schemas" / f"{version}.schema.json").unlink()
+    report = repair_table(table.path)
+    assert kinds(report) == ["missing-file", "missing-schema"]
+    assert main(["check", table.path]) == 1
+
+
+def test_corrupt_commit_is_named_and_repair_removes_nothing(table) -> None:
+    first = table.timeline.completed()[1]
+    path = table.root / ".evo" / "timeline" / f"{first.instant}.{first.action}"
+    path.write_text(path.read_text()[:40])
+    parquet(table.root, "dddd_0_20200101000000000.parquet")
+    report = repair_table(table.path)
+    assert kinds(report) == ["corrupt-metadata"]
+    assert report.problems[0].path == f".evo/timeline/{first.instant}.commit"
+    assert (table.root / "dddd_0_20200101000000000.parquet").exists()  # not judged an orphan
+
+
+def test_ill_formed_timeline(table) -> None:
+    (table.root / ".evo" / "timeline" / "not-an-instant.commit").write_text("{}")
+    last = table.timeline.last_completed()
+    (table.root / ".evo" / "timeline" / f"{last.instant}.commit.requested").write_text("{}")
+    report = check_table(table.path)
+    assert kinds(report) == ["timeline", "timeline"]
+
+
+def test_not_a_table(tmp_path) -> None:
+    assert kinds(check_table(tmp_path)) == ["not-a-table"]
+
+
+def test_cli_exit_codes_and_json(table) -> None:
+    ok = run_cli("check", table.path)
+    assert ok.returncode == 0 and "OK: no problems" in ok.stdout
+    parquet(table.root, "eeee_0_20200101000000000.parquet")
+    bad = run_cli("check", table.path, "--json")
+    assert bad.returncode == 1
+    data = json.loads(bad.stdout)
+    assert data["ok"] is False and data["problems"][0]["path"] == (
+        "eeee_0_20200101000000000.parquet")
+    fixed = run_cli("check", table.path, "--repair")
+    assert fixed.returncode == 0 and "removed eeee_0_20200101000000000.parquet" in fixed.stdout
+    assert run_cli("check").returncode == 2

@@ -1,0 +1,41 @@
+"""Executing the tutorial notebooks on real kernels (all at once: each starts its own Spark)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Exception | None]]:
+    """``{file name: (executed notebook, error or None)}`` for every tutorial notebook, run top
+    to bottom on a fresh ``python3`` kernel with its temporary folders under pytest's."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    work = tmp_path_factory.mktemp("notebooks")
+    tmp = work / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+
+    async def run(path: Path) -> tuple[Any, Exception | None]:
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(nb, kernel_name="python3", timeout=600,
+                                resources={"metadata": {"path": str(work)}})
+        try:
+            await client.async_execute(env=env)
+        except Exception as exc:  # reported by the tests, with the failing cell
+            return nb, exc
+        return nb, None
+
+    async def run_all() -> list[tuple[Any, Exception | None]]:
+        return await asyncio.gather(*(run(p) for p in NOTEBOOKS))
+
+    return dict(zip([p.name for p in NOTEBOOKS], asyncio.run(run_all()), strict=True))

@@ -1,0 +1,221 @@
+"""SIGKILL at random (and at chosen) points during writes, DDL, compaction and rewrites.
+
+A child process loops inserts, upserts, deletes, DDL, compaction and full rewrites on a
+merge-on-read table and logs each operation before (``intent``) and after (``done``) it. The
+parent kills the child's whole process group after a random delay, or the child kills itself at
+a named point of the commit protocol (files written, lock held, schema saved, just before or
+after the commit file, in the middle of rolling back a failed attempt). After every kill:
+
+- the table opens and reads exactly the committed state: the rows of every ``done`` operation,
+  and the operation in flight either entirely or not at all (never part of it);
+- ``evonb check --repair`` leaves a clean table; on every other kill the repair runs on a copy
+  and the next child's first operation rolls the failed attempt back instead.
+
+Most children attach to this test's JVM (see ``tests.stress.workers``); ``OWN_JVM_KILLS`` of
+them start their own Spark, and then the kill takes their JVM down with them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evonb
+from evonb.table.check import check_table, repair_table
+from tests.concurrency.helpers import child_env, gateway_env
+from tests.stress.workers import COLUMNS, read_log
+
+pytestmark = [pytest.mark.stress, pytest.mark.spark]
+
+KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "20"))
+OWN_JVM_KILLS = int(os.environ.get("EVONB_STRESS_OWN_JVM_KILLS", "1"))
+SEED = int(os.environ.get("EVONB_STRESS_SEED", "20261122"))
+POINT_WAIT = 120.0
+BASE_COLUMNS = ["id", "writer", "seq", "val"]
+# (kill point, on its n-th pass): each used once, spread over the run.
+# (A child's first commit may be the rollback record of the attempt its predecessor left.)
+POINTS = [("files-written", 1), ("lock-held", 2), ("schema-saved", 1), ("before-commit", 1),
+          ("after-commit", 2), ("before-commit", 3), ("files-written", 4), ("after-commit", 3),
+          ("rollback-undo", 1)]
+
+
+def plant_failed_attempt(path: Path) -> None:
+    """A pending commit of a dead process, with a data file, for the next child to undo."""
+    import socket
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    t = evonb.open_table(path)
+    inst = t.timeline.requested("commit", plan={"operation": "insert", "writer": {
+        "host": socket.gethostname(), "pid": dead.pid, "pid_start": None}})
+    pq.write_table(pa.table({"id": [0]}), path / f"planted_0_{inst.timestamp}.parquet")
+
+
+def wait_ready(proc: subprocess.Popen, log: Path, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(e["event"] == "ready" for e in read_log(log)):
+            return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.05)
+    raise AssertionError(f"child not ready after {timeout}s")
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # its JVM and Python workers too
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
+def quiesce(spark) -> None:
+    """Stop the jobs a killed attached child left running in our JVM, and wait for them."""
+    sc = spark.sparkContext
+    sc.cancelAllJobs()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        tracker = sc.statusTracker()
+        if not tracker.getActiveJobsIds() and not tracker.getActiveStageIds():
+            break
+        time.sleep(0.1)
+    time.sleep(0.3)
+
+
+def resolve(events: list[dict[str, Any]]) -> tuple[list[dict], dict | None]:
+    """Operations surely committed, and the one in flight when the child died (if any)."""
+    intents = {e["op"]: e for e in events if e["event"] == "intent"}
+    done = {e["op"] for e in events if e["event"] == "done"}
+    committed = [intents[op] for op in sorted(intents) if op in done]
+    pending = [intents[op] for op in sorted(intents) if op not in done]
+    assert len(pending) <= 1, pending
+    return committed, (pending[0] if pending else None)
+
+
+def apply(model: dict[int, str], columns: list[str], op: dict) -> tuple[dict, list[str]]:
+    model = dict(model)
+    if op["kind"] in ("insert", "upsert"):
+        model.update(dict.fromkeys(op["keys"], op["val"]))
+    elif op["kind"] == "delete":
+        for k in op["keys"]:
+            model.pop(k, None)
+    elif op["kind"] == "ddl":
+        columns = list(op["columns"])
+    return model, columns
+
+
+def observe(path: Path) -> tuple[dict[int, str], list[str], int]:
+    t = evonb.open_table(path)
+    df = t.read()
+    rows = [(r["id"], r["val"]) for r in df.select("id", "val").collect()]
+    extra = [c for c in df.columns if c not in BASE_COLUMNS]
+    return dict(rows), extra, len(rows)
+
+
+def test_sigkill_at_random_points(spark, tmp_path) -> None:
+    rng = random.Random(SEED)
+    path = tmp_path / "t"
+    t = evonb.create_table(path, "id bigint not null, writer int, seq int, val string",
+                           primary_key="id", table_type="mor")
+    t.write(spark.createDataFrame([(k, 0, 0, "init") for k in range(1, 9)], COLUMNS))
+    model: dict[int, str] = dict.fromkeys(range(1, 9), "init")
+    columns: list[str] = []
+    next_key = 100
+    attach_env = child_env(**gateway_env(spark))
+    own_jvm = set(rng.sample(range(KILLS), min(OWN_JVM_KILLS, KILLS)))
+    chosen = rng.sample([k for k in range(1, KILLS) if k not in own_jvm],
+                        min(len(POINTS), max(0, KILLS - 1 - len(own_jvm))))
+    points = dict(zip(chosen, POINTS, strict=False))
+    stats: Counter[str] = Counter()
+    started = time.monotonic()
+    for run in range(KILLS):
+        log = tmp_path / f"run{run}.log"
+        args = {"table": str(path), "log": str(log), "seed": SEED + run, "run": run,
+                "model": {str(k): v for k, v in model.items()}, "next_key": next_key,
+                "ddl_columns": columns, "spark": None if run in own_jvm else "attach"}
+        if run in points:
+            args["kill_at"], args["kill_nth"] = points[run]
+            if points[run][0] == "rollback-undo" and not t.timeline.pending():
+                plant_failed_attempt(path)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.stress.workers", "chaos", json.dumps(args)],
+            env=attach_env if run not in own_jvm else child_env(),
+            stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"run{run}.err", "w"),  # noqa: SIM115
+            start_new_session=True)
+        try:
+            wait_ready(proc, log, timeout=240 if run in own_jvm else 60)
+            if run in points:
+                try:
+                    proc.wait(timeout=POINT_WAIT)
+                    stats[f"point:{points[run][0]}"] += 1
+                except subprocess.TimeoutExpired:
+                    stats["point not reached (killed by timer)"] += 1
+            else:
+                time.sleep(rng.uniform(0.2, 3.0))
+        finally:
+            kill_group(proc)
+        if run not in own_jvm:
+            quiesce(spark)
+        err = (tmp_path / f"run{run}.err").read_text()[-3000:]
+        events = read_log(log)
+        assert proc.returncode == -signal.SIGKILL, (proc.returncode, err)
+        assert not any(e["event"] in ("conflict", "exit") for e in events), (events[-3:], err)
+
+        committed, in_flight = resolve(events)
+        for op in committed:
+            model, columns = apply(model, columns, op)
+        for e in events:
+            if e["event"] == "intent" and e.get("keys"):
+                next_key = max(next_key, max(e["keys"]) + 1)
+        got, got_columns, n_rows = observe(path)
+        assert n_rows == len(got), "a key is present twice"
+        if in_flight is not None:
+            with_op = apply(model, columns, in_flight)
+            if (got, got_columns) == with_op and (got, got_columns) != (model, columns):
+                model, columns = with_op
+                stats["in-flight op committed"] += 1
+            else:
+                stats["in-flight op not committed"] += 1
+            stats[f"killed during {in_flight['kind']}"] += 1
+        assert got == model, f"run {run}: rows differ from the committed state"
+        assert sorted(got_columns) == sorted(columns), (got_columns, columns)
+        stats["operations committed"] += len(committed)
+
+        pending = evonb.open_table(path).timeline.pending()
+        stats["kills leaving a failed attempt"] += bool(pending)
+        if run % 2 == 0 or run == KILLS - 1:
+            report = repair_table(path)
+        else:  # repair a copy; the next child's first operation rolls the attempt back
+            copy = tmp_path / f"copy{run}"
+            shutil.copytree(path, copy)
+            report = repair_table(copy)
+            shutil.rmtree(copy)
+        assert report.ok, f"run {run}:\n{report.render()}"
+    report = check_table(path)
+    assert report.ok, report.render()
+    assert observe(path)[0] == model
+    stats["kills"] = KILLS
+    stats["own-JVM kills"] = len(own_jvm)
+    stats["seconds"] = round(time.monotonic() - started)
+    print("kill figures:", json.dumps(dict(sorted(stats.items()))))
