@@ -8,7 +8,6 @@ import re
 from dataclasses import replace
 from html.parser import HTMLParser
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -190,7 +189,6 @@ def test_ddl_reads_back() -> None:
 @given(data=st.data())
 def test_ddl_is_a_fixed_point_of_reading_back(data: st.DataObject) -> None:
     """IDs, read defaults, nested defaults and element nullability are not DDL; the rest is."""
-    _need_parser()
     with decimal.localcontext(prec=80):  # strategies.py builds up to 38-digit decimals
         s = data.draw(schemas(max_depth=2, max_fields=5), label="schema")
     ddl = schema_to_ddl(s)
