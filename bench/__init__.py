@@ -16,7 +16,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.harness import HEADER, Case, Result, environment, evaluate, format_result, write_json
+from bench.harness import (
+    HEADER,
+    Case,
+    Result,
+    Side,
+    environment,
+    evaluate,
+    format_result,
+    write_json,
+)
 from bench.suite import BENCHMARKS, Context
 from bench.util import SIZES
 
@@ -36,10 +45,16 @@ def run_suite(
     spark: SparkSession | None = None,
     workdir: str | Path | None = None,
     keep: bool = False,
+    profile: bool = False,
     out: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Run the named benchmarks (all by default); return (and write) the results document."""
+    """Run the named benchmarks (all by default); return (and write) the results document.
+
+    ``profile`` runs each side once more after timing and records where its time went (the
+    Spark jobs it ran, and the time outside them).
+    """
     import evonb
+    from bench.util import profile_call
 
     selected = list(names) if names else list(BENCHMARKS)
     unknown = [n for n in selected if n not in BENCHMARKS]
@@ -51,11 +66,17 @@ def run_suite(
     spark = spark or evonb.session()
     env = environment(spark)
     out(f"evonb benchmarks: size={size} repeat={repeat} warmup={warmup} "
-        f"cores={env['cores']} spark={env['pyspark']} pyiceberg={env['pyiceberg'] or '-'} "
-        f"({env['date']})")
+        f"cores={env['cores']} load={env['load_average']} spark={env['pyspark']} "
+        f"pyiceberg={env['pyiceberg'] or '-'} ({env['date']})")
     out(HEADER)
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="evonb-bench-"))
     base.mkdir(parents=True, exist_ok=True)
+    profiler = None
+    if profile:
+        def profiler(side: Side) -> dict[str, Any]:
+            if side.prepare is not None:
+                side.prepare()
+            return profile_call(spark, side.run)
     results: list[Result] = []
     timings: dict[str, float] = {}
     try:
@@ -66,7 +87,7 @@ def run_suite(
             folder.mkdir(parents=True, exist_ok=True)
             try:
                 for item in BENCHMARKS[name](ctx):
-                    r = (evaluate(name, item, repeat=repeat, warmup=warmup)
+                    r = (evaluate(name, item, repeat=repeat, warmup=warmup, profiler=profiler)
                          if isinstance(item, Case) else item)
                     results.append(r)
                     out(format_result(r))
@@ -98,6 +119,7 @@ def run_suite(
         "seconds": round(total, 1),
         "seconds_by_benchmark": timings,
         "summary": counts,
+        "profiled": profile,
         "results": [r.to_dict() for r in results],
     }
     if json_path:

@@ -27,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder for the benchmark tables (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the benchmark tables after the run")
+    parser.add_argument("--profile", action="store_true",
+                        help="after timing, run each side once more and show where its time "
+                             "went (Spark jobs and their call sites, time outside jobs)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = parser.parse_args(argv)
     if args.list:
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeat must be >= 1 and --warmup >= 0")
     payload = run_suite(args.names or None, size=args.size, repeat=args.repeat,
                         warmup=args.warmup, json_path=args.json, workdir=args.workdir,
-                        keep=args.keep)
+                        keep=args.keep, profile=args.profile)
     return 1 if payload["summary"].get("ERROR") else 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import platform
 import statistics
@@ -52,6 +53,8 @@ class Case:
     check: Callable[[Result], bool] | None = None
     after: Callable[[Result], None] | None = None
     notes: list[str] = field(default_factory=list)
+    inner: tuple[int, int] = (1, 1)
+    same_calls: bool = False  # both sides make as many calls per sample (state that grows)
 
 
 @dataclass
@@ -71,34 +74,70 @@ class Result:
     baseline_samples_s: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
+    calls_per_sample: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _timed(side: Side) -> float:
-    if side.prepare is not None:
-        side.prepare()
+MIN_SAMPLE_S = 0.2
+"""Calls faster than this are repeated back to back within one sample (see :func:`measure`)."""
+MAX_INNER = 50
+
+
+def _timed(side: Side, inner: int = 1) -> float:
+    """Seconds per call of ``side``, averaged over ``inner`` back-to-back calls (each after its
+    untimed ``prepare``)."""
+    total = 0.0
     gc.collect()
-    start = time.perf_counter()
-    side.run()
-    return time.perf_counter() - start
+    for _ in range(inner):
+        if side.prepare is not None:
+            side.prepare()
+        start = time.perf_counter()
+        side.run()
+        total += time.perf_counter() - start
+    return total / inner
+
+
+def _inner(seconds: float) -> int:
+    if seconds >= MIN_SAMPLE_S:
+        return 1
+    return max(1, min(MAX_INNER, math.ceil(MIN_SAMPLE_S / max(seconds, 1e-6))))
 
 
 def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[float]]:
-    """Run both sides ``warmup + repeat`` times, alternating their order; the kept samples."""
+    """Run both sides ``warmup + repeat`` times, alternating which goes first; the kept samples.
+
+    A side whose first call takes under :data:`MIN_SAMPLE_S` is called several times back to
+    back per sample (so timer and scheduler noise average out); a sample is the mean per call.
+    """
+    inner = {id(case.evonb): 0, id(case.baseline): 0}
+
+    def sample(side: Side) -> float:
+        if inner[id(side)] == 0:
+            first = _timed(side)
+            if first >= MIN_SAMPLE_S:
+                inner[id(side)] = 1
+                return first
+            inner[id(side)] = _inner(min(first, _timed(side)))
+        if case.same_calls and all(inner.values()):
+            k = max(inner.values())
+            inner.update(dict.fromkeys(inner, k))
+        return _timed(side, inner[id(side)])
+
     evo: list[float] = []
     base: list[float] = []
     for i in range(warmup + repeat):
         if i % 2 == 0:
-            e = _timed(case.evonb)
-            b = _timed(case.baseline)
+            e = sample(case.evonb)
+            b = sample(case.baseline)
         else:
-            b = _timed(case.baseline)
-            e = _timed(case.evonb)
+            b = sample(case.baseline)
+            e = sample(case.evonb)
         if i >= warmup:
             evo.append(e)
             base.append(b)
+    case.inner = (inner[id(case.evonb)], inner[id(case.baseline)])
     return evo, base
 
 
@@ -112,8 +151,10 @@ def bar_text(case: Case) -> str:
     return "report only"
 
 
-def evaluate(benchmark: str, case: Case, *, repeat: int, warmup: int) -> Result:
-    """Time a case and judge it against its bar."""
+def evaluate(benchmark: str, case: Case, *, repeat: int, warmup: int,
+             profiler: Callable[[Side], dict[str, Any]] | None = None) -> Result:
+    """Time a case and judge it against its bar; with ``profiler``, profile one more
+    (untimed) run of each side."""
     evo, base = measure(case, repeat=repeat, warmup=warmup)
     e, b = statistics.median(evo), statistics.median(base)
     result = Result(
@@ -121,10 +162,16 @@ def evaluate(benchmark: str, case: Case, *, repeat: int, warmup: int) -> Result:
         evonb_label=case.evonb.label, baseline_label=case.baseline.label,
         evonb_median_s=e, baseline_median_s=b, ratio=(e / b) if b > 0 else None,
         bar=bar_text(case), evonb_samples_s=evo, baseline_samples_s=base,
-        notes=list(case.notes),
+        notes=list(case.notes), calls_per_sample=list(case.inner),
     )
+    if case.inner != (1, 1):
+        result.notes.append(f"calls per sample (mean): evonb {case.inner[0]}, baseline "
+                            f"{case.inner[1]}")
     if case.after is not None:
         case.after(result)
+    if profiler is not None:
+        result.metrics["profile"] = {"evonb": profiler(case.evonb),
+                                     "baseline": profiler(case.baseline)}
     if case.check is not None:
         ok = case.check(result)
     elif case.absolute_bar is not None:
@@ -166,12 +213,16 @@ HEADER = f"{'benchmark':<34} {'evonb':>9} {'baseline':>9} {'ratio':>7}  {'bar':<
 
 
 def format_result(r: Result) -> str:
+    from bench.util import format_profile
+
     line = (f"{r.name:<34} {fmt_s(r.evonb_median_s):>9} {fmt_s(r.baseline_median_s):>9} "
             f"{fmt_ratio(r.ratio):>7}  {r.bar:<26} {r.status}")
     lines = [line]
     if r.status != "SKIP" and (r.evonb_label or r.baseline_label):
         lines.append(f"    evonb: {r.evonb_label}  |  baseline: {r.baseline_label}")
     lines.extend(f"    {n}" for n in r.notes)
+    for side, prof in r.metrics.get("profile", {}).items():
+        lines.extend(f"    {line}" for line in format_profile(side, prof))
     return "\n".join(lines)
 
 

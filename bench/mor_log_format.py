@@ -68,7 +68,7 @@ def run(rows: int = 300_000, fraction: float = 0.01, repeat: int = 3, files: int
                                    properties={"evonb.mor.log_format": fmt})
             t.write(data)
             seeds = iter(range(2, 2 + 10 * repeat))
-            upsert = _timed(lambda t=t: t.write(updates(next(seeds)), mode="upsert"), repeat)
+            upsert = _timed(lambda t=t, s=seeds: t.write(updates(next(s)), mode="upsert"), repeat)
             read = _timed(lambda t=t: _aggregate(t.read()), repeat)
             log_bytes = sum(f.bytes for f in t.snapshot().logs)
             log_rows = sum(f.rows for f in t.snapshot().logs)

@@ -125,6 +125,32 @@ def build_evolved(ctx: Context, name: str = "evolved") -> tuple[Table, list[str]
     return t, log
 
 
+def _same_layout(ctx: Context, t: Table, snap: Any) -> Iterator[Case | Result]:
+    from pyspark.sql import functions as F
+
+    from evonb.table.layout import META_COMMIT_TIME
+
+    spark, size = ctx.spark, ctx.size
+    same = str(ctx.path("evolved_same_layout"))
+    with spark_conf(spark, parquet__block__size=str(size.block_size)):
+        for instant in sorted({f.instant for f in snap.files}):
+            parts = sum(1 for f in snap.files if f.instant == instant)
+            (t.read(meta_columns=True).filter(F.col(META_COMMIT_TIME) == instant)
+             .drop(META_COMMIT_TIME).repartitionByRange(parts, "id")
+             .write.mode("append").parquet(same))
+    same_files = len(list(Path(same).glob("*.parquet")))
+    yield Case(
+        name="evolved_read.scan_same_layout",
+        evonb=Side("t.read() full-scan aggregate of every column",
+                   lambda: full_aggregate(t.read())),
+        baseline=Side(f"Parquet with the table's file layout ({same_files} files, one write "
+                      "per slice), same aggregate",
+                      lambda: full_aggregate(spark.read.parquet(same))),
+        notes=["diagnostic, no bar: isolates the cost of schema evolution from the cost of "
+               "the table's smaller files"],
+    )
+
+
 def evolved_read(ctx: Context) -> Iterator[Case | Result]:
     """An evolved table (>= 10 schema versions, live files in each) against plain Parquet."""
     spark, size = ctx.spark, ctx.size
@@ -155,6 +181,12 @@ def evolved_read(ctx: Context) -> Iterator[Case | Result]:
                       lambda: full_aggregate(spark.read.parquet(plain))),
         bar=1.05, notes=[layout_note], after=check_equal,
     )
+
+    # A diagnostic (full size only, it costs 12 more writes): plain Parquet laid out like the
+    # evolved table (one write per slice, as many files), to tell the cost of evolution from
+    # the cost of more, smaller files.
+    if size.name == "full":
+        yield from _same_layout(ctx, t, snap)
 
     lo = size.rows // 2 + 7
     hi = lo + max(1, size.rows // 1000)
@@ -330,7 +362,7 @@ def ddl(ctx: Context) -> Iterator[Case | Result]:
         evonb=Side(f"ALTER ... RENAME COLUMN on the {n_many:,}-file table",
                    _renamer(evo_alter(many), "note")),
         baseline=Side("the same ALTER on the 1-file table", _renamer(evo_alter(one), "note")),
-        bar=1.2, notes=[build],
+        bar=1.2, notes=[build], same_calls=True,
     )
 
     if not has_pyiceberg():
@@ -361,9 +393,10 @@ def ddl(ctx: Context) -> Iterator[Case | Result]:
                    _renamer(evo_alter(many), "cat")),
         baseline=Side(f"pyiceberg update_schema().rename_column commit (SqlCatalog on sqlite, "
                       f"{len(paths):,}-file table)", _renamer(ice_rename, "cat")),
-        bar=1.0,
+        bar=1.0, same_calls=True,
         notes=["both tables hold the same rows in the same number of files, added in one "
-               "commit; each run renames a column to a new name"],
+               "commit; each run renames a column to a new name; both sides make the same "
+               "number of commits (each commit grows pyiceberg's metadata file)"],
     )
 
 
@@ -523,6 +556,13 @@ def _random_updates(ctx: Context, seed: int, ts: int) -> DataFrame:
     return keys.selectExpr(*[f"cast({e} as {t}) as `{n}`" for n, (t, e) in cols.items()])
 
 
+def _layout_note(t: Table) -> str:
+    snap = t.snapshot()
+    logs = getattr(snap, "logs", ())
+    return (f"{snap.rows:,} base rows in {len(snap.files)} file groups, "
+            f"{len(logs)} live log blocks")
+
+
 def _wrote_delta(t: Table) -> bool:
     last = t.timeline.last_completed()
     return last is not None and last.action == "deltacommit"
@@ -550,13 +590,21 @@ def mor_compaction(ctx: Context) -> Iterator[Case | Result]:
         i = next(rounds)
         t.write(_random_updates(ctx, i, i), mode="upsert")
 
+    def compacted(result: Result) -> None:
+        meta = t.timeline.last_completed().metadata
+        result.notes.append(f"last compaction: {len(meta.get('removed', ()))} files replaced, "
+                            f"{meta.get('logs_merged', '?')} log blocks merged, "
+                            f"{meta.get('rows_written', '?'):,} rows written")
+
     yield Case(
         name="mor_compaction",
         evonb=Side("t.compact() after a 1% random upsert (every file group has a delta)",
                    t.compact, prepare=lay_delta),
         baseline=Side(f"spark.read.parquet + write.parquet of the same {size.rows:,} rows",
                       lambda: spark.read.parquet(plain).write.mode("overwrite").parquet(out)),
-        bar=1.3,
+        bar=1.3, after=compacted,
+        notes=[f"before each compaction (untimed): an upsert of 1% random keys; "
+               f"{_layout_note(t)} at the start"],
     )
 
 
@@ -581,6 +629,7 @@ def mor_read(ctx: Context) -> Iterator[Case | Result]:
         baseline=Side("copy-on-write t.read() of the same rows",
                       lambda: full_aggregate(cow.read())),
         bar=1.5,
+        notes=[f"merge-on-read: {_layout_note(mor)}; copy-on-write: {_layout_note(cow)}"],
     )
 
 

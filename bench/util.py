@@ -177,7 +177,7 @@ def scan_metrics(df: DataFrame) -> dict[str, int]:
     }
 
 
-def stage_input(spark: SparkSession, group: str, timeout: float = 10.0) -> dict[str, int] | None:
+def stage_input(spark: SparkSession, group: str, timeout: float = 30.0) -> dict[str, int] | None:
     """Bytes and records read by the tasks of the jobs in ``group`` (Spark's REST API).
 
     The task metrics count what the Parquet reader actually read, so skipped row groups show
@@ -200,7 +200,7 @@ def stage_input(spark: SparkSession, group: str, timeout: float = 10.0) -> dict[
         while True:
             try:
                 with urllib.request.urlopen(
-                        f"{url}/api/v1/applications/{app}/stages/{sid}", timeout=5) as resp:
+                        f"{url}/api/v1/applications/{app}/stages/{sid}", timeout=20) as resp:
                     attempts = json.load(resp)
             except OSError:
                 return None
@@ -233,3 +233,93 @@ def collect_with_metrics(spark: SparkSession, df: DataFrame) -> tuple[list[Any],
 
 def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*.parquet"))
+
+
+# ----------------------------------------------------------------------------------- profiling
+def _rest(spark: SparkSession, path: str) -> Any:
+    sc = spark.sparkContext
+    url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/{path}"
+    with urllib.request.urlopen(url, timeout=20) as resp:
+        return json.load(resp)
+
+
+def _short_site(name: str) -> str:
+    """``collect at /any/where/evonb/table/writes.py:189`` -> ``collect at evonb/table/...``."""
+    for marker in ("/evonb/", "/bench/", "/pyspark/"):
+        head, sep, tail = name.rpartition(marker)
+        if sep:
+            verb = head.split(" at ")[0]
+            return f"{verb} at {marker.strip('/')}/{tail}"
+    return name
+
+
+def profile_call(spark: SparkSession, fn: Callable[[], Any]) -> dict[str, Any]:
+    """Run ``fn`` once and say where its time went: each Spark job it ran (its Python call
+    site, duration, input and shuffle bytes) and the wall time outside any job (driver-side
+    Python and JVM work: planning, listing, commits)."""
+    sc = spark.sparkContext
+    group = f"bench-profile-{uuid.uuid4().hex[:12]}"
+    sc.setJobGroup(group, "evonb benchmark profile")
+    start = time.perf_counter()
+    try:
+        fn()
+    finally:
+        wall = time.perf_counter() - start
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    jobs = []
+    if sc.uiWebUrl:
+        tracker = sc.statusTracker()
+        for job_id in sorted(tracker.getJobIdsForGroup(group)):
+            data = None
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    data = _rest(spark, f"jobs/{job_id}")
+                except OSError:
+                    data = None
+                    break
+                if data.get("status") != "RUNNING" and data.get("completionTime"):
+                    break
+                time.sleep(0.1)
+            if not data:
+                continue
+            stages = []
+            for sid in data.get("stageIds", ()):
+                with contextlib.suppress(OSError):
+                    stages.extend(a for a in _rest(spark, f"stages/{sid}")[:1])
+            jobs.append({
+                "job": job_id,
+                "site": _short_site(str(data.get("name", ""))),
+                "seconds": _duration(data.get("submissionTime"), data.get("completionTime")),
+                "tasks": data.get("numTasks", 0),
+                "input_bytes": sum(int(s.get("inputBytes", 0)) for s in stages),
+                "input_records": sum(int(s.get("inputRecords", 0)) for s in stages),
+                "shuffle_bytes": sum(int(s.get("shuffleWriteBytes", 0)) for s in stages),
+                "output_bytes": sum(int(s.get("outputBytes", 0)) for s in stages),
+            })
+    in_jobs = sum(j["seconds"] or 0 for j in jobs)
+    return {"wall_s": round(wall, 3), "in_spark_jobs_s": round(in_jobs, 3),
+            "outside_jobs_s": round(max(0.0, wall - in_jobs), 3), "jobs": jobs}
+
+
+def _duration(start: str | None, end: str | None) -> float | None:
+    from datetime import datetime
+
+    if not start or not end:
+        return None
+    fmt = "%Y-%m-%dT%H:%M:%S.%f%Z"
+    a = datetime.strptime(start.replace("GMT", "UTC"), fmt)
+    b = datetime.strptime(end.replace("GMT", "UTC"), fmt)
+    return round((b - a).total_seconds(), 3)
+
+
+def format_profile(label: str, prof: dict[str, Any]) -> list[str]:
+    lines = [f"profile {label}: {prof['wall_s']:.2f}s wall, {prof['in_spark_jobs_s']:.2f}s in "
+             f"{len(prof['jobs'])} Spark jobs, {prof['outside_jobs_s']:.2f}s outside jobs"]
+    for j in prof["jobs"]:
+        lines.append(
+            f"  job {j['job']}: {j['seconds'] or 0:.2f}s {j['tasks']} tasks, in "
+            f"{j['input_bytes']:,}B/{j['input_records']:,} rows, shuffle {j['shuffle_bytes']:,}B,"
+            f" out {j['output_bytes']:,}B - {j['site']}")
+    return lines

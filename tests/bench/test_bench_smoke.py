@@ -1,0 +1,75 @@
+"""The benchmark harness runs end to end at a tiny size (correctness of the harness, not speed).
+
+Every benchmark of the suite must report, for each of its comparisons, both sides measured and
+a ratio, or a skip for a stated reason (pyiceberg not installed, merge-on-read not available).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+STATUSES = {"PASS", "MISS", "INFO", "SKIP"}
+
+
+@pytest.fixture(scope="module")
+def results(spark, tmp_path_factory):
+    """The results document of one tiny run of the whole suite (in this process and session)."""
+    from bench import run_suite
+
+    folder = tmp_path_factory.mktemp("bench")
+    out = folder / "results.json"
+    lines: list[str] = []
+    payload = run_suite(size="tiny", repeat=1, warmup=0, json_path=out, spark=spark,
+                        workdir=folder / "work", out=lines.append)
+    on_disk = json.loads(out.read_text())
+    assert on_disk["results"] == json.loads(json.dumps(payload["results"], default=str))
+    return on_disk, lines
+
+
+def test_every_benchmark_reports(results):
+    from bench import BENCHMARKS
+
+    doc, lines = results
+    assert doc["size"] == "tiny" and doc["environment"]["cores"] >= 1
+    assert doc["benchmarks"] == list(BENCHMARKS)
+    by_benchmark = {r["benchmark"] for r in doc["results"]}
+    assert by_benchmark == set(BENCHMARKS), lines
+    for r in doc["results"]:
+        assert r["status"] in STATUSES, (r["name"], r["status"], r["notes"])
+        # pyiceberg is in the test extra and merge-on-read exists: nothing may be skipped
+        assert r["status"] != "SKIP", r
+        assert r["evonb_median_s"] > 0 and r["baseline_median_s"] > 0, r
+        assert r["ratio"] == pytest.approx(r["evonb_median_s"] / r["baseline_median_s"])
+        assert len(r["evonb_samples_s"]) == len(r["baseline_samples_s"]) == 1
+        assert r["bar"], r
+    # every case is printed on a line of its own that ends with its status
+    lines = "\n".join(lines).splitlines()
+    for r in doc["results"]:
+        assert any(line.startswith(r["name"]) and line.rstrip().endswith(r["status"])
+                   for line in lines), r["name"]
+
+
+def test_expected_cases(results):
+    doc, _ = results
+    names = {r["name"]: r for r in doc["results"]}
+    expected = {"evolved_read.scan", "evolved_read.filter", "evolved_read.arrow_vs_pyiceberg",
+                "ddl.scale", "ddl.vs_pyiceberg", "time_travel", "planning", "cow_upsert",
+                "mor_compaction", "mor_read", "notebook_alter"}
+    assert expected <= set(names)
+    # the selective filter's scan metrics were read from Spark
+    metrics = names["evolved_read.filter"]["metrics"]
+    assert metrics["matching_rows"] > 0
+    assert 0 < metrics["evonb"]["scan_output_rows"] <= metrics["table_rows"]
+    assert metrics["evonb"]["files_read"] > 0
+
+
+def test_cli_rejects_unknown_names(capsys):
+    from bench.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["no_such_benchmark"])
+    assert "unknown benchmark" in capsys.readouterr().err
