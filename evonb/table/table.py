@@ -450,7 +450,7 @@ class Table:
         if not targets:
             return
         df = self.read()
-        checks = [F.sum(F.when(F.col(_col_ref(base, c.field_id)).isNull(), 1).otherwise(0))
+        checks = [F.sum(F.when(_null_at(base, c.field_id), 1).otherwise(0))
                   .alias(str(i)) for i, c in enumerate(targets)]
         row = df.agg(*checks).collect()[0]
         for i, c in enumerate(targets):
@@ -717,6 +717,36 @@ class Table:
 def _sets_not_null(changes: SchemaDiff) -> bool:
     """Whether ``changes`` make a column NOT NULL (a DDL validated against the data)."""
     return any(c.new is False for c in changes.by_kind("nullability"))
+
+
+def _null_at(schema: Schema, field_id: int) -> Any:
+    """A Spark condition: the row holds a null at ``field_id`` (a struct member, array element
+    or map value at any depth; a null parent is no violation of the child's NOT NULL)."""
+    from pyspark.sql import functions as F
+
+    from evonb.schema.types import ArrayType, MapType
+
+    chain = [field_id]
+    while (parent := schema.parent_of(chain[-1])) != -1:
+        chain.append(parent)
+    chain.reverse()
+
+    def test(level: int, value: Any) -> Any:
+        if level == len(chain) - 1:
+            return value.isNull()
+        holder = schema.field_by_id(chain[level]).type
+        child = chain[level + 1]
+        if isinstance(holder, ArrayType):
+            inner = F.exists(value, lambda e: test(level + 1, e))
+        elif isinstance(holder, MapType):
+            if holder.key.id == child:
+                return F.lit(False)  # map keys are never null
+            inner = F.exists(F.map_values(value), lambda e: test(level + 1, e))
+        else:
+            inner = test(level + 1, value.getField(schema.field_by_id(child).name))
+        return value.isNotNull() & F.coalesce(inner, F.lit(False))
+
+    return test(0, F.col("`" + schema.field_by_id(chain[0]).name.replace("`", "``") + "`"))
 
 
 def _col_ref(schema: Schema, field_id: int) -> str:

@@ -39,7 +39,7 @@ from tests.stress.workers import COLUMNS, read_log
 
 pytestmark = [pytest.mark.stress, pytest.mark.spark]
 
-KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "20"))
+KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "30"))
 OWN_JVM_KILLS = int(os.environ.get("EVONB_STRESS_OWN_JVM_KILLS", "1"))
 SEED = int(os.environ.get("EVONB_STRESS_SEED", "20261122"))
 POINT_WAIT = 120.0
@@ -172,7 +172,7 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
                 except subprocess.TimeoutExpired:
                     stats["point not reached (killed by timer)"] += 1
             else:
-                time.sleep(rng.uniform(0.2, 3.0))
+                time.sleep(rng.uniform(0.2, 2.5))
         finally:
             kill_group(proc)
         if run not in own_jvm:

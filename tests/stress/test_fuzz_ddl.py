@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,7 +28,7 @@ pytestmark = [pytest.mark.stress, pytest.mark.spark]
 STATEMENTS = int(os.environ.get("EVONB_FUZZ_STATEMENTS", "2000"))
 OPERATIONS = int(os.environ.get("EVONB_FUZZ_OPERATIONS", "10000"))
 PER_TABLE = 20
-PER_UPDATE = 20
+PER_UPDATE = 25
 SETTINGS = {"deadline": None, "database": None,
             "derandomize": os.environ.get("EVONB_FUZZ_RANDOM") is None,
             "suppress_health_check": list(HealthCheck)}
@@ -146,40 +145,50 @@ COUNTS: Counter[str] = Counter()
 def update_calls(draw: st.DrawFn, existing: list[str]) -> list[tuple[str, tuple, dict]]:
     calls = []
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(existing) | st.sampled_from(ODD_NAMES))
+        path = draw(st.sampled_from(existing) | ODD)
         calls.append(draw(update_call(path, existing)))
     return calls
 
 
+ODD = st.sampled_from(ODD_NAMES)
+TYPE_NAMES = st.sampled_from(TYPES)
+VALUES = (st.none() | st.integers(-(2**70), 2**70) | st.text(max_size=5) | st.floats()
+          | st.booleans() | st.binary(max_size=3) | st.dates())
+CALL_KINDS = st.sampled_from(["add_column", "drop_column", "rename_column", "update_column_type",
+                              "set_nullable", "set_default", "drop_default", "set_comment",
+                              "move_first", "move_after", "move_before", "add_columns"])
+COMMENTS = st.none() | st.text(max_size=5)
+
+
 @st.composite
 def update_call(draw: st.DrawFn, path: str, existing: list[str]) -> tuple[str, tuple, dict]:
-    other = draw(st.sampled_from(existing) | st.sampled_from(ODD_NAMES))
-    kind = draw(st.sampled_from(["add_column", "drop_column", "rename_column",
-                                 "update_column_type", "set_nullable", "set_default",
-                                 "drop_default", "set_comment", "move_first", "move_after",
-                                 "move_before", "add_columns"]))
-    value: Any = draw(st.none() | st.integers(-(2**70), 2**70) | st.text(max_size=5)
-                      | st.floats() | st.booleans() | st.binary(max_size=3) | st.dates())
-    args: dict[str, tuple[tuple, dict]] = {
-        "add_column": ((f"{path}.{draw(st.sampled_from(ODD_NAMES))}" if draw(st.booleans())
-                        else draw(st.sampled_from(ODD_NAMES)), draw(st.sampled_from(TYPES))),
-                       {"nullable": draw(st.booleans()), "default": value,
-                        "after": other if draw(st.booleans()) else None}),
-        "drop_column": ((path,), {}),
-        "rename_column": ((path, draw(st.sampled_from(ODD_NAMES))), {}),
-        "update_column_type": ((path, draw(st.sampled_from(TYPES))), {}),
-        "set_nullable": ((path, draw(st.booleans())), {}),
-        "set_default": ((path, value), {}),
-        "drop_default": ((path,), {}),
-        "set_comment": ((path, draw(st.none() | st.text(max_size=5))), {}),
-        "move_first": ((path,), {}),
-        "move_after": ((path, other), {}),
-        "move_before": ((path, other), {}),
-        "add_columns": ((f"{quote(draw(st.sampled_from(ODD_NAMES)))} "
-                         f"{draw(st.sampled_from(TYPES))}",), {}),
-    }
-    a, k = args[kind]
-    return kind, a, k
+    """One random SchemaUpdate call (only the arguments it needs are drawn)."""
+    kind = draw(CALL_KINDS)
+
+    def other() -> str:
+        return draw(st.sampled_from(existing) | ODD)
+
+    if kind == "add_column":
+        name = draw(ODD)
+        target = f"{path}.{name}" if draw(st.booleans()) else name
+        return kind, (target, draw(TYPE_NAMES)), {
+            "nullable": draw(st.booleans()), "default": draw(VALUES),
+            "after": other() if draw(st.booleans()) else None}
+    if kind in ("drop_column", "drop_default", "move_first"):
+        return kind, (path,), {}
+    if kind == "rename_column":
+        return kind, (path, draw(ODD)), {}
+    if kind == "update_column_type":
+        return kind, (path, draw(TYPE_NAMES)), {}
+    if kind == "set_nullable":
+        return kind, (path, draw(st.booleans())), {}
+    if kind == "set_default":
+        return kind, (path, draw(VALUES)), {}
+    if kind == "set_comment":
+        return kind, (path, draw(COMMENTS)), {}
+    if kind in ("move_after", "move_before"):
+        return kind, (path, other()), {}
+    return kind, (f"{quote(draw(ODD))} {draw(TYPE_NAMES)}",), {}
 
 
 @settings(max_examples=max(1, STATEMENTS // PER_TABLE), **SETTINGS)
@@ -224,8 +233,8 @@ def test_fuzzed_schema_updates_in_memory(schema, data) -> None:
     from evonb.schema.schema import Schema
 
     update = SchemaUpdate(schema, allow_set_not_null=True)
+    current = schema
     for _ in range(PER_UPDATE):
-        current = update.apply()
         existing = current.paths() or ["x"]
         name, args, kwargs = data.draw(update_call(data.draw(st.sampled_from(existing)),
                                                    existing))
@@ -239,11 +248,12 @@ def test_fuzzed_schema_updates_in_memory(schema, data) -> None:
         except Exception as exc:  # pragma: no cover - the failure being looked for
             raise AssertionError(f"{type(exc).__name__} from {name}{args}{kwargs}") from exc
         try:
-            update.apply()
+            current = update.apply()
             update.preview()
         except EvoError:
             COUNTS["update rejected at apply"] += 1
-            update = SchemaUpdate(Schema.from_dict(state[0]), allow_set_not_null=True)
+            current = Schema.from_dict(state[0])
+            update = SchemaUpdate(current, allow_set_not_null=True)
             continue
         except Exception as exc:  # pragma: no cover
             raise AssertionError(f"{type(exc).__name__} applying {name}{args}{kwargs}") from exc
