@@ -222,7 +222,7 @@ class Table:
         self.timeline = Timeline(root)
         self._store = SchemaStore(root)
         self._layouts: dict[str, Layout] = {}
-        self._snapshots: dict[str | None, Snapshot] = {}
+        self._snapshots: dict[tuple[int, str] | None, Snapshot] = {}
 
     # ---------------------------------------------------------------- basics
     @property
@@ -392,7 +392,7 @@ class Table:
         if as_of is not None:
             target = self.commit(as_of).instant
             commits = [c for c in commits if c.instant <= target]
-        key = commits[-1].instant if commits else None
+        key = (len(commits), commits[-1].instant) if commits else None
         cached = self._snapshots.get(key)
         if cached is not None and len(self._snapshots) < 64:
             return cached
@@ -483,6 +483,9 @@ class Table:
         saved = False
         try:
             with self._locked():
+                from evonb.table.writes import ensure_in_order
+
+                ensure_in_order(self, inst.timestamp)
                 latest = self.schema
                 if latest.version_id != base.version_id:
                     # Serialized by the lock: validate against the schema committed meanwhile.
