@@ -8,6 +8,7 @@ reserved names ``element``, ``key`` and ``value``. ``str(type)`` is Spark's simp
 from __future__ import annotations
 
 import dataclasses
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
@@ -32,8 +33,9 @@ class Type:
         """The fields directly under this type (empty for primitives)."""
         return ()
 
+    @abstractmethod
     def simple_string(self) -> str:
-        raise NotImplementedError  # pragma: no cover - every subclass defines it
+        """Spark's simple string for this type (every concrete type defines it)."""
 
     def __str__(self) -> str:
         return self.simple_string()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any
 
 
@@ -12,10 +13,12 @@ class FallbackMixin:
     untrusted notebook) show the static HTML or the text.
     """
 
+    @abstractmethod
     def fallback_html(self) -> str:
         """Static HTML showing what the widget shows."""
         raise NotImplementedError
 
+    @abstractmethod
     def fallback_text(self) -> str:
         """Plain text showing what the widget shows."""
         raise NotImplementedError
