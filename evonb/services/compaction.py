@@ -186,6 +186,8 @@ def compact(table: Table, *, upgrade_schema: bool = True,
                 "rows_written": sum(f.rows for f in added),
             })
     except BaseException:
+        if table.timeline.is_completed(inst):
+            raise  # interrupted after the commit point: the files belong to the table
         remove_files(table.root, added)
         table.timeline.abort(inst)
         raise

@@ -55,22 +55,9 @@ def _numeric(t: Type) -> bool:
 
 def rewrite_update(schema: Schema, ddl: str) -> SchemaUpdate:
     """The schema change of ``ddl``, allowing type changes that need a rewrite."""
-    from evonb.sql import apply as sql_apply
-    from evonb.sql.statements import CreateTable
+    from evonb.sql.apply import ddl_to_update
 
-    update = SchemaUpdate(schema, allow_set_not_null=True, allow_rewrite_type_changes=True)
-    items = sql_apply._with_sources(ddl)
-    for number, (statement, source) in enumerate(items, 1):
-        try:
-            if isinstance(statement, CreateTable):
-                raise SchemaEvolutionError("A rewrite takes ALTER TABLE statements, not CREATE "
-                                           "TABLE")
-            sql_apply._apply(update, schema, statement)
-        except EvoError as exc:
-            where = f"statement {number} of {len(items)}" if len(items) > 1 else "statement"
-            exc.add_note(f"in DDL {where}" + (f": {source}" if source else ""))
-            raise
-    return update
+    return ddl_to_update(schema, ddl, allow_set_not_null=True, allow_rewrite_type_changes=True)
 
 
 def _spark(t: Type) -> Any:
@@ -293,6 +280,8 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
                 saved = True
             record = table.timeline.complete(inst, metadata)
     except BaseException:
+        if table.timeline.is_completed(inst):
+            raise  # interrupted after the commit point: the files belong to the table
         remove_files(table.root, added)
         if saved:
             table._drop_version(instant)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evonb.schema.spark_convert import type_to_spark
+from evonb.schema.defaults import sql_literal
+from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
 from evonb.schema.types import StructType
 from evonb.table.read_plan import (
     Cast,
@@ -68,11 +69,23 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def spark_read_type(struct: StructType) -> SparkStructType:
-    """A plain Spark read schema (names and types only, no field-ID metadata)."""
+def spark_read_type(struct: StructType, defaults: tuple[tuple[str, Lit], ...] = ()
+                    ) -> SparkStructType:
+    """A plain Spark read schema (names and types only, no field-ID metadata); top-level
+    columns named in ``defaults`` carry their constant as ``EXISTS_DEFAULT``, which the Parquet
+    reader fills into files that lack the column."""
     from pyspark.sql import types as T
 
-    return T.StructType([_plain_field(f) for f in struct.fields])
+    filled = {name: sql_literal(lit.value, lit.type) for name, lit in defaults}
+    fields = []
+    for f in struct.fields:
+        plain = _plain_field(f)
+        if f.name in filled:
+            text = filled[f.name]
+            plain = T.StructField(plain.name, plain.dataType, True,
+                                  {EXISTS_DEFAULT_KEY: text, CURRENT_DEFAULT_KEY: text})
+        fields.append(plain)
+    return T.StructType(fields)
 
 
 def _plain_field(f) -> object:
@@ -100,7 +113,8 @@ def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ..
     """Read one scan group and project it onto the query columns."""
     from pyspark.sql import functions as F
 
-    df = spark.read.schema(spark_read_type(group.read_type)).parquet(*group.files)
+    read_type = spark_read_type(group.read_type, group.read_defaults)
+    df = spark.read.schema(read_type).parquet(*group.files)
     cols = [to_column(e).alias(name) for name, e in group.columns]
     if with_file:
         cols.append(F.col("_metadata.file_path").alias("_evo_file"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -33,12 +34,14 @@ Strategy = Literal["merged", "union"]
 
 
 def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: VersionLookup,
-              *, meta: bool = False, strategy: Strategy = "merged") -> list[ScanGroup]:
+              *, meta: bool = False, strategy: Strategy = "merged",
+              native_defaults: bool = False) -> list[ScanGroup]:
     """The scan groups that read ``files`` into ``query`` (pure: no Spark).
 
     ``merged`` (the default) reads every file in one scan by stable physical names; ``union``
     reads each schema version with its own scan and unions them (simpler, slower; kept as a
-    cross-check).
+    cross-check). ``native_defaults`` lets the Parquet reader fill read defaults where it can
+    (see :func:`evonb.table.read_plan.plan_merged`).
     """
     by_version: dict[str, list[DataFile]] = {}
     for f in files:
@@ -50,7 +53,8 @@ def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: Ve
             parts.append(VersionFiles(schema, layout,
                                       frozenset(Path(f.path).name for f in members)))
         paths = tuple(str(root / f.path) for f in files)
-        return [_with_meta(plan_merged(query, parts, paths), meta, files)]
+        merged = plan_merged(query, parts, paths, native_defaults=native_defaults)
+        return [_with_meta(merged, meta, files)]
     groups = []
     for version, members in sorted(by_version.items()):
         schema, layout = versions(version)
@@ -75,22 +79,32 @@ def _with_meta(group: ScanGroup, meta: bool, files: Sequence[DataFile]) -> ScanG
             foreign.setdefault(f.instant, set()).add(Path(f.path).name)
     for instant, names in sorted(foreign.items()):
         expr = DefaultIn(frozenset(names), Lit(instant, STRING), expr)
-    return ScanGroup(
-        group.version_id, group.files,
-        StructType((*group.read_type.fields, meta_field)),
-        (*group.columns, (META_COMMIT_TIME, expr)),
-    )
+    return replace(group, read_type=StructType((*group.read_type.fields, meta_field)),
+                   columns=(*group.columns, (META_COMMIT_TIME, expr)))
 
 
 def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query: Schema,
                versions: VersionLookup, *, meta: bool = False,
                with_file: bool = False, strategy: Strategy = "merged") -> DataFrame:
     """One DataFrame in ``query``'s schema over ``files`` (each read with its own version)."""
-    groups = plan_read(root, files, query, versions, meta=meta, strategy=strategy)
+    groups = plan_read(root, files, query, versions, meta=meta, strategy=strategy,
+                       native_defaults=reader_fills_defaults(spark))
     frames = [scan_group(spark, g, with_file=with_file) for g in groups]
     if not frames:
         return empty_frame(spark, query, meta=meta, with_file=with_file)
     return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def reader_fills_defaults(spark: SparkSession) -> bool:
+    """Whether Spark's Parquet reader can be trusted to fill missing columns with their
+    ``EXISTS_DEFAULT``: only the vectorized reader (nested columns included) does it right; the
+    row-based reader puts defaults in the wrong column."""
+    conf = spark.conf
+    return all(conf.get(key, "true").strip().lower() == "true" for key in (
+        "spark.sql.parquet.enableVectorizedReader",
+        "spark.sql.parquet.enableNestedColumnVectorizedReader",
+        "spark.sql.defaultColumn.enabled",
+    ))
 
 
 def empty_frame(spark: SparkSession, query: Schema, *, meta: bool = False,

@@ -38,18 +38,22 @@ def ddl_to_update(
     text_or_statements: str | Statement | Sequence[Statement],
     *,
     allow_set_not_null: bool = False,
+    allow_rewrite_type_changes: bool = False,
 ) -> SchemaUpdate:
     """One :class:`SchemaUpdate` holding every ALTER statement of the text, in order.
 
     Paths resolve against ``schema`` (so two renames can swap names). All statements must name
-    the same table; CREATE TABLE is refused. Errors are the schema layer's own
+    the same table; CREATE TABLE is refused. The ``allow_*`` flags are passed to
+    :class:`SchemaUpdate` (``Table.rewrite`` allows type changes that need a rewrite). Errors are
+    the schema layer's own
     (:class:`~evonb.errors.ColumnNotFoundError`, :class:`~evonb.errors.SchemaEvolutionError`,
     ...) with a note naming the statement that failed.
     """
     from evonb.schema.evolution import SchemaUpdate
 
     items = _with_sources(text_or_statements)
-    update = SchemaUpdate(schema, allow_set_not_null=allow_set_not_null)
+    update = SchemaUpdate(schema, allow_set_not_null=allow_set_not_null,
+                          allow_rewrite_type_changes=allow_rewrite_type_changes)
     tables: dict[str, str] = {}
     for number, (statement, source) in enumerate(items, 1):
         try:

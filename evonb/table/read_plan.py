@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evonb.schema.schema import Schema
-from evonb.schema.types import ArrayType, MapType, NestedField, StructType, Type
+from evonb.schema.types import (
+    BINARY,
+    ArrayType,
+    DecimalType,
+    MapType,
+    NestedField,
+    StructType,
+    Type,
+)
 from evonb.table.layout import Layout
 
 
@@ -85,12 +93,17 @@ class ForEachValue(Expr):
 
 @dataclass(frozen=True, slots=True)
 class ScanGroup:
-    """Files read by one scan: their schema version, the physical read type, the projection."""
+    """Files read by one scan: their schema version, the physical read type, the projection.
+
+    ``read_defaults`` are top-level physical columns that the Parquet reader itself fills with a
+    constant in files that lack them (Spark's ``EXISTS_DEFAULT``), by physical name.
+    """
 
     version_id: str
     files: tuple[str, ...]
     read_type: StructType
     columns: tuple[tuple[str, Expr], ...]
+    read_defaults: tuple[tuple[str, Lit], ...] = ()
 
 
 def physical_type(t: Type, layout: Layout) -> Type:
@@ -286,9 +299,31 @@ def _with_default(query: NestedField, sources: list[Source], all_names: frozense
     return DefaultIn(lacking, Lit(query.default, query.type), value)
 
 
-def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, ...]
-                ) -> ScanGroup:
-    """One scan over ``files`` (written with ``versions``) projected onto ``query``."""
+def native_default(query: NestedField, value: Expr, read_type: StructType) -> str | None:
+    """The physical column whose missing values the reader can fill with ``query``'s default,
+    or None: only a primitive column read as it is stored (no cast, one generation) of a type
+    that Spark's vectorized Parquet reader fills correctly (not binary, decimals of precision
+    at most 18)."""
+    if not isinstance(value, Col) or not _fillable(query.type):
+        return None
+    stored = next((f for f in read_type.fields if f.name == value.name), None)
+    return value.name if stored is not None and stored.type == query.type else None
+
+
+def _fillable(t: Type) -> bool:
+    if isinstance(t, DecimalType):
+        return t.precision <= 18
+    return t.is_primitive and t is not BINARY
+
+
+def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, ...],
+                *, native_defaults: bool = False) -> ScanGroup:
+    """One scan over ``files`` (written with ``versions``) projected onto ``query``.
+
+    With ``native_defaults``, a top-level column that some files lack and whose read default the
+    Parquet reader can fill (see :func:`native_default`) is left to the reader rather than
+    chosen per row by file name: the scan stays a plain column read, with filter pushdown.
+    """
     ordered = sorted(versions, key=lambda v: v.schema.version_id, reverse=True)
     all_names = frozenset().union(*(v.names for v in ordered)) if ordered else frozenset()
     physical: dict[str, list[Type]] = {}
@@ -306,13 +341,20 @@ def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, .
         NestedField(i + 1, names[k], merge_types(physical[k])) for i, k in enumerate(order)
     ))
     columns = []
+    read_defaults = []
     for q in query.fields:
         sources = []
         for v in ordered:
             if v.schema.has_id(q.id) and v.schema.parent_of(q.id) == -1:
                 f = v.schema.field_by_id(q.id)
                 sources.append((f, v.layout, Col(v.layout.name(f.id)), v.names))
-        columns.append((q.name, _with_default(q, sources, all_names, 0)))
+        expr = _with_default(q, sources, all_names, 0)
+        if native_defaults and isinstance(expr, DefaultIn):
+            filled = native_default(q, expr.value, read_type)
+            if filled is not None:
+                read_defaults.append((filled, expr.default))
+                expr = expr.value
+        columns.append((q.name, expr))
     version_id = ordered[0].schema.version_id if ordered else query.version_id
     return ScanGroup(version_id=version_id, files=files, read_type=read_type,
-                     columns=tuple(columns))
+                     columns=tuple(columns), read_defaults=tuple(read_defaults))

@@ -60,3 +60,28 @@ def test_one_scan_plan():
     string = v3.find("b2").type
     assert cols["b2"] == Coalesce((Col("b2"), Cast(Col("a"), string)))
     assert cols["b"] == DefaultIn(frozenset({"f1"}), Lit("d", v3.find("b").type), Col("b__6"))
+
+
+def test_one_scan_plan_with_reader_filled_defaults():
+    """With ``native_defaults`` the re-added string column is a plain column whose default the
+    reader fills in files that lack ``b__6``; binary and wide decimals keep the per-file choice."""
+    (v1, l1), (v2, l2), (v3, l3) = _versions()
+    parts = [VersionFiles(v1, l1, frozenset({"f1"})), VersionFiles(v2, l2, frozenset({"f2"})),
+             VersionFiles(v3, l3, frozenset({"f3"}))]
+    group = plan_merged(v3, parts, ("f1", "f2", "f3"), native_defaults=True)
+    cols = dict(group.columns)
+    assert cols["b"] == Col("b__6")
+    assert group.read_defaults == (("b__6", Lit("d", v3.find("b").type)),)
+    assert plan_merged(v3, parts, ("f1", "f2", "f3")).read_defaults == ()
+
+    v4 = (SchemaUpdate(v3).add_column("raw", "binary", default=b"\x01")
+          .add_column("big", "decimal(20,2)", default="1.50")
+          .add_column("small", "decimal(18,2)", default="2.50")
+          .apply(version_id="20260103000000000"))
+    l4 = derive_layout(v4, (v3, l3))
+    group = plan_merged(v4, [*parts, VersionFiles(v4, l4, frozenset({"f4"}))],
+                        ("f1", "f2", "f3", "f4"), native_defaults=True)
+    cols = dict(group.columns)
+    assert isinstance(cols["raw"], DefaultIn) and isinstance(cols["big"], DefaultIn)
+    assert cols["small"] == Col("small")
+    assert [name for name, _ in group.read_defaults] == ["b__6", "small"]
