@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from evonb.errors import DataValidationError, EvoError, SchemaEvolutionError
+from evonb.errors import DataValidationError, EvoError
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
@@ -25,7 +25,9 @@ from evonb.schema.types import (
     INT,
     SMALLINT,
     TINYINT,
+    ArrayType,
     DecimalType,
+    MapType,
     NestedField,
     StructType,
     Type,
@@ -93,35 +95,55 @@ def _quote(name: str) -> str:
 
 
 class _Retype:
-    """The retyped fields of one rewrite, and how to convert the source rows."""
+    """The retyped fields of one rewrite, and how to convert the source rows (at any depth:
+    struct members, array elements and map values are converted in place)."""
 
     def __init__(self, source: Schema, target: Schema, layout: Layout, ids: list[int]) -> None:
         self.source, self.target, self.layout = source, target, layout
         self.ids = set(ids)
-        for fid in ids:
-            chain = fid
-            while source.parent_of(chain) != -1:
-                chain = source.parent_of(chain)
-                if not isinstance(source.field_by_id(chain).type, StructType):
-                    raise SchemaEvolutionError(
-                        f"A rewrite cannot change the type of {source.path_of(fid)!r} inside an "
-                        "array or map", path=source.path_of(fid), field_id=fid,
-                        hint="retype top-level columns or fields of structs")
 
-    def column(self, f: NestedField, src: Column, fit_checks: list[tuple[int, Column, Column]]
-               ) -> Column:
-        """The value of source field ``f`` after the type changes under it."""
+    def column(self, f: NestedField, src: Column) -> Column:
+        """The value of source field ``f`` after the type changes under it (null where a value
+        does not fit)."""
         from pyspark.sql import functions as F
 
         if f.id in self.ids:
-            new = self.target.field_by_id(f.id).type
-            fit_checks.append((f.id, fits(src, f.type, new), src))
-            return converted(src, f.type, new)
-        if isinstance(f.type, StructType) and self._under(f):
-            members = [self.column(c, src.getField(self.layout.name(c.id)), fit_checks)
-                       .alias(self.layout.name(c.id)) for c in f.type.fields]
+            return converted(src, f.type, self.target.field_by_id(f.id).type)
+        if not self._under(f):
+            return src
+        t = f.type
+        if isinstance(t, StructType):
+            members = [self.column(c, src.getField(self.layout.name(c.id)))
+                       .alias(self.layout.name(c.id)) for c in t.fields]
             return F.when(src.isNull(), F.lit(None)).otherwise(F.struct(*members))
-        return src
+        if isinstance(t, ArrayType):
+            return F.transform(src, lambda x: self.column(t.element, x))
+        if isinstance(t, MapType):
+            return F.transform_values(src, lambda _k, v: self.column(t.value, v))
+        return src  # pragma: no cover - primitives are retyped themselves or untouched
+
+    def misfits(self, f: NestedField, src: Column) -> list[tuple[int, Column]]:
+        """For each retyped field under ``f`` (in a fixed order): an array column of the values
+        in the row that do not fit their new type."""
+        from pyspark.sql import functions as F
+
+        if f.id in self.ids:
+            old, new = f.type, self.target.field_by_id(f.id).type
+            return [(f.id, F.filter(F.array(src), lambda v: ~fits(v, old, new)))]
+        if not self._under(f):
+            return []
+        t = f.type
+        if isinstance(t, StructType):
+            return [check for c in t.fields
+                    for check in self.misfits(c, src.getField(self.layout.name(c.id)))]
+        inner = t.element if isinstance(t, ArrayType) else t.value  # type: ignore[union-attr]
+        values = src if isinstance(t, ArrayType) else F.map_values(src)
+        ids = [fid for fid, _ in self.misfits(inner, F.lit(None))]
+
+        def nth(k: int) -> Callable[[Column], Column]:
+            return lambda x: self.misfits(inner, x)[k][1]
+
+        return [(fid, F.flatten(F.transform(values, nth(k)))) for k, fid in enumerate(ids)]
 
     def _under(self, f: NestedField) -> bool:
         from evonb.schema.schema import walk
@@ -156,8 +178,7 @@ class _Retype:
         group = plan_group(query, shaped, self.layout, ())
 
         def apply(df: DataFrame) -> DataFrame:
-            checks: list[tuple[int, Column, Column]] = []
-            cols = [self.column(f, F.col(_quote(self.layout.name(f.id))), checks)
+            cols = [self.column(f, F.col(_quote(self.layout.name(f.id))))
                     .alias(self.layout.name(f.id)) for f in self.source.fields]
             df = df.select(*cols, F.col(META_COMMIT_TIME))
             out = [to_column(e).alias(name) for name, e in group.columns]
@@ -170,28 +191,26 @@ def _validate(table: Table, data: DataFrame, retype: _Retype, *, on_cast_error: 
     """Count the values that do not fit; raise or return the counts (by column path)."""
     from pyspark.sql import functions as F
 
-    checks: list[tuple[int, Column, Column]] = []
-    for f in retype.source.fields:
-        retype.column(f, F.col(_quote(retype.layout.name(f.id))), checks)
+    checks = [check for f in retype.source.fields
+              for check in retype.misfits(f, F.col(_quote(retype.layout.name(f.id))))]
     if not checks:
         return {}
-    row = data.agg(*[F.sum(F.when(~ok, 1).otherwise(0)).alias(f"c{i}")
-                     for i, (_, ok, _) in enumerate(checks)]).collect()[0]
-    counts = {fid: int(row[f"c{i}"] or 0) for i, (fid, _, _) in enumerate(checks)}
-    failing = [(fid, ok, src) for fid, ok, src in checks if counts[fid]]
+    row = data.agg(*[F.sum(F.greatest(F.size(bad), F.lit(0))).alias(f"c{i}")
+                     for i, (_, bad) in enumerate(checks)]).collect()[0]
+    counts = {fid: int(row[f"c{i}"] or 0) for i, (fid, _) in enumerate(checks)}
+    failing = [(fid, bad) for fid, bad in checks if counts[fid]]
     if not failing:
         return {}
     source, target = retype.source, retype.target
-    keys = [F.col(_quote(retype.layout.name(i))) for i in table._config.primary_key_ids]
-    required = [fid for fid, _, _ in failing if not target.field_by_id(fid).nullable]
+    required = [fid for fid, _ in failing if not target.field_by_id(fid).nullable]
     if on_cast_error == "fail" or required:
-        fid, ok, src = failing[0]
+        fid, bad = failing[0]
         path = source.path_of(fid)
         old, new = source.field_by_id(fid).type, target.field_by_id(fid).type
-        rows = data.filter(~ok).select(*keys, src.alias("__value")).limit(EXAMPLES).collect()
+        rows = data.select(F.explode(bad).alias("__value")).limit(EXAMPLES).collect()
         examples = [r["__value"] for r in rows]
-        total = sum(counts[f] for f, _, _ in failing)
-        others = "".join(f"; {source.path_of(f)}: {counts[f]}" for f, _, _ in failing[1:])
+        total = sum(counts[f] for f, _ in failing)
+        others = "".join(f"; {source.path_of(f)}: {counts[f]}" for f, _ in failing[1:])
         why = ("" if on_cast_error == "fail"
                else f" and {path!r} is NOT NULL, so they cannot become null")
         raise DataValidationError(
@@ -202,7 +221,7 @@ def _validate(table: Table, data: DataFrame, retype: _Retype, *, on_cast_error: 
             examples=examples,
             hint="fix or filter those rows first, or pass on_cast_error='null' to write nulls",
         )
-    return {source.path_of(fid): counts[fid] for fid, _, _ in failing}
+    return {source.path_of(fid): counts[fid] for fid, _ in failing}
 
 
 def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError = "fail",

@@ -27,42 +27,60 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType as SparkStructType
 
 
-def to_column(expr: Expr, env: dict[int, Column] | None = None) -> Column:
-    """The Spark column for ``expr``; ``env`` binds lambda variables by depth."""
+def to_column(expr: Expr) -> Column:
+    """The Spark column for ``expr``."""
     from pyspark.sql import functions as F
 
-    env = env or {}
+    return F.expr(to_sql(expr))
+
+
+def to_sql(expr: Expr, depth_names: dict[int, str] | None = None) -> str:
+    """``expr`` as Spark SQL text: a whole projection is then one ``selectExpr`` call instead of
+    a JVM round trip per function (planning a read of many columns stays cheap).
+    ``depth_names`` binds lambda variables by depth."""
+    env = depth_names or {}
     if isinstance(expr, Col):
-        return F.col(_quote(expr.name))
+        return _quote(expr.name)
     if isinstance(expr, Var):
         return env[expr.depth]
     if isinstance(expr, GetField):
-        return to_column(expr.src, env).getField(expr.name)
+        return f"({to_sql(expr.src, env)}).{_quote(expr.name)}"
     if isinstance(expr, Lit):
-        return F.lit(expr.value).cast(type_to_spark(expr.type))
+        if expr.value is None:
+            return f"CAST(NULL AS {expr.type})"
+        return f"CAST({sql_literal(expr.value, expr.type)} AS {expr.type})"
     if isinstance(expr, Cast):
         # try_cast: a value an allowed change cannot carry (e.g. string -> date on 'abc', a
         # float beyond a decimal's range) reads as null instead of failing the whole query.
-        return to_column(expr.src, env).try_cast(type_to_spark(expr.type))
+        return f"try_cast({to_sql(expr.src, env)} AS {expr.type})"
     if isinstance(expr, StructOf):
-        src = to_column(expr.src, env)
-        built = F.struct(*[to_column(e, env).alias(name) for name, e in expr.members])
-        return F.when(src.isNull(), F.lit(None)).otherwise(built)
+        src = to_sql(expr.src, env)
+        members = ", ".join(f"{_string(name)}, {to_sql(e, env)}" for name, e in expr.members)
+        return f"CASE WHEN ({src}) IS NULL THEN NULL ELSE named_struct({members}) END"
     if isinstance(expr, ForEach):
-        depth = expr.depth
-        return F.transform(to_column(expr.src, env),
-                           lambda x: to_column(expr.element, {**env, depth: x}))
+        var = _lambda_var(expr.depth)
+        body = to_sql(expr.element, {**env, expr.depth: var})
+        return f"transform({to_sql(expr.src, env)}, {var} -> {body})"
     if isinstance(expr, ForEachValue):
-        depth = expr.depth
-        return F.transform_values(to_column(expr.src, env),
-                                  lambda _k, v: to_column(expr.value, {**env, depth: v}))
+        var = _lambda_var(expr.depth)
+        body = to_sql(expr.value, {**env, expr.depth: var})
+        return f"transform_values({to_sql(expr.src, env)}, ({var}_k, {var}) -> {body})"
     if isinstance(expr, Coalesce):
-        return F.coalesce(*[to_column(e, env) for e in expr.items])
+        return "coalesce(" + ", ".join(to_sql(e, env) for e in expr.items) + ")"
     if isinstance(expr, DefaultIn):
-        in_files = F.col("_metadata.file_name").isin(sorted(expr.files))
-        return F.when(in_files, to_column(expr.default, env)).otherwise(
-            to_column(expr.value, env))
+        names = ", ".join(_string(n) for n in sorted(expr.files))
+        return (f"CASE WHEN _metadata.file_name IN ({names}) THEN {to_sql(expr.default, env)} "
+                f"ELSE {to_sql(expr.value, env)} END")
     raise TypeError(f"unknown expression {expr!r}")  # pragma: no cover
+
+
+def _lambda_var(depth: int) -> str:
+    return f"__evo_x{depth}"
+
+
+def _string(text: str) -> str:
+    """A SQL string literal (any character)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _quote(name: str) -> str:
@@ -111,11 +129,11 @@ def _plain_type(t):
 def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ...] = (),
                with_file: bool = False) -> DataFrame:
     """Read one scan group and project it onto the query columns."""
-    from pyspark.sql import functions as F
 
     read_type = spark_read_type(group.read_type, group.read_defaults)
     df = spark.read.schema(read_type).parquet(*group.files)
-    cols = [to_column(e).alias(name) for name, e in group.columns]
+    cols = [f"{to_sql(e)} AS {_quote(name)}" for name, e in group.columns]
     if with_file:
-        cols.append(F.col("_metadata.file_path").alias("_evo_file"))
-    return df.select(*cols, *extra)
+        cols.append("_metadata.file_path AS _evo_file")
+    projected = df.selectExpr(*cols)
+    return projected.select("*", *extra) if extra else projected

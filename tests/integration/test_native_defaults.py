@@ -31,6 +31,8 @@ TYPED_DEFAULTS = [
     ("string", "'it''s \\\\ \u00e9t\u00e9'", "new", "it's \\ \u00e9t\u00e9"),
     ("binary", "X'0A0B'", b"\x01", b"\n\x0b"),
     ("date", "DATE '2020-02-29'", dt.date(2021, 1, 1), dt.date(2020, 2, 29)),
+    ("timestamp", "TIMESTAMP '2020-01-02 03:04:05'", dt.datetime(2021, 1, 1),
+     dt.datetime(2020, 1, 2, 3, 4, 5)),
     ("timestamp_ntz", "TIMESTAMP_NTZ '2020-01-02 03:04:05.123456'",
      dt.datetime(2021, 1, 1), dt.datetime(2020, 1, 2, 3, 4, 5, 123456)),
 ]

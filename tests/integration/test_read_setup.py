@@ -1,0 +1,23 @@
+"""Setting up a read looks its files up on the driver: no Spark job before an action, whatever
+the number of files (Spark lists more than 32 paths with a job of its own unless told not to;
+the timeline already knows every file)."""
+
+from __future__ import annotations
+
+import evonb
+
+
+def test_a_read_of_many_files_starts_no_job(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id bigint, v string")
+    t.write(spark.range(0, 400, 1, 40).selectExpr("id", "cast(id as string) as v"))
+    t.alter("ALTER TABLE t ADD COLUMN n int DEFAULT 7")
+    assert len(t.snapshot().files) == 40
+    spark.sparkContext.setJobGroup("read-setup", "read setup")
+    try:
+        tracker = spark.sparkContext.statusTracker()
+        df = t.read()
+        assert tracker.getJobIdsForGroup("read-setup") == []
+        assert df.count() == 400 and df.filter("n = 7").count() == 400
+        assert tracker.getJobIdsForGroup("read-setup") != []
+    finally:
+        spark.sparkContext.setJobGroup("", "")
