@@ -40,8 +40,15 @@ class Commit:
 
     @property
     def time(self) -> str:
-        """The commit time, ISO formatted (UTC)."""
+        """The commit time (its instant: when it started), ISO formatted (UTC)."""
         return parse_instant(self.instant).isoformat(sep=" ", timespec="milliseconds")
+
+    @property
+    def completion_time(self) -> str:
+        """When the commit completed (its position in completion order, 17 digits like an
+        instant); the instant for commits written before completion times were recorded."""
+        value = self.metadata.get("completion_time")
+        return value if isinstance(value, str) else self.instant
 
     def __str__(self) -> str:
         return (f"{self.instant} {self.operation:<10} schema {self.schema_version} "
