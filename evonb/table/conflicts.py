@@ -1,8 +1,11 @@
 """Conflict policies: what may commit after other commits landed since an operation started.
 
 Every write and every DDL commits under the table lock after asking the table's conflict
-policy about the commits completed since it started. The policy raises :class:`ConflictError`
-(naming the commit the operation lost to) or returns the schema version to record.
+policy about the commits that completed since it started: those whose completion time is after
+that of its base, the commit that had completed last when it started (completion order, see
+:mod:`evonb.table.timeline`; not the commits with a later instant). The policy raises
+:class:`ConflictError` (naming the commit the operation lost to) or returns the schema version to
+record.
 
 The default, :class:`DefaultConflictPolicy`, follows Hudi's RFC-33 for schema changes and
 checks file groups like Hudi's optimistic concurrency control:

@@ -145,8 +145,8 @@ class CommitRecord:
         """When the commit completed (``completion_time``): its position in completion order.
 
         Commits written before completion times were recorded complete at their instant."""
-        value = self.metadata.get(COMPLETION_KEY)
-        return value if isinstance(value, str) and is_instant(value) else self.instant
+        value = self.metadata.get(COMPLETION_KEY)  # checked when read (commit_defect)
+        return value if isinstance(value, str) and len(value) == 17 else self.instant
 
     @property
     def has_completion(self) -> bool:

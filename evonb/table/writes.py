@@ -83,6 +83,8 @@ class WriteJob:
                 target, layout = base_schema, base_layout
             matched = _match(incoming, target)
             physical = self._physical(matched, target, layout, instant)
+            # May hold commits that completed after the base (the conflict check sees them
+            # too); replayed in completion order, a file this write replaces stays replaced.
             snapshot = table.snapshot()
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks

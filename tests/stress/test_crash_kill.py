@@ -202,7 +202,11 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
         assert sorted(got_columns) == sorted(columns), (got_columns, columns)
         stats["operations committed"] += len(committed)
 
-        pending = evonb.open_table(path).timeline.pending()
+        reopened = evonb.open_table(path)
+        commits = reopened.timeline.completed()  # each with its place in completion order
+        assert all(c.has_completion for c in commits), f"run {run}: a commit without an order"
+        assert len({c.completion for c in commits}) == len(commits)
+        pending = reopened.timeline.pending()
         stats["kills leaving a failed attempt"] += bool(pending)
         if run % 2 == 0 or run == KILLS - 1:
             report = repair_table(path)
