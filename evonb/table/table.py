@@ -728,7 +728,8 @@ class Table:
                      keep_schema_versions=keep_schema_versions)
 
     def rollback(self, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
-        """Undo the latest commit, or ``instant`` (and, with ``cascade``, the commits after)."""
+        """Undo the commit that completed last, or ``instant`` (and, with ``cascade``, the
+        commits that completed after it)."""
         from evonb.services.rollback import rollback
 
         return rollback(self, instant, cascade=cascade)
