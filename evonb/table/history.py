@@ -61,7 +61,8 @@ _COLUMNS = ("instant", "time", "action", "operation", "schema_version", "files_a
 
 @dataclass(frozen=True)
 class History(Sequence[Commit]):
-    """The commits of a table, oldest first. Renders as a table in notebooks and terminals."""
+    """The commits of a table, in the order they completed. Renders as a table in notebooks
+    and terminals."""
 
     commits: tuple[Commit, ...]
     table_name: str = ""

@@ -222,7 +222,7 @@ class Table:
         self.timeline = Timeline(root)
         self._store = SchemaStore(root)
         self._layouts: dict[str, Layout] = {}
-        self._snapshots: dict[tuple[int, str] | None, Snapshot] = {}
+        self._snapshots: dict[tuple[int, str, str] | None, Snapshot] = {}
 
     # ---------------------------------------------------------------- basics
     @property
