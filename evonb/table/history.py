@@ -44,6 +44,12 @@ class Commit:
         return parse_instant(self.instant).isoformat(sep=" ", timespec="milliseconds")
 
     @property
+    def completed(self) -> str:
+        """When the commit completed, ISO formatted (UTC): a date-time that names this commit
+        in time travel (the last commit completed at or before it)."""
+        return parse_instant(self.completion_time).isoformat(sep=" ", timespec="milliseconds")
+
+    @property
     def completion_time(self) -> str:
         """When the commit completed (its position in completion order, 17 digits like an
         instant); the instant for commits written before completion times were recorded."""
