@@ -278,3 +278,32 @@ def test_services_record_their_completion_time(spark, warehouse) -> None:
     assert all(c.has_completion for c in commits)
     assert [c.completion for c in commits] == sorted({c.completion for c in commits})
     assert check_table(t.path).ok
+
+
+# ------------------------------------------------------------- tables of older versions
+def test_a_table_without_completion_times_reads_in_instant_order(spark, warehouse) -> None:
+    """Commits written before completion times existed complete at their instant; new commits
+    come after them."""
+    t = make(spark, warehouse / "t")
+    t.write(rows(spark, (1, "A")), "upsert")
+    for c in t.timeline.completed():  # as an older evonb wrote them
+        path = t.timeline.path / f"{c.instant}.{c.action}"
+        meta = json.loads(path.read_text())
+        meta.pop("completion_time")
+        path.write_text(json.dumps(meta))
+    t = evonb.open_table(t.path)
+    old = t.timeline.completed()
+    assert [c.instant for c in old] == sorted(c.instant for c in old)
+    assert all(c.completion == c.instant for c in old)
+    assert content(t) == {1: "A", 2: "b", 3: "c", 4: "d"}
+    assert content_as_of(t, old[-2].instant) == {1: "a", 2: "b", 3: "c", 4: "d"}
+    assert t.commit(iso(old[-1].instant)).instant == old[-1].instant
+    new = t.write(rows(spark, (3, "C")), "upsert")
+    assert new.completion_time > old[-1].instant and t.history()[-1].instant == new.instant
+    got = t.read_incremental(old[-2].instant, meta_columns=True).collect()
+    assert sorted((r["id"], r["v"]) for r in got) == [(1, "A"), (3, "C")]
+    assert check_table(t.path).ok
+
+
+def content_as_of(t, ref: Any) -> dict[int, str]:
+    return {r["id"]: r["v"] for r in t.read(as_of=ref).collect()}
