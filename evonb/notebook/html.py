@@ -196,7 +196,8 @@ def commit_line(c: Commit) -> str:
 
 def commit_html(c: Commit) -> str:
     """A small key/value table describing one commit."""
-    rows = [("instant", c.instant), ("time", c.time), ("action", c.action),
+    rows = [("instant", c.instant), ("time", c.time), ("completed", c.completed),
+            ("action", c.action),
             ("operation", c.operation), ("schema version", c.schema_version),
             ("files", f"+{c.files_added} / -{c.files_removed}"), ("rows written", c.rows_written)]
     body = "".join(f'<tr><td style="{CELL} {MUTED}">{e(k)}</td>'

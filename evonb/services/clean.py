@@ -1,9 +1,10 @@
 """Clean: remove data files no commit in the retention window needs, and prune schema history.
 
-The *retention window* is the latest commits by number (``retain_commits``) and/or by age
-(``retain_hours``); the latest commit is always in it, and a commit in it stays readable by time
-travel. A data file or log block may go when it is live in no snapshot of a commit in the window
-(files adopted in place by ``evonb.convert`` are never deleted).
+The *retention window* is the latest commits by number (``retain_commits``, counted in
+completion order) and/or by age (``retain_hours``, by completion time): every commit from the
+earliest of those on, in completion order. The latest commit is always in it, and a commit in it
+stays readable by time travel. A data file or log block may go when it is live in no snapshot
+of a commit in the window (files adopted in place by ``evonb.convert`` are never deleted).
 Schema versions follow their own policy (``keep_schema_versions``: the newest N are kept), but a
 version is never removed while a live file or log block of the window, or a commit in the window,
 uses it. :func:`plan_clean` decides all of this as a pure function of the commits.
@@ -68,15 +69,17 @@ class CleanPlan:
 
 
 def _window(commits: Sequence[CommitRecord], retain_commits: int | None,
-            retain_hours: float | None, now: datetime) -> str:
-    """The earliest instant of the retention window."""
-    countable = [c for c in commits if c.action != "clean"] or list(commits)
-    keep = {countable[-1].instant}
+            retain_hours: float | None, now: datetime) -> int:
+    """The position (in ``commits``, which are in completion order) of the earliest commit of
+    the retention window."""
+    countable = [i for i, c in enumerate(commits) if c.action != "clean"] or list(
+        range(len(commits)))
+    keep = {countable[-1]}
     if retain_commits is not None:
-        keep.update(c.instant for c in countable[-retain_commits:])
+        keep.update(countable[-retain_commits:])
     if retain_hours is not None:
         cutoff = now - timedelta(hours=retain_hours)
-        keep.update(c.instant for c in countable if parse_instant(c.instant) >= cutoff)
+        keep.update(i for i in countable if parse_instant(commits[i].completion) >= cutoff)
     return min(keep)
 
 
@@ -91,10 +94,10 @@ def plan_clean(
 ) -> CleanPlan:
     """Which files and schema versions may go (pure: no I/O).
 
-    ``commits`` are the completed commits, oldest first; ``stored_versions`` the schema
+    ``commits`` are the completed commits in completion order; ``stored_versions`` the schema
     versions on disk. A file may go if it is live in no snapshot of a retained commit; a
-    version if the ``keep_schema_versions`` newest do not include it and no retained commit or
-    file of a retained snapshot uses it.
+    version if the ``keep_schema_versions`` newest (in the completion order of the commits that
+    made them) do not include it and no retained commit or file of a retained snapshot uses it.
     """
     if not commits:
         return CleanPlan("", (), (), ())
@@ -102,9 +105,10 @@ def plan_clean(
         raise EvoError("retain_commits must be at least 1")
     if keep_schema_versions is not None and keep_schema_versions < 1:
         raise EvoError("keep_schema_versions must be at least 1")
-    earliest = _window(commits, retain_commits, retain_hours, now or datetime.now(UTC))
-    before = [c for c in commits if c.instant <= earliest]
-    retained = [c for c in commits if c.instant >= earliest]
+    first = _window(commits, retain_commits, retain_hours, now or datetime.now(UTC))
+    earliest = commits[first].instant
+    before = list(commits[:first + 1])
+    retained = list(commits[first:])
     at_start = replay(before, str(before[0].metadata.get("schema_version", "")))
     needed_files: dict[str, DataFile] = {f.path: f for f in (*at_start.files, *at_start.logs)}
     for c in retained:
@@ -121,7 +125,12 @@ def plan_clean(
         for key in ("schema_version", "base_version"):
             if c.metadata.get(key) is not None:
                 needed_versions.add(str(c.metadata[key]))
-    stored = sorted(stored_versions)
+    made: dict[str, int] = {}
+    for i, c in enumerate(commits):
+        v = c.metadata.get("schema_version")
+        if v is not None:
+            made.setdefault(str(v), i)
+    stored = sorted(stored_versions, key=lambda v: (made.get(v, -1), v))
     if keep_schema_versions is None:
         versions: list[str] = []
     else:
@@ -130,24 +139,42 @@ def plan_clean(
     return CleanPlan(earliest, tuple(c.instant for c in retained), tuple(files), tuple(versions))
 
 
-def earliest_readable(table: Table) -> tuple[str, str] | None:
-    """``(earliest retained instant, clean instant)`` of the cleans so far, or None."""
-    best: tuple[str, str] | None = None
-    for c in table.timeline.completed():
-        if c.action == "clean" and c.metadata.get("earliest_retained"):
-            cand = (str(c.metadata["earliest_retained"]), c.instant)
-            if best is None or cand[0] > best[0]:
-                best = cand
+def _latest_window(commits: Sequence[CommitRecord]) -> tuple[str, CommitRecord] | None:
+    """The clean whose retention window starts latest in completion order, with the completion
+    time of its earliest retained commit (recorded by cleans since completion order exists;
+    for older cleans that commit's own, or its instant when it is gone)."""
+    completion = {c.instant: c.completion for c in commits}
+    best: tuple[str, CommitRecord] | None = None
+    for c in commits:
+        first = c.metadata.get("earliest_retained") if c.action == "clean" else None
+        if not first:
+            continue
+        recorded = c.metadata.get("earliest_retained_completion")
+        start = recorded if isinstance(recorded, str) else completion.get(str(first), str(first))
+        if best is None or start > best[0]:
+            best = (start, c)
     return best
 
 
+def earliest_readable(table: Table) -> tuple[str, str] | None:
+    """``(earliest retained instant, clean instant)`` of the cleans so far, or None."""
+    found = _latest_window(table.timeline.completed())
+    return (str(found[1].metadata["earliest_retained"]), found[1].instant) if found else None
+
+
 def check_readable(table: Table, instant: str | None) -> None:
-    """Raise :class:`CommitCleanedError` when a clean removed the data of ``instant``."""
+    """Raise :class:`CommitCleanedError` when a clean removed the data of the commit
+    ``instant`` (it completed before the earliest commit a clean retained)."""
     if instant is None:
         return
-    found = earliest_readable(table)
-    if found is not None and instant < found[0]:
-        raise CommitCleanedError(instant, earliest_retained=found[0], clean_instant=found[1])
+    commits = table.timeline.completed()
+    found = _latest_window(commits)
+    if found is None:
+        return
+    mine = next((c.completion for c in commits if c.instant == instant), instant)
+    if mine < found[0]:
+        raise CommitCleanedError(instant, earliest_retained=str(
+            found[1].metadata["earliest_retained"]), clean_instant=found[1].instant)
 
 
 def _setting(table: Table, given: Any, name: str, kind: type) -> Any:
@@ -182,6 +209,8 @@ def clean(table: Table, *, retain_commits: int | None = None, retain_hours: floa
             "operation": "clean",
             "schema_version": last.schema_version,
             "earliest_retained": plan.earliest_retained,
+            "earliest_retained_completion": table.timeline.get(
+                plan.earliest_retained).completion,
             "retain_commits": retain_commits,
             "retain_hours": retain_hours,
             "keep_schema_versions": keep_schema_versions,

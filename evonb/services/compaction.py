@@ -121,11 +121,11 @@ def removed_paths(snap: Snapshot, bases: Sequence[DataFile]) -> list[str]:
 
 def check_conflicts(table: Table, base: CommitRecord | None, removed: Sequence[str], *,
                     what: str, any_change: bool = False) -> None:
-    """Under the lock: fail if a commit since ``base`` touched the file groups being replaced
-    (rewrote them, or added log blocks to them), rolled back commits, or (``any_change``)
-    changed the table at all. Cleans and clean-ups of failed attempts never conflict."""
-    since = (table.timeline.completed_after(base.instant) if base
-             else table.timeline.completed())
+    """Under the lock: fail if a commit that completed after ``base`` touched the file groups
+    being replaced (rewrote them, or added log blocks to them), rolled back commits, or
+    (``any_change``) changed the table at all. Cleans and clean-ups of failed attempts never
+    conflict."""
+    since = table.timeline.completed_after(base) if base else table.timeline.completed()
     mine = set(removed)
     for other in since:
         meta = other.metadata
@@ -180,6 +180,7 @@ def compact(table: Table, *, upgrade_schema: bool = True,
                 "schema_version": last.schema_version if last else latest.version_id,
                 "compacted_version": latest.version_id,
                 "base_instant": base.instant if base else None,
+                "base_completion": base.completion if base else None,
                 "added": [f.to_dict() for f in added],
                 "removed": removed,
                 "logs_merged": sum(1 for f in snap.logs if f.base in {c.path for c in chosen}),

@@ -283,6 +283,7 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
                 "schema_version": target.version_id,
                 "base_version": source.version_id,
                 "base_instant": base.instant if base else None,
+                "base_completion": base.completion if base else None,
                 "added": [f.to_dict() for f in added],
                 "removed": removed,
                 "rows_written": sum(f.rows for f in added),

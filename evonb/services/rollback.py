@@ -1,10 +1,10 @@
 """Rollback: undo the latest completed commit(s), and clean up failed writes automatically.
 
-``Table.rollback()`` removes the latest data or schema commit (or, with ``cascade=True``, every
-commit from a given one on): its commit file first (so no reader sees it any more), then its data
-files and log blocks (never files adopted in place by a conversion) and any schema version
-only it created; a ``rollback`` commit records what
-was undone. A commit can only be undone while the files the table needs after it are still on
+``Table.rollback()`` removes the latest data or schema commit, latest in completion order (or,
+with ``cascade=True``, every commit that completed from a given one on): its commit file first
+(so no reader sees it any more), then its data files and log blocks (never files adopted in
+place by a conversion) and any schema version only it created; a ``rollback`` commit records
+what was undone. A commit can only be undone while the files the table needs after it are still on
 disk (a clean may have removed them).
 
 A write that failed (its instant is requested or inflight, never completed) is rolled back at
@@ -183,33 +183,46 @@ def rollback_failed(table: Table) -> list[str]:
         return []
     done: list[str] = []
     paths: list[str] = []
+    undone: list[str] = []  # completed commits removed by a rollback that stopped midway
+    after: str | None = None
     with table._locked():
         still = {i.timestamp for i in table.timeline.pending()}
         for inst in candidates:
             if inst.timestamp not in still:
                 continue
-            paths.extend(_undo_attempt(table, inst, _plan_of(table, inst)))
+            plan = _plan_of(table, inst)
+            if inst.action == "rollback":
+                undone.extend(str(x) for x in plan.get("rolled_back", ()))
+                floor = plan.get("after")
+                if isinstance(floor, str) and (after is None or floor > after):
+                    after = floor
+            paths.extend(_undo_attempt(table, inst, plan))
             done.append(inst.timestamp)
         if done:
-            _record(table, {"operation": "rollback", "failed": done, "files_deleted": paths})
+            meta: dict[str, Any] = {"operation": "rollback", "failed": done,
+                                    "files_deleted": paths}
+            if undone:
+                meta["rolled_back"] = undone
+            _record(table, meta, after=after)
     table._snapshots.clear()
     return done
 
 
-def _record(table: Table, metadata: dict[str, Any]) -> CommitRecord:
-    """A completed rollback commit (call under the lock)."""
+def _record(table: Table, metadata: dict[str, Any], *, after: str | None = None
+            ) -> CommitRecord:
+    """A completed rollback commit (call under the lock), completing after ``after`` too."""
     last = table.timeline.last_completed()
     body = {"schema_version": last.schema_version if last else table.schema.version_id,
             "added": [], "removed": [], **metadata}
     inst = table.timeline.requested("rollback", plan={"writer": writer_info(), **metadata})
-    return table.timeline.complete(inst, body)
+    return table.timeline.complete(inst, body, after=after)
 
 
 # ------------------------------------------------------------------- completed commits
 def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
-    """Undo the latest completed data or schema commit, or ``instant`` (which must be the latest
-    such commit unless ``cascade=True``, which undoes the later ones too). Returns the
-    ``rollback`` commit."""
+    """Undo the data or schema commit that completed last, or ``instant`` (which must be the
+    last such commit to complete unless ``cascade=True``, which undoes the ones that completed
+    after it too). Returns the ``rollback`` commit."""
     rollback_failed(table)
     with table._locked():
         completed = table.timeline.completed()
@@ -224,7 +237,7 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
             if rec.action in NOT_UNDOABLE:
                 raise EvoError(f"Commit {rec.instant} ({rec.action}) cannot be rolled back",
                                hint="only data, schema and service commits can be undone")
-            later = [c for c in undoable if c.instant > rec.instant]
+            later = [c for c in undoable if c.order > rec.order]
             if later and not cascade:
                 names = ", ".join(f"{c.instant} ({c.operation})" for c in later)
                 raise EvoError(
@@ -240,8 +253,11 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
         files = [e["path"] for c in targets for e in c.metadata.get("added", ())
                  if e.get("kind") != ADOPTED]  # files adopted in place are not ours
         versions = [c.instant for c in targets if c.metadata.get("schema_version") == c.instant]
+        # The rollback completes after the commits it removes, even once they are gone: a
+        # writer that started on top of one of them sees it among the commits since its start.
+        after = max(c.completion for c in completed)
         plan = {"operation": "rollback", "rolled_back": [c.instant for c in targets],
-                "files": files, "versions": versions, "writer": writer_info()}
+                "files": files, "versions": versions, "after": after, "writer": writer_info()}
         inst = table.timeline.requested("rollback", plan=plan)
         for c in targets:  # the commit files first: from here no reader sees the commits
             table.timeline.remove_completed(c.instant)
@@ -256,7 +272,7 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
             "versions_deleted": dropped,
             "added": [],
             "removed": [],
-        })
+        }, after=after)
     table._snapshots.clear()
     return Commit.from_record(record)
 

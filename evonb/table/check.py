@@ -5,7 +5,9 @@ with the file it concerns:
 
 - ``corrupt-metadata``: a metadata file that does not parse or has the wrong shape;
 - ``timeline``: an ill-formed timeline (a file name that is not an instant, one instant used by
-  two actions, a commit removing a file no earlier commit added);
+  two actions, a commit removing a file no earlier commit added, a completion order that is not
+  well formed: two commits with one completion time, a commit completing before it started or
+  before its base, a commit without a completion time after commits that have one);
 - ``missing-file``: a data file or log block of the latest snapshot that is gone;
 - ``missing-schema``: a schema version (or its layout) that a live file or the latest commit
   needs and that is gone;
@@ -86,6 +88,10 @@ def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
     removed = data.get("removed", [])
     if not isinstance(removed, list) or not all(_relative(p) for p in removed):
         return "removed must be a list of relative paths"
+    for key in ("completion_time", "base_completion"):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, str) or not _INSTANT.fullmatch(value)):
+            return f"{key} must be a 17-digit instant, not {value!r}"
     return None
 
 
@@ -274,7 +280,45 @@ def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
         except (FileNotFoundError, MetadataCorruptError):
             plan = None
         tl.pending[ts] = (action, rel, plan)
+    tl.completed.sort(key=lambda c: (_completion(c), c[0]))
     return tl
+
+
+def _completion(commit: tuple[str, str, dict[str, Any]]) -> str:
+    """A completed commit's completion time (its instant for commits written before
+    completion times were recorded)."""
+    value = commit[2].get("completion_time")
+    return value if isinstance(value, str) else commit[0]
+
+
+def _check_completion_order(tl: _Timeline, report: CheckReport) -> None:
+    """The completion order is well formed: completion times unique, none before the commit's
+    instant or at or before its base's, and once commits record one every later commit does."""
+    seen: dict[str, str] = {}
+    first_recorded: str | None = None
+    for ts, action, meta in tl.completed:
+        rel = f".evo/timeline/{ts}.{action}"
+        done = _completion((ts, action, meta))
+        if done in seen:
+            report.problems.append(Problem(
+                "timeline", rel, f"completion time {done} is also that of commit {seen[done]}: "
+                                 "the completion order is ambiguous"))
+        seen.setdefault(done, ts)
+        if "completion_time" in meta:
+            first_recorded = first_recorded or done
+            if done < ts:
+                report.problems.append(Problem(
+                    "timeline", rel, f"completion time {done} is before the commit's instant"))
+        elif first_recorded is not None:
+            report.problems.append(Problem(
+                "timeline", rel, f"records no completion time, but its instant {ts} is after "
+                                 f"the completion time {first_recorded} of an earlier commit "
+                                 "that records one (written by an older evonb?)"))
+        base = meta.get("base_completion")
+        if isinstance(base, str) and base >= done:
+            report.problems.append(Problem(
+                "timeline", rel, f"completes at {done}, not after its base commit (completed "
+                                 f"at {base})"))
 
 
 def _reason(exc: MetadataCorruptError) -> str:
@@ -344,6 +388,7 @@ def check_table(path: str | os.PathLike[str]) -> CheckReport:
                     "latest_commit": tl.completed[-1][0] if tl.completed else None,
                     "schema_version": tl.completed[-1][2]["schema_version"]
                     if tl.completed else None}
+    _check_completion_order(tl, report)
     for rel in odd:
         report.notes.append(Problem("unexpected-file", rel, "not a schema or layout file name"))
     if not tl.completed and not tl.unreadable:

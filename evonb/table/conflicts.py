@@ -1,8 +1,11 @@
 """Conflict policies: what may commit after other commits landed since an operation started.
 
 Every write and every DDL commits under the table lock after asking the table's conflict
-policy about the commits completed since it started. The policy raises :class:`ConflictError`
-(naming the commit the operation lost to) or returns the schema version to record.
+policy about the commits that completed since it started: those whose completion time is after
+that of its base, the commit that had completed last when it started (completion order, see
+:mod:`evonb.table.timeline`; not the commits with a later instant). The policy raises
+:class:`ConflictError` (naming the commit the operation lost to) or returns the schema version to
+record.
 
 The default, :class:`DefaultConflictPolicy`, follows Hudi's RFC-33 for schema changes and
 checks file groups like Hudi's optimistic concurrency control:
@@ -50,12 +53,14 @@ OperationKind = Literal["write", "ddl", "service"]
 class Operation:
     """What an operation about to commit did, as a conflict policy sees it.
 
-    ``base_instant`` is the last completed commit when it started (``None`` on an empty
-    timeline) and ``base_schema_version`` the schema it was prepared against. ``schema_version``
-    is the version it creates (an evolving write or a DDL), else ``None``. ``schema_change`` is
-    ``"add_columns"`` (implicit column addition by a write), ``"evolve"`` (any other change by a
-    write) or ``"ddl"``. ``file_groups`` are the base files it rewrites or adds log blocks to.
-    ``reads_data``: its validity depends on the data (e.g. ``SET NOT NULL``).
+    ``base_instant`` is the commit that had completed last when it started (``None`` on an
+    empty timeline), ``base_completion`` that commit's completion time (its position in
+    completion order), and ``base_schema_version`` the schema it was prepared against.
+    ``schema_version`` is the version it creates (an evolving write or a DDL), else ``None``.
+    ``schema_change`` is ``"add_columns"`` (implicit column addition by a write), ``"evolve"``
+    (any other change by a write) or ``"ddl"``. ``file_groups`` are the base files it rewrites
+    or adds log blocks to. ``reads_data``: its validity depends on the data (e.g. ``SET NOT
+    NULL``).
     """
 
     kind: OperationKind
@@ -68,6 +73,7 @@ class Operation:
     file_groups: frozenset[str] = field(default_factory=frozenset)
     reads_data: bool = False
     instant: str | None = None
+    base_completion: str | None = None
 
     @property
     def evolves(self) -> bool:
@@ -81,7 +87,8 @@ class ConflictPolicy(Protocol):
 
     def check(self, op: Operation, since: Sequence[CommitRecord]) -> str:
         """Raise :class:`ConflictError` naming the commit ``op`` lost to, or return the schema
-        version to record in its commit. ``since`` is in instant order."""
+        version to record in its commit. ``since`` are the commits that completed after ``op``
+        started, in completion order."""
         ...
 
 
@@ -214,16 +221,24 @@ def policy_for(table: Table) -> ConflictPolicy:
     return policy_from_name(props.get(POLICY_PROPERTY))(table.root, props)
 
 
-def commits_since(table: Table, base_instant: str | None) -> list[CommitRecord]:
-    """Completed commits after ``base_instant`` (all of them when it is ``None``)."""
+def commits_since(table: Table, base_instant: str | None, *,
+                  base_completion: str | None = None) -> list[CommitRecord]:
+    """The commits that completed after the base commit, in completion order (all of them when
+    there is no base). ``base_completion`` is the base commit's completion time; without it the
+    base instant is looked up (a base commit rolled back meanwhile: every commit that completed
+    after its instant, a superset)."""
+    if base_completion is not None:
+        return [c for c in table.timeline.completed() if c.completion > base_completion]
     if base_instant is None:
         return table.timeline.completed()
     return table.timeline.completed_after(base_instant)
 
 
 def check(table: Table, op: Operation) -> str:
-    """Under the lock: run ``table``'s policy on the commits since ``op`` started."""
-    return policy_for(table).check(op, commits_since(table, op.base_instant))
+    """Under the lock: run ``table``'s policy on the commits that completed since ``op``
+    started."""
+    return policy_for(table).check(op, commits_since(table, op.base_instant,
+                                                     base_completion=op.base_completion))
 
 
 def check_write(table: Table, mode: str, base: CommitRecord | None,
@@ -241,6 +256,7 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
         operation=mode,
         action="deltacommit" if mor else ACTION.get(mode, "commit"),
         base_instant=base.instant if base else None,
+        base_completion=base.completion if base else None,
         base_schema_version=str(base.metadata.get("schema_version", INITIAL_VERSION))
         if base else INITIAL_VERSION,
         schema_version=(instant or "(new)") if evolved else None,

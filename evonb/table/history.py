@@ -40,8 +40,21 @@ class Commit:
 
     @property
     def time(self) -> str:
-        """The commit time, ISO formatted (UTC)."""
+        """The commit time (its instant: when it started), ISO formatted (UTC)."""
         return parse_instant(self.instant).isoformat(sep=" ", timespec="milliseconds")
+
+    @property
+    def completed(self) -> str:
+        """When the commit completed, ISO formatted (UTC): a date-time that names this commit
+        in time travel (the last commit completed at or before it)."""
+        return parse_instant(self.completion_time).isoformat(sep=" ", timespec="milliseconds")
+
+    @property
+    def completion_time(self) -> str:
+        """When the commit completed (its position in completion order, 17 digits like an
+        instant); the instant for commits written before completion times were recorded."""
+        value = self.metadata.get("completion_time")
+        return value if isinstance(value, str) else self.instant
 
     def __str__(self) -> str:
         return (f"{self.instant} {self.operation:<10} schema {self.schema_version} "
@@ -54,7 +67,8 @@ _COLUMNS = ("instant", "time", "action", "operation", "schema_version", "files_a
 
 @dataclass(frozen=True)
 class History(Sequence[Commit]):
-    """The commits of a table, oldest first. Renders as a table in notebooks and terminals."""
+    """The commits of a table, in the order they completed. Renders as a table in notebooks
+    and terminals."""
 
     commits: tuple[Commit, ...]
     table_name: str = ""

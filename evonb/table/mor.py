@@ -14,7 +14,7 @@ joined to the base rows (broadcast when the logs are small), so base files are n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING, Any
@@ -77,11 +77,14 @@ def subset(snap: Snapshot, bases: Sequence[DataFile]) -> Snapshot:
                    logs=tuple(f for f in snap.logs if f.base in keep))
 
 
-def since(snap: Snapshot, begin: str) -> Snapshot:
-    """The file groups of ``snap`` with data written after ``begin`` (an incremental read):
-    base files written after it, and base files with a log block written after it (whole)."""
-    touched = {f.base for f in snap.logs if f.instant > begin}
-    return subset(snap, [f for f in snap.files if f.instant > begin or f.path in touched])
+def since(snap: Snapshot, instants: Collection[str]) -> Snapshot:
+    """The file groups of ``snap`` with data written by the commits ``instants`` (an
+    incremental read): base files they wrote, and base files with a log block they wrote
+    (whole). A file only holds rows of commits that completed no later than the one that wrote
+    it, so these groups hold every row the commits wrote that is still live."""
+    wanted = set(instants)
+    touched = {f.base for f in snap.logs if f.instant in wanted}
+    return subset(snap, [f for f in snap.files if f.instant in wanted or f.path in touched])
 
 
 # ------------------------------------------------------------------------------- reading

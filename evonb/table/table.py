@@ -222,7 +222,7 @@ class Table:
         self.timeline = Timeline(root)
         self._store = SchemaStore(root)
         self._layouts: dict[str, Layout] = {}
-        self._snapshots: dict[tuple[int, str] | None, Snapshot] = {}
+        self._snapshots: dict[tuple[int, str, str] | None, Snapshot] = {}
 
     # ---------------------------------------------------------------- basics
     @property
@@ -305,14 +305,18 @@ class Table:
         return self._store.load(last.schema_version if last else INITIAL_VERSION)
 
     def schemas(self) -> list[Schema]:
-        """Every schema version the timeline refers to, oldest first."""
-        versions = []
+        """Every schema version the timeline refers to, oldest first (in the completion order
+        of the commits that made them: a DDL validated again on top of a concurrent one has
+        the older version id but comes after it)."""
+        versions: list[str] = []
+        seen: set[str] = set()
         for record in self.timeline.completed():
             v = record.metadata.get("schema_version")
-            if v is not None and v not in versions:
+            if v is not None and v not in seen:
+                seen.add(v)
                 versions.append(v)
         stored = set(self._store.versions())  # a clean may have pruned old versions
-        return [self._store.load(v) for v in sorted(versions) if v in stored]
+        return [self._store.load(v) for v in versions if v in stored]
 
     def schema_at(self, ref: CommitRef) -> Schema:
         """The schema in force at a commit (an instant, a Commit, or a date-time)."""
@@ -364,13 +368,13 @@ class Table:
 
     # -------------------------------------------------------------- timeline
     def history(self) -> History:
-        """Every completed commit, oldest first."""
+        """Every completed commit, in the order they completed."""
         return History(tuple(Commit.from_record(r) for r in self.timeline.completed()),
                        table_name=self.name)
 
     def commit(self, ref: CommitRef) -> CommitRecord:
         """The completed commit that ``ref`` names: an instant (exact), a :class:`Commit`, or a
-        date-time (the last commit at or before it)."""
+        date-time (the last commit that completed at or before it)."""
         if isinstance(ref, Commit | CommitRecord):
             return self.timeline.get(ref.instant)
         if isinstance(ref, str) and is_instant(ref):
@@ -387,12 +391,15 @@ class Table:
         raise CommitNotFoundError(ref, what="commit (give an instant, a Commit or a date-time)")
 
     def snapshot(self, as_of: CommitRef | None = None) -> Snapshot:
-        """The live files and schema version as of a commit (default: the latest)."""
+        """The live files and schema version as of a commit (default: the latest): the state
+        right after that commit completed, i.e. the replay of every commit that completed up to
+        and including it, in completion order. A date-time names the last commit that completed
+        at or before it."""
         commits = self.timeline.completed()
         if as_of is not None:
-            target = self.commit(as_of).instant
-            commits = [c for c in commits if c.instant <= target]
-        key = (len(commits), commits[-1].instant) if commits else None
+            target = self.commit(as_of)
+            commits = [c for c in commits if c.order <= target.order]
+        key = (len(commits), commits[-1].instant, commits[-1].completion) if commits else None
         cached = self._snapshots.get(key)
         if cached is not None and len(self._snapshots) < 64:
             return cached
@@ -483,9 +490,6 @@ class Table:
         saved = False
         try:
             with self._locked():
-                from evonb.table.writes import ensure_in_order
-
-                ensure_in_order(self, inst.timestamp)
                 latest = self.schema
                 if latest.version_id != base.version_id:
                     # Serialized by the lock: validate against the schema committed meanwhile.
@@ -499,6 +503,7 @@ class Table:
                 check(self, Operation(
                     kind="ddl", operation="alter", action="alter",
                     base_instant=base_commit.instant if base_commit else None,
+                    base_completion=base_commit.completion if base_commit else None,
                     base_schema_version=base.version_id, schema_version=new.version_id,
                     schema_change="ddl", reads_data=_sets_not_null(changes),
                     instant=inst.timestamp,
@@ -618,25 +623,41 @@ class Table:
         schema: Schema | str | CommitRef | None = None,
         meta_columns: bool = False,
     ) -> DataFrame:
-        """Rows written by the commits after ``start`` up to ``end`` (default: the latest), as
-        they are at ``end``, in ``end``'s schema unless ``schema`` says otherwise."""
+        """Rows written by the commits that completed after ``start`` up to ``end`` (default:
+        the latest), in completion order, as they are at ``end``, in ``end``'s schema unless
+        ``schema`` says otherwise. ``start`` is a commit (exclusive), a date-time (the commits
+        completed after the last one completed at or before it) or ``"00000000000000000"``
+        (from the beginning). Rows are those whose ``_evo_commit_time`` is the instant of one
+        of those commits."""
         from pyspark.sql import functions as F
 
         from evonb.services.clean import check_readable
         from evonb.table.mor import read_snapshot, since
 
-        if isinstance(start, str) and start == INITIAL_VERSION:
-            begin = start
-        else:
-            begin = self.commit(start).instant
         snap = self.snapshot(end)
         if end is not None:
             check_readable(self, snap.instant)
+        records = self.incremental_commits(start, end)
+        instants = sorted(c.instant for c in records)
         query = (self._store.load(snap.schema_version) if schema is None
                  else self._resolve_schema(schema))
-        df = read_snapshot(self, since(snap, begin), query, meta=True)
-        df = df.filter(F.col(META_COMMIT_TIME) > F.lit(begin))
+        df = read_snapshot(self, since(snap, instants), query, meta=True)
+        df = df.filter(F.col(META_COMMIT_TIME).isin(instants) if instants else F.lit(False))
         return df if meta_columns else df.drop(META_COMMIT_TIME)
+
+    def incremental_commits(self, start: CommitRef, end: CommitRef | None = None
+                            ) -> list[CommitRecord]:
+        """The commits an incremental read from ``start`` to ``end`` covers: those that
+        completed after ``start`` and up to ``end`` (default: the latest), in completion
+        order."""
+        commits = self.timeline.completed()
+        if isinstance(start, str) and start == INITIAL_VERSION:
+            lo: tuple[str, str] | None = None
+        else:
+            lo = self.commit(start).order
+        hi = self.commit(end).order if end is not None else None
+        return [c for c in commits if (lo is None or c.order > lo)
+                and (hi is None or c.order <= hi)]
 
     # ---------------------------------------------------------------- writes
     def write(self, df: DataFrame, mode: WriteMode = "insert") -> Commit:
@@ -707,7 +728,8 @@ class Table:
                      keep_schema_versions=keep_schema_versions)
 
     def rollback(self, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
-        """Undo the latest commit, or ``instant`` (and, with ``cascade``, the commits after)."""
+        """Undo the commit that completed last, or ``instant`` (and, with ``cascade``, the
+        commits that completed after it)."""
         from evonb.services.rollback import rollback
 
         return rollback(self, instant, cascade=cascade)

@@ -11,6 +11,16 @@ two writers completing the same instant exactly one wins. Requested and inflight
 completion; an instant with no completed file is *pending* (in progress, or a failed attempt for
 rollback to clean up). Names that do not follow the pattern, and temporary files of atomic
 writes, are ignored.
+
+**Completion order.** The instant is when an action *started*; commits that overlap in time may
+complete in another order. Every completed file records ``completion_time`` (17 digits, like an
+instant), assigned by :meth:`Timeline.complete` under the table lock: later than every completion
+time on the timeline, never before the commit's own instant. It is written inside the completed
+file, so a commit and its place in the order are published together or not at all. Commits
+written before completion times existed have none: their completion time is their instant (they
+were written under a rule that made commits complete in instant order), and they all come before
+the commits that have one. :meth:`Timeline.completed` lists commits in completion order, and
+snapshots, time travel, incremental reads and conflict checks all use that order.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -36,7 +46,14 @@ from evonb.table.fsutil import (
     read_json,
     table_path,
 )
-from evonb.table.instants import instant_from_datetime, is_instant, new_instant, parse_instant
+from evonb.table.instants import (
+    add_millis,
+    format_instant,
+    instant_from_datetime,
+    is_instant,
+    new_instant,
+    parse_instant,
+)
 
 TIMELINE_DIR = "timeline"
 
@@ -53,6 +70,9 @@ ACTIONS = frozenset(
     }
 )
 """Actions that may be written. Reading accepts any lower-case action name."""
+
+COMPLETION_KEY = "completion_time"
+"""The key of the completion time in a completed file's JSON."""
 
 REQUESTED_ATTEMPTS = 12
 """How often :meth:`Timeline.requested` retries with a later instant after a clash."""
@@ -121,9 +141,32 @@ class CommitRecord:
         return str(self.metadata["schema_version"])
 
     @property
+    def completion(self) -> str:
+        """When the commit completed (``completion_time``): its position in completion order.
+
+        Commits written before completion times were recorded complete at their instant."""
+        value = self.metadata.get(COMPLETION_KEY)  # checked when read (commit_defect)
+        return value if isinstance(value, str) and len(value) == 17 else self.instant
+
+    @property
+    def has_completion(self) -> bool:
+        """Whether the commit records its completion time (commits of older versions do not)."""
+        return COMPLETION_KEY in self.metadata
+
+    @property
+    def order(self) -> tuple[str, str]:
+        """The sort key of completion order (the instant only breaks ties of damaged tables)."""
+        return (self.completion, self.instant)
+
+    @property
     def time(self) -> datetime:
         """The instant as a UTC datetime."""
         return parse_instant(self.instant)
+
+    @property
+    def completed_at(self) -> datetime:
+        """The completion time as a UTC datetime."""
+        return parse_instant(self.completion)
 
     def __str__(self) -> str:
         text = f"{self.instant} {self.action}"
@@ -200,7 +243,7 @@ class Timeline:
         return found[-1].timestamp if found else None
 
     def completed(self) -> list[CommitRecord]:
-        """Every completed commit, sorted by instant.
+        """Every completed commit, in completion order (see the module docstring).
 
         The folder is listed on every call; parsed metadata is cached by file name, size and
         modification time, so repeated calls only stat the files.
@@ -226,6 +269,7 @@ class Timeline:
                 records.append(record)
             for stale in set(self._cache) - live:
                 del self._cache[stale]
+        records.sort(key=lambda r: r.order)
         return records
 
     def _read_record(self, inst: Instant, path: Path) -> CommitRecord:
@@ -249,7 +293,7 @@ class Timeline:
         return [i for ts, i in sorted(best.items()) if ts not in done]
 
     def last_completed(self) -> CommitRecord | None:
-        """The latest completed commit, or None on an empty timeline."""
+        """The commit that completed last, or None on an empty timeline."""
         done = self.completed()
         return done[-1] if done else None
 
@@ -260,7 +304,7 @@ class Timeline:
     # ------------------------------------------------------------------ lookups
     @staticmethod
     def _nearest(records: list[CommitRecord], ts: str, n: int = 3) -> list[str]:
-        keys = [r.instant for r in records]
+        keys = sorted(r.instant for r in records)
         pos = bisect.bisect_left(keys, ts)
         return keys[max(0, pos - n) : pos] + [k for k in keys[pos : pos + n] if k != ts]
 
@@ -268,34 +312,62 @@ class Timeline:
         """The completed commit at ``instant``; :class:`CommitNotFoundError` names the nearest."""
         ts = _timestamp(instant)
         records = self.completed()
-        keys = [r.instant for r in records]
-        pos = bisect.bisect_left(keys, ts)
-        if pos < len(keys) and keys[pos] == ts:
-            return records[pos]
+        for r in records:
+            if r.instant == ts:
+                return r
         raise CommitNotFoundError(ts, self._nearest(records, ts), what="commit")
 
-    def completed_after(self, instant: InstantRef | datetime | date) -> list[CommitRecord]:
-        """Completed commits strictly after ``instant``."""
-        ts = _point(instant)
-        return [r for r in self.completed() if r.instant > ts]
+    def completion_of(self, ref: InstantRef | datetime | date,
+                      records: list[CommitRecord] | None = None) -> str:
+        """A point in completion order: the completion time of the commit ``ref`` names (a
+        record, or the instant of a completed commit), else ``ref`` read as a point in time (a
+        datetime, ISO text, or an instant no completed commit has)."""
+        if isinstance(ref, CommitRecord):
+            return ref.completion
+        ts = _point(ref)
+        if isinstance(ref, (str, Instant)) and is_instant(_timestamp(ref)):
+            for r in records if records is not None else self.completed():
+                if r.instant == ts:
+                    return r.completion
+        return ts
+
+    def completed_after(self, ref: InstantRef | datetime | date) -> list[CommitRecord]:
+        """Commits that completed after ``ref`` (see :meth:`completion_of`), in completion
+        order. For the instant of a commit no longer on the timeline this is every commit that
+        completed after that instant: a superset, as conflict checks need."""
+        records = self.completed()
+        point = self.completion_of(ref, records)
+        return [r for r in records if r.completion > point]
 
     def completed_between(
         self, start: InstantRef | datetime | date, end: InstantRef | datetime | date
     ) -> list[CommitRecord]:
-        """Completed commits with ``start < instant <= end`` (start exclusive, end inclusive)."""
-        lo, hi = _point(start), _point(end)
-        return [r for r in self.completed() if lo < r.instant <= hi]
+        """Commits that completed after ``start`` and at or before ``end`` (start exclusive,
+        end inclusive; each resolved by :meth:`completion_of`), in completion order."""
+        records = self.completed()
+        lo, hi = self.completion_of(start, records), self.completion_of(end, records)
+        return [r for r in records if lo < r.completion <= hi]
 
     def latest_at_or_before(self, instant: InstantRef | datetime | date) -> CommitRecord:
-        """The latest completed commit at or before ``instant`` (an instant, a datetime or ISO
-        text); :class:`CommitNotFoundError` if the table has none that early."""
-        ts = _point(instant)
+        """The last commit completed at or before ``instant`` (a commit's instant: that commit;
+        a datetime or ISO text: completion time at or before it); :class:`CommitNotFoundError`
+        if the table has none that early."""
         records = self.completed()
-        keys = [r.instant for r in records]
-        pos = bisect.bisect_right(keys, ts)
-        if pos == 0:
-            raise CommitNotFoundError(ts, keys[:3], what="commit at or before")
-        return records[pos - 1]
+        point = self.completion_of(instant, records)
+        found = [r for r in records if r.completion <= point]
+        if not found:
+            raise CommitNotFoundError(_point(instant), self._nearest(records, ""),
+                                      what="commit at or before")
+        return found[-1]
+
+    def next_completion(self, after: str | None = None) -> str:
+        """The completion time a commit completing now gets (call under the table lock): the
+        current time, bumped past the last completion time on the timeline (and ``after``)."""
+        floor = max((r.completion for r in self.completed()), default=None)
+        if after is not None and (floor is None or after > floor):
+            floor = after
+        now = format_instant(datetime.now(UTC))
+        return now if floor is None or now > floor else add_millis(floor, 1)
 
     def read(self, instant: Instant) -> Any:
         """The JSON content of one instant file (a plan, inflight data or commit metadata)."""
@@ -378,15 +450,22 @@ class Timeline:
             raise ConflictError(f"Instant {inst.timestamp} is already inflight") from None
         return done
 
-    def complete(self, instant: InstantRef, metadata: dict[str, Any]) -> CommitRecord:
+    def complete(self, instant: InstantRef, metadata: dict[str, Any], *,
+                 after: str | None = None) -> CommitRecord:
         """Commit: publish the completed file exclusively (the commit point).
 
+        Call under the table lock: the completed file records ``completion_time``, later than
+        every completion time on the timeline and than ``after`` (a rollback passes the
+        completion time of the commits it removed), and never before the commit's instant.
         Raises :class:`ConflictError` when the instant is already completed or was rolled back.
         """
         inst = self._resolve(instant)
         self._require_requested(inst)
         done = inst.with_state(State.COMPLETED)
         body = dict(metadata)
+        body.pop(COMPLETION_KEY, None)
+        completion = self.next_completion(after)
+        body[COMPLETION_KEY] = max(completion, inst.timestamp)
         try:
             atomic_write_json(self.path / done.file_name, body, exclusive=True)
         except FileExistsError:
@@ -424,6 +503,7 @@ class Timeline:
 
 __all__ = [
     "ACTIONS",
+    "COMPLETION_KEY",
     "CommitRecord",
     "Instant",
     "InstantRef",

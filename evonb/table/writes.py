@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evonb.errors import ConflictError, DataValidationError, WriteSchemaError
+from evonb.errors import DataValidationError, WriteSchemaError
 from evonb.schema.schema import Schema
 from evonb.schema.types import StructType
 from evonb.spark.columns import to_column
@@ -28,32 +28,6 @@ if TYPE_CHECKING:  # pragma: no cover
 ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
           "overwrite": "replacecommit"}
 PRIORITY = "__evo_priority"
-
-
-def ensure_in_order(table: Table, instant: str) -> None:
-    """Under the lock: commits complete in instant order, so replaying the timeline by instant
-    is replaying it in commit order. A commit whose instant is older than one completed meanwhile
-    (a writer that started earlier but finished later) must retry with a new instant."""
-    last = table.timeline.last_completed()
-    if last is not None and last.instant > instant:
-        raise ConflictError(
-            f"Commit {last.instant} ({last.operation}) completed after this operation started "
-            f"(instant {instant}); commits complete in instant order",
-            winner=last.instant,
-        )
-
-
-def ensure_replayable(table: Table, instant: str, removed: set[str]) -> None:
-    """Under the lock: a commit completing after a later instant may not remove files that
-    commit added (replaying by instant would bring them back)."""
-    for other in table.timeline.completed_after(instant):
-        added = {entry["path"] for entry in other.metadata.get("added", ())}
-        if added & removed:
-            raise ConflictError(
-                f"Commit {other.instant} ({other.operation}) completed after this operation "
-                f"started (instant {instant}) and wrote files it rewrites",
-                winner=other.instant,
-            )
 
 
 def parquet_options(config: Any) -> dict[str, str]:
@@ -109,6 +83,8 @@ class WriteJob:
                 target, layout = base_schema, base_layout
             matched = _match(incoming, target)
             physical = self._physical(matched, target, layout, instant)
+            # May hold commits that completed after the base (the conflict check sees them
+            # too); replayed in completion order, a file this write replaces stays replaced.
             snapshot = table.snapshot()
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
@@ -135,7 +111,6 @@ class WriteJob:
                                     max_files=max_files, options=parquet_options(self.config))
             table.timeline.inflight(inst, {"added": [f.path for f in added]})
             with table._locked():
-                ensure_in_order(table, instant)
                 latest = self._check_conflicts(
                     base_commit, removed + touched, evolved=bool(update), instant=instant,
                     schema_change=("add_columns" if update and update.only_adds_columns
@@ -144,6 +119,7 @@ class WriteJob:
                     "operation": self.mode,
                     "schema_version": target.version_id if update else latest,
                     "base_instant": base_commit.instant if base_commit else None,
+                    "base_completion": base_commit.completion if base_commit else None,
                     "added": [f.to_dict() for f in added],
                     "removed": [f.path for f in removed],
                     "rows_written": sum(f.rows for f in added),

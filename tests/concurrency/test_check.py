@@ -16,6 +16,7 @@ import pytest
 import evonb
 from evonb.__main__ import main
 from evonb.table.check import check_table, repair_table
+from evonb.table.instants import add_millis
 from tests.concurrency.helpers import run_cli
 
 
@@ -143,6 +144,56 @@ def test_ill_formed_timeline(table) -> None:
     (table.root / ".evo" / "timeline" / f"{last.instant}.commit.requested").write_text("{}")
     report = check_table(table.path)
     assert kinds(report) == ["timeline", "timeline"]
+
+
+def _rewrite_commit(t, record, **changes: object) -> Path:
+    path = t.root / ".evo" / "timeline" / f"{record.instant}.{record.action}"
+    data = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_every_commit_records_a_completion_time(table) -> None:
+    commits = table.timeline.completed()
+    assert all(c.has_completion for c in commits)
+    assert [c.completion for c in commits] == sorted({c.completion for c in commits})
+    assert all(c.completion >= c.instant for c in commits)
+
+
+def test_ill_formed_completion_order(table) -> None:
+    _create, insert, alter = table.timeline.completed()
+    _rewrite_commit(table, insert, completion_time=alter.completion)  # a tie
+    report = check_table(table.path)
+    assert kinds(report) == ["timeline"] and "also that of commit" in report.problems[0].message
+    _rewrite_commit(table, insert, completion_time=insert.completion)
+    _rewrite_commit(table, alter, completion_time="20000101000000000")  # before it started
+    assert "before the commit's instant" in check_table(table.path).problems[0].message
+    _rewrite_commit(table, alter, completion_time=None)  # after commits that record one
+    report = check_table(table.path)
+    assert kinds(report) == ["timeline"] and "no completion time" in report.problems[0].message
+    _rewrite_commit(table, alter, completion_time=alter.completion,
+                    base_completion=add_millis(alter.completion, 5))
+    assert "not after its base" in check_table(table.path).problems[0].message
+    _rewrite_commit(table, alter, completion_time="soon", base_completion=None)
+    assert kinds(check_table(table.path)) == ["corrupt-metadata"]
+
+
+def test_a_table_written_before_completion_times_is_clean(table) -> None:
+    for record in table.timeline.completed():  # as an older evonb wrote them
+        _rewrite_commit(table, record, completion_time=None)
+    report = check_table(table.path)
+    assert report.ok, report.render()
+    t = evonb.open_table(table.path)
+    assert [c.completion for c in t.timeline.completed()] == [
+        c.instant for c in t.timeline.completed()]
+    commit_file(t, "ffff_0_{instant}.parquet")
+    assert check_table(table.path).ok
+    assert t.timeline.last_completed().completion > t.timeline.completed()[-2].instant
 
 
 def test_not_a_table(tmp_path) -> None:

@@ -69,33 +69,39 @@ def test_same_file_group_the_later_write_fails_and_leaves_nothing(spark, table) 
     assert content(evonb.open_table(table.path)) == {1: "B", 2: "A", 3: "c", 4: "d"}
 
 
-def _loses_to_the_later_instant_then_retries(table, a, write) -> None:
-    """Commits complete in instant order (so replaying the timeline by instant is replaying it
-    in commit order): the earlier-started write that would complete after a later instant gets
-    ConflictError naming that commit, leaves no file behind, and a retry commits."""
-    before = data_files(table.path)
-    with pytest.raises(ConflictError) as info:
-        write()
-    winner = table.timeline.last_completed()
-    assert info.value.winner == winner.instant
-    new = {e["path"].rsplit("/", 1)[-1] for e in winner.metadata.get("added", ())}
-    assert {f.rsplit("/", 1)[-1] for f in data_files(table.path) - before} == new
-    write()
+def _both_commit_first_time(table, a, b_commits: list[Any], write: Callable[[], Any]) -> Any:
+    """``write`` (by ``a``, which started first) commits on its first attempt although a commit
+    with a later instant (``b_commits[0]``, made while it ran) completed first: completion
+    order, not instant order, is the order of the table."""
+    mine = write()
+    theirs = b_commits[0]
+    assert mine.instant < theirs.instant  # a started first ...
+    assert mine.completion_time > theirs.completion_time  # ... and completed last
+    t = evonb.open_table(table.path)
+    assert [c.instant for c in t.history()[-2:]] == [theirs.instant, mine.instant]
+    assert t.timeline.last_completed().instant == mine.instant
+    assert not t.timeline.pending()
+    assert check_table(table.path).ok
+    return mine
 
 
 def test_different_file_groups_both_commit(spark, table) -> None:
     a, b = evonb.open_table(table.path), evonb.open_table(table.path)
-    during_next_commit(a, lambda: b.write(rows(spark, (3, "B")), "upsert"))
-    _loses_to_the_later_instant_then_retries(
-        table, a, lambda: a.write(rows(spark, (1, "A")), "upsert"))
-    assert content(evonb.open_table(table.path)) == {1: "A", 2: "b", 3: "B", 4: "d"}
+    won: list[Any] = []
+    during_next_commit(a, lambda: won.append(b.write(rows(spark, (3, "B")), "upsert")))
+    _both_commit_first_time(table, a, won, lambda: a.write(rows(spark, (1, "A")), "upsert"))
+    t = evonb.open_table(table.path)
+    got = [(r["id"], r["v"]) for r in t.read().collect()]
+    assert sorted(got) == [(1, "A"), (2, "b"), (3, "B"), (4, "d")]  # every row exactly once
 
 
 def test_inserts_both_commit(spark, table) -> None:
     a, b = evonb.open_table(table.path), evonb.open_table(table.path)
-    during_next_commit(a, lambda: b.write(rows(spark, (6, "B"))))
-    _loses_to_the_later_instant_then_retries(table, a, lambda: a.write(rows(spark, (5, "A"))))
-    assert len(content(evonb.open_table(table.path))) == 6
+    won: list[Any] = []
+    during_next_commit(a, lambda: won.append(b.write(rows(spark, (6, "B")))))
+    _both_commit_first_time(table, a, won, lambda: a.write(rows(spark, (5, "A"))))
+    got = sorted(r["id"] for r in evonb.open_table(table.path).read().collect())
+    assert got == [1, 2, 3, 4, 5, 6]
 
 
 def test_write_that_started_before_a_ddl_is_aborted(spark, table) -> None:
@@ -115,9 +121,10 @@ def test_write_that_started_before_a_ddl_is_aborted(spark, table) -> None:
 def test_write_after_an_implicit_column_addition_commits(spark, table) -> None:
     a, b = evonb.open_table(table.path), evonb.open_table(table.path)
     wider = spark.createDataFrame([(6, "B", 1.5)], "id bigint, v string, score double")
-    during_next_commit(a, lambda: b.write(wider))
-    _loses_to_the_later_instant_then_retries(table, a, lambda: a.write(rows(spark, (5, "A"))))
-    commit = a.history()[-1]
+    won: list[Any] = []
+    during_next_commit(a, lambda: won.append(b.write(wider)))
+    commit = _both_commit_first_time(table, a, won, lambda: a.write(rows(spark, (5, "A"))))
+    assert a.history()[-1].instant == commit.instant
     t = evonb.open_table(table.path)
     assert t.schema.has("score")
     assert t.timeline.get(commit.instant).schema_version == t.schema.version_id

@@ -8,6 +8,7 @@ import pytest
 
 import evonb
 from evonb.errors import CommitNotFoundError
+from evonb.table.instants import parse_instant
 
 pytestmark = pytest.mark.spark
 
@@ -90,7 +91,11 @@ def test_time_travel_uses_the_commit_schema(swapped):
 
 def test_as_of_a_datetime_and_unknown_commits(swapped):
     history = swapped.history()
-    assert swapped.commit(history[1].time).instant == history[1].instant
+    # A date-time names the last commit *completed* at or before it.
+    done = parse_instant(history[1].completion_time)
+    assert swapped.commit(done).instant == history[1].instant
+    assert swapped.commit(done.isoformat()).instant == history[1].instant
+    assert swapped.commit(history[1].time).instant == history[0].instant  # it had only started
     with pytest.raises(CommitNotFoundError) as err:
         swapped.read(as_of="20000101000000000")
     assert "nearest" in str(err.value)

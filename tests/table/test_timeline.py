@@ -197,7 +197,7 @@ def test_lookups_and_nearest(tmp_path: Path) -> None:
     tl = Timeline(tmp_path)
     ts = _commit_many(tl, 8)
     assert [r.instant for r in tl.completed()] == ts
-    assert tl.get(ts[3]).metadata == {"n": 3}
+    assert tl.get(ts[3]).metadata == {"n": 3, "completion_time": tl.get(ts[3]).completion}
 
     with pytest.raises(CommitNotFoundError) as info:
         tl.get("20000101000000000")
@@ -323,3 +323,75 @@ def test_two_processes_get_distinct_instants(tmp_path: Path, actions: tuple[str,
     on_disk = Timeline(tmp_path).instants()
     assert len(on_disk) == 100
     assert len({i.timestamp for i in on_disk}) == 100
+
+
+# ---------------------------------------------------------------- completion order
+
+
+def test_commits_list_in_completion_order(tmp_path: Path) -> None:
+    tl = Timeline(tmp_path)
+    first = tl.requested("commit")
+    second = tl.requested("commit")
+    assert first.timestamp < second.timestamp
+    b = tl.complete(second, {"n": "b"})  # started later, completes first
+    a = tl.complete(first, {"n": "a"})
+    assert a.completion > b.completion >= second.timestamp
+    assert [r.instant for r in tl.completed()] == [second.timestamp, first.timestamp]
+    assert tl.last_completed() == a
+    assert [r.instant for r in tl.completed_after(second.timestamp)] == [first.timestamp]
+    assert tl.completed_after(first.timestamp) == []
+    assert [r.instant for r in tl.completed_between(b, a)] == [first.timestamp]
+    assert tl.latest_at_or_before(second.timestamp) == b  # an instant names its commit
+    assert tl.latest_at_or_before(add_millis(a.completion, 1)) == a
+    assert tl.latest_at_or_before(b.completion) == b  # a time: completed at or before it
+    assert tl.get(first.timestamp) == a
+    on_disk = read_json(tl.path / f"{first.timestamp}.commit")
+    assert on_disk["completion_time"] == a.completion  # one file: commit and its order
+
+
+def test_completion_times_increase_even_when_the_clock_does_not(tmp_path: Path) -> None:
+    tl = Timeline(tmp_path)
+    ahead = format_instant(datetime.now(UTC) + timedelta(hours=1))
+    first = tl.complete(tl.requested("commit"), {}, after=ahead)
+    assert first.completion == add_millis(ahead, 1)
+    second = tl.complete(tl.requested("commit"), {})
+    assert second.completion == add_millis(first.completion, 1)
+    third = tl.complete(tl.requested("commit", instant=add_millis(ahead, 5000)), {})
+    assert third.completion == add_millis(ahead, 5000)  # never before its own instant
+    stale = tl.complete(tl.requested("commit"), {"completion_time": "20000101000000000"})
+    assert stale.completion > third.completion  # assigned, never taken from the caller
+
+
+def test_commits_without_completion_time_complete_at_their_instant(tmp_path: Path) -> None:
+    tl = Timeline(tmp_path)
+    tl.path.mkdir(parents=True)
+    base = "20260101000000000"
+    legacy = [add_millis(base, 10 * k) for k in (2, 0, 1)]
+    for ts in legacy:  # written by an older evonb: instant order is completion order
+        (tl.path / f"{ts}.commit.requested").write_text("{}")
+        (tl.path / f"{ts}.commit").write_text("{}")
+    assert [r.instant for r in tl.completed()] == sorted(legacy)
+    assert all(r.completion == r.instant and not r.has_completion for r in tl.completed())
+    new = tl.complete(tl.requested("commit", instant=add_millis(base, 1)), {})
+    assert new.completion > max(legacy) and new.has_completion
+    assert tl.completed()[-1] == new
+    assert [r.instant for r in tl.completed_after(sorted(legacy)[1])] == [sorted(legacy)[2],
+                                                                          new.instant]
+
+
+def test_completed_after_a_commit_that_is_gone_is_a_superset(tmp_path: Path) -> None:
+    tl = Timeline(tmp_path)
+    gone = tl.complete(tl.requested("commit"), {})
+    later = tl.complete(tl.requested("commit"), {})
+    tl.remove_completed(gone)
+    assert tl.completed_after(gone.instant) == [later]
+    assert tl.completed_after(gone) == [later]  # a record carries its own completion time
+
+
+def test_a_bad_completion_time_is_corrupt_metadata(tmp_path: Path) -> None:
+    tl = Timeline(tmp_path)
+    rec = tl.complete(tl.requested("commit"), {})
+    path = tl.path / f"{rec.instant}.commit"
+    path.write_text(json.dumps({"completion_time": 12}))
+    with pytest.raises(MetadataCorruptError, match="completion_time"):
+        tl.completed()
