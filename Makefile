@@ -1,7 +1,7 @@
 # The two commands of the README: `make quickstart` (the main job) and `make test`.
 PYTHON ?= python3
 
-.PHONY: quickstart test lab bench lint setup
+.PHONY: quickstart test stress-full lab bench lint setup
 
 quickstart:
 	@bash scripts/setup.sh
@@ -10,6 +10,14 @@ quickstart:
 test:
 	@bash scripts/setup.sh --test
 	$(PYTHON) -m pytest
+
+# The stress tests at the sizes the concurrency issue sets (CI runs this after `make test`):
+# 4 writers x 50 commits + 50 DDL, 100 SIGKILLs, 10,000 fuzzed statements and change sequences.
+stress-full:
+	@bash scripts/setup.sh --test
+	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
+	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 \
+	$(PYTHON) -m pytest -m stress tests/stress -p no:cacheprovider
 
 lab:
 	@bash scripts/setup.sh --test

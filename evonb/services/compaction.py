@@ -23,11 +23,11 @@ from evonb.errors import ConflictError
 from evonb.schema.schema import Schema
 from evonb.services.progress import ProgressCallback, report
 from evonb.services.rollback import rollback_failed, writer_info
+from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.mor import file_groups, read_snapshot, subset
 from evonb.table.snapshot import DataFile, Snapshot
-from evonb.table.timeline import CommitRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -119,34 +119,6 @@ def removed_paths(snap: Snapshot, bases: Sequence[DataFile]) -> list[str]:
     return [*sorted(keep), *sorted(f.path for f in snap.logs if f.base in keep)]
 
 
-def check_conflicts(table: Table, base: CommitRecord | None, removed: Sequence[str], *,
-                    what: str, any_change: bool = False) -> None:
-    """Under the lock: fail if a commit that completed after ``base`` touched the file groups
-    being replaced (rewrote them, or added log blocks to them), rolled back commits, or
-    (``any_change``) changed the table at all. Cleans and clean-ups of failed attempts never
-    conflict."""
-    since = table.timeline.completed_after(base) if base else table.timeline.completed()
-    mine = set(removed)
-    for other in since:
-        meta = other.metadata
-        if other.action == "clean":
-            continue
-        reason = None
-        if other.action == "rollback" and not other.metadata.get("rolled_back"):
-            continue  # clean-up of failed attempts: changes nothing visible
-        if other.action == "rollback" or any_change:
-            reason = f"{other.operation} changed the table"
-        elif mine & set(meta.get("removed", ())):
-            reason = "it rewrote the same files"
-        elif any(e.get("kind") == "log" and e.get("base") in mine
-                 for e in meta.get("added", ())):
-            reason = "it added log blocks to the same file groups"
-        if reason:
-            raise ConflictError(
-                f"Commit {other.instant} ({other.operation}) conflicts with this {what}: "
-                f"{reason}", winner=other.instant)
-
-
 def compact(table: Table, *, upgrade_schema: bool = True,
             progress: ProgressCallback | None = None) -> Commit | None:
     """Compact ``table`` (see the module docstring). Returns the commit, or None when there
@@ -173,7 +145,8 @@ def compact(table: Table, *, upgrade_schema: bool = True,
                                progress=progress, stage="compact")
         table.timeline.inflight(inst, {"added": [f.path for f in added]})
         with table._locked():
-            check_conflicts(table, base, removed, what="compaction")
+            check_service(table, "compact", "compaction", base, [f.path for f in chosen],
+                          instant=inst.timestamp)
             last = table.timeline.last_completed()
             record = table.timeline.complete(inst, {
                 "operation": "compact",
@@ -225,7 +198,6 @@ def compact_inline(table: Table) -> Commit | None:
 __all__ = [
     "BATCH_PROPERTY",
     "INLINE_PROPERTY",
-    "check_conflicts",
     "commits_since_compaction",
     "compact",
     "compact_inline",

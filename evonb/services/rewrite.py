@@ -33,9 +33,10 @@ from evonb.schema.types import (
     Type,
     with_children,
 )
-from evonb.services.compaction import check_conflicts, removed_paths, rewrite_groups
+from evonb.services.compaction import removed_paths, rewrite_groups
 from evonb.services.progress import ProgressCallback, report
 from evonb.services.rollback import rollback_failed, writer_info
+from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.read_plan import plan_group
@@ -277,7 +278,9 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
         table.timeline.inflight(inst, {"added": [f.path for f in added]})
         removed = removed_paths(snap, snap.files)
         with table._locked():
-            check_conflicts(table, base, removed, what="rewrite", any_change=True)
+            check_service(table, "rewrite", "replacecommit", base,
+                          [f.path for f in snap.files], instant=instant,
+                          schema_version=target.version_id if update is not None else None)
             metadata: dict[str, Any] = {
                 "operation": "rewrite",
                 "schema_version": target.version_id,

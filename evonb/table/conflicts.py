@@ -124,6 +124,25 @@ def _lost(op: Operation, other: CommitRecord, reason: str) -> ConflictError:
     )
 
 
+def _service_conflict(op: Operation, other: CommitRecord) -> str | None:
+    """Why a table service (compaction, rewrite) cannot commit after ``other``, or None.
+
+    A rewrite replaces the whole table in one schema: any other commit conflicts. A compaction
+    only restates the data of its file groups in the schema version it read, which stays valid
+    after any schema change: only commits that touched the same file groups conflict.
+    """
+    if op.operation == "rewrite":
+        return f"it changed the table while this rewrite ran ({other.operation})"
+    removed, logged = _touches(other)
+    if op.file_groups & removed:
+        return ("it rewrote file groups this compaction also replaces "
+                f"(e.g. {sorted(op.file_groups & removed)[0]})")
+    if op.file_groups & logged:
+        return ("it added log blocks to file groups this compaction replaces "
+                f"(e.g. {sorted(op.file_groups & logged)[0]})")
+    return None
+
+
 class DefaultConflictPolicy:
     """File-group conflicts plus Hudi RFC-33 for schema changes (see the module docstring)."""
 
@@ -137,6 +156,11 @@ class DefaultConflictPolicy:
                 if meta.get("rolled_back"):
                     raise _lost(op, other, "it rolled back commits this operation started after")
                 continue  # clean-up of failed attempts: changes nothing visible
+            if op.kind == "service":
+                reason = _service_conflict(op, other)
+                if reason:
+                    raise _lost(op, other, reason)
+                continue
             version = _schema_of(other, current)
             if version != current:
                 implicit = other.action != "alter" and meta.get("schema_change") == "add_columns"
@@ -267,6 +291,29 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
     return check(table, op)
 
 
+def check_service(table: Table, operation: str, action: str, base: CommitRecord | None,
+                  file_groups: Sequence[str], *, instant: str | None = None,
+                  schema_version: str | None = None) -> str:
+    """The conflict check of a table service (``compact`` or ``rewrite``) replacing the base
+    files ``file_groups``, through the table's policy. Returns the schema version to record."""
+    from evonb.schema.schema import INITIAL_VERSION
+
+    op = Operation(
+        kind="service",
+        operation=operation,
+        action=action,
+        base_instant=base.instant if base else None,
+        base_completion=base.completion if base else None,
+        base_schema_version=str(base.metadata.get("schema_version", INITIAL_VERSION))
+        if base else INITIAL_VERSION,
+        schema_version=schema_version,
+        schema_change="ddl" if schema_version else None,
+        file_groups=frozenset(file_groups),
+        instant=instant,
+    )
+    return check(table, op)
+
+
 __all__ = [
     "POLICY_PROPERTY",
     "ConflictPolicy",
@@ -274,6 +321,7 @@ __all__ = [
     "Operation",
     "StrictConflictPolicy",
     "check",
+    "check_service",
     "check_write",
     "commits_since",
     "policy_for",
