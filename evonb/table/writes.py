@@ -7,21 +7,23 @@ incoming row wins). A write that fails at any point leaves no visible file behin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import ConflictError, DataValidationError, WriteSchemaError
 from evonb.schema.schema import Schema
-from evonb.schema.types import StructType
+from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.reader import read_files
 from evonb.spark.writer import remove_files, write_files
+from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.read_plan import physical_struct, plan_group
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
     from evonb.table.table import Table
 
@@ -73,6 +75,11 @@ class WriteJob:
         self.mode = mode
         self.spark = table.spark
         self.config = table._config
+        # Upserts and deletes: the incoming keys' range per key column (None: unknown) and
+        # whether any row came in, from the job that checks the incoming rows.
+        self.key_ranges: list[KeyRange] | None = None
+        self.incoming_empty = False
+        self.key_lookup: dict[str, int] | None = None
 
     # ------------------------------------------------------------- schemas
     def _incoming(self) -> Schema:
@@ -108,8 +115,10 @@ class WriteJob:
             else:
                 target, layout = base_schema, base_layout
             matched = _match(incoming, target)
-            physical = self._physical(matched, target, layout, instant)
             snapshot = table.snapshot()
+            physical = self._physical(matched, target, layout, instant,
+                                      ranges=self.mode in ("upsert", "delete")
+                                      and bool(snapshot.files))
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
             if mor:
@@ -132,7 +141,13 @@ class WriteJob:
             if not mor:
                 added = write_files(out, root=table.root, instant=instant,
                                     version=target.version_id, partition_columns=partition_cols,
-                                    max_files=max_files, options=parquet_options(self.config))
+                                    max_files=max_files, options=parquet_options(self.config),
+                                    key_columns=self.key_columns(target, layout))
+                # Spark writes an empty file for an empty result (e.g. a delete of every row
+                # of the files it rewrites): it holds nothing, and would be scanned for keys
+                # by every later upsert (it has no key statistics).
+                remove_files(table.root, [f for f in added if f.rows == 0])
+                added = [f for f in added if f.rows > 0]
             table.timeline.inflight(inst, {"added": [f.path for f in added]})
             with table._locked():
                 ensure_in_order(table, instant)
@@ -148,6 +163,8 @@ class WriteJob:
                     "removed": [f.path for f in removed],
                     "rows_written": sum(f.rows for f in added),
                 }
+                if self.key_lookup is not None:
+                    metadata["key_lookup"] = self.key_lookup
                 if update:
                     metadata["schema_change"] = ("add_columns" if update.only_adds_columns
                                                  else "evolve")
@@ -184,9 +201,16 @@ class WriteJob:
         return Schema(fields=tuple(keys))
 
     # ---------------------------------------------------------------- rows
+    def key_columns(self, target: Schema, layout: Layout) -> dict[int, tuple[str, Any]]:
+        """The key columns new files of ``target`` record statistics for."""
+        return key_columns(self.config.primary_key_ids, target, layout)
+
     def _physical(self, incoming: Schema, target: Schema, layout: Layout,
-                  instant: str) -> DataFrame:
-        """The incoming rows as physical columns of ``target`` (defaults for missing ones)."""
+                  instant: str, *, ranges: bool = False) -> DataFrame:
+        """The incoming rows as physical columns of ``target`` (defaults for missing ones).
+
+        With ``ranges``, the job that checks the incoming rows also takes the min and max of
+        each key column, as written (``self.key_ranges``)."""
         from pyspark.sql import functions as F
 
         from evonb.table.table import _with_write_defaults
@@ -202,14 +226,23 @@ class WriteJob:
             f.id: f.name for f in _named(incoming)
         })
         group = plan_group(query, incoming, incoming_layout, ())
-        self._check_required(incoming, target)
+        keys: dict[int, tuple[Any, Column]] = {}
+        if ranges:
+            key_ids = set(self.config.primary_key_ids)
+            for (_, e), f in zip(group.columns, query.fields, strict=True):
+                if f.id in key_ids and prunable(f.type):
+                    keys[f.id] = (f.type, to_column(e))
+        self._check_incoming(incoming, target, keys, count=ranges)
         cols = [to_column(e).alias(name, metadata={"parquet.field.id": f.id})
                 for (name, e), f in zip(group.columns, query.fields, strict=True)]
         cols.append(F.lit(instant).alias(META_COMMIT_TIME))
         return self.df.select(*cols)
 
-    def _check_required(self, incoming: Schema, target: Schema) -> None:
-        """Required (and key) columns must not receive nulls: one job counts them."""
+    def _check_incoming(self, incoming: Schema, target: Schema,
+                        keys: dict[int, tuple[Any, Column]], *, count: bool) -> None:
+        """Required (and key) columns must not receive nulls: one job counts them, and takes
+        the min and max of the key columns in ``keys`` (field ID -> type and column as
+        written) and (``count``) the number of rows."""
         from pyspark.sql import functions as F
 
         key_ids = set(self.config.primary_key_ids)
@@ -219,18 +252,58 @@ class WriteJob:
             if (not t.nullable or f.id in key_ids) and f.nullable:
                 ref = "`" + f.name.replace("`", "``") + "`"
                 checks.append((t.name, F.sum(F.when(F.col(ref).isNull(), 1).otherwise(0))))
-        if not checks:
+        aggs = [c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]
+        for fid, (t, col) in keys.items():
+            value = F.unix_micros(col) if t is TIMESTAMP else col  # instants as numbers
+            aggs += [F.min(value).alias(f"lo{fid}"), F.max(value).alias(f"hi{fid}")]
+        if count:
+            aggs.append(F.count(F.lit(1)).alias("rows"))
+        if not aggs:
             return
-        row = self.df.agg(*[c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]).collect()[0]
+        row = self.df.agg(*aggs).collect()[0]
         for i, (name, _) in enumerate(checks):
-            count = int(row[f"c{i}"] or 0)
-            if count:
+            nulls = int(row[f"c{i}"] or 0)
+            if nulls:
                 raise DataValidationError(
-                    f"Column {name!r} is NOT NULL or a record key, but {count} incoming rows "
+                    f"Column {name!r} is NOT NULL or a record key, but {nulls} incoming rows "
                     "hold null",
-                    count=count,
+                    count=nulls,
                     hint="fill or filter the nulls before writing",
                 )
+        if count:
+            self.incoming_empty = not row["rows"]
+            self.key_ranges = [KeyRange(fid, t, row[f"lo{fid}"], row[f"hi{fid}"])
+                               for fid, (t, _) in keys.items()
+                               if row[f"lo{fid}"] is not None and row[f"hi{fid}"] is not None]
+
+    def key_candidates(self, live: Sequence[DataFile]) -> list[DataFile]:
+        """The live base files that may hold incoming keys: none when no row came in, else
+        those whose key statistics overlap the incoming keys' range (and every file without
+        statistics). Records the counts for the commit metadata (``key_lookup``)."""
+        if self.incoming_empty:
+            found: list[DataFile] = []
+        else:
+            found = prune(live, self.key_ranges, self.table.version)
+        self.key_lookup = {"live": len(live), "scanned": len(found)}
+        return found
+
+    def key_filter(self, layout: Layout) -> Column | None:
+        """A filter on the physical key columns keeping the incoming keys' range, for the key
+        scan: Parquet row-group statistics then skip row groups of files without key
+        statistics too. Only for types whose literals are unambiguous (not timestamps)."""
+        from pyspark.sql import functions as F
+
+        from evonb.schema.spark_convert import type_to_spark
+
+        out = None
+        for r in self.key_ranges or ():
+            if r.type in (TIMESTAMP, TIMESTAMP_NTZ):
+                continue
+            spark_type = type_to_spark(r.type)
+            cond = F.col(f"`{layout.name(r.field_id)}`").between(
+                F.lit(r.low).cast(spark_type), F.lit(r.high).cast(spark_type))
+            out = cond if out is None else out & cond
+        return out
 
     def _merge(self, incoming: DataFrame, live: tuple[DataFile, ...], target: Schema,
                layout: Layout) -> tuple[DataFrame, list[DataFile]]:
@@ -250,16 +323,20 @@ class WriteJob:
             incoming = (incoming.withColumn("__evo_rn", F.row_number().over(w))
                         .filter("__evo_rn = 1").drop("__evo_rn"))
         touched: list[DataFile] = []
-        if live:
+        candidates = self.key_candidates(live) if live else []
+        if candidates:
             key_query = Schema(fields=tuple(
                 target.field_by_id(i).replace(name=layout.name(i))
                 for i in self.config.primary_key_ids
             ))
-            existing_keys = read_files(self.spark, table.root, live, key_query, table.version,
-                                       with_file=True)
+            existing_keys = read_files(self.spark, table.root, candidates, key_query,
+                                       table.version, with_file=True)
+            in_range = self.key_filter(layout)
+            if in_range is not None:
+                existing_keys = existing_keys.filter(in_range)
             hits = (existing_keys.join(incoming.select(*key_refs).distinct(), keys, "left_semi")
                     .select("_evo_file").distinct().collect())
-            touched = table.locate_files([r[0] for r in hits], live)
+            touched = table.locate_files([r[0] for r in hits], candidates)
         if not touched:
             return (incoming.limit(0) if self.mode == "delete" else incoming), []
         query = table.physical_query(target, layout)
