@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
           "overwrite": "replacecommit"}
 PRIORITY = "__evo_priority"
+SEQ = "__evo_seq"
 
 
 def ensure_in_order(table: Table, instant: str) -> None:
@@ -293,17 +294,16 @@ class WriteJob:
         statistics too. Only for types whose literals are unambiguous (not timestamps)."""
         from pyspark.sql import functions as F
 
-        from evonb.schema.spark_convert import type_to_spark
+        from evonb.schema.defaults import sql_literal
 
-        out = None
+        terms = []
         for r in self.key_ranges or ():
             if r.type in (TIMESTAMP, TIMESTAMP_NTZ):
                 continue
-            spark_type = type_to_spark(r.type)
-            cond = F.col(f"`{layout.name(r.field_id)}`").between(
-                F.lit(r.low).cast(spark_type), F.lit(r.high).cast(spark_type))
-            out = cond if out is None else out & cond
-        return out
+            name = "`" + layout.name(r.field_id).replace("`", "``") + "`"
+            terms.append(f"{name} BETWEEN {sql_literal(r.low, r.type)} "
+                         f"AND {sql_literal(r.high, r.type)}")
+        return F.expr(" AND ".join(terms)) if terms else None
 
     def _merge(self, incoming: DataFrame, live: tuple[DataFile, ...], target: Schema,
                layout: Layout) -> tuple[DataFrame, list[DataFile]]:
@@ -316,40 +316,59 @@ class WriteJob:
         key_refs = [F.col(f"`{k}`") for k in keys]
         pre_id = self.config.precombine_id
         precombine = layout.name(pre_id) if pre_id is not None else None
-        if self.mode == "upsert":
-            order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
-            w = Window.partitionBy(*key_refs).orderBy(*order, F.monotonically_increasing_id()
-                                                      .desc())
-            incoming = (incoming.withColumn("__evo_rn", F.row_number().over(w))
-                        .filter("__evo_rn = 1").drop("__evo_rn"))
+        raw_keys = incoming.select(*key_refs)
         touched: list[DataFile] = []
         candidates = self.key_candidates(live) if live else []
         if candidates:
-            key_query = Schema(fields=tuple(
-                target.field_by_id(i).replace(name=layout.name(i))
-                for i in self.config.primary_key_ids
-            ))
-            existing_keys = read_files(self.spark, table.root, candidates, key_query,
-                                       table.version, with_file=True)
-            in_range = self.key_filter(layout)
-            if in_range is not None:
-                existing_keys = existing_keys.filter(in_range)
-            hits = (existing_keys.join(incoming.select(*key_refs).distinct(), keys, "left_semi")
-                    .select("_evo_file").distinct().collect())
-            touched = table.locate_files([r[0] for r in hits], candidates)
+            touched = self._files_holding(raw_keys, candidates, target, layout)
+        order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
         if not touched:
-            return (incoming.limit(0) if self.mode == "delete" else incoming), []
+            if self.mode == "delete":
+                return incoming.limit(0), []
+            # the latest of the rows with the largest precombine value, per key
+            w = Window.partitionBy(*key_refs).orderBy(*order, F.monotonically_increasing_id()
+                                                      .desc())
+            return (incoming.withColumn("__evo_rn", F.row_number().over(w))
+                    .filter("__evo_rn = 1").drop("__evo_rn")), []
         query = table.physical_query(target, layout)
         existing = read_files(self.spark, table.root, touched, query, table.version, meta=True)
         if self.mode == "delete":
-            return existing.join(incoming.select(*key_refs).distinct(), keys, "left_anti"), touched
-        both = existing.withColumn(PRIORITY, F.lit(0)).unionByName(
-            incoming.withColumn(PRIORITY, F.lit(1)))
-        order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
-        w = Window.partitionBy(*key_refs).orderBy(*order, F.col(PRIORITY).desc())
+            return existing.join(raw_keys, keys, "left_anti"), touched
+        # One window picks, per key, the row with the largest precombine value; on a tie an
+        # incoming row over the stored one, and the latest incoming row over earlier ones (the
+        # incoming rows deduplicated first, then merged: the same winner).
+        both = existing.withColumn(PRIORITY, F.lit(0)).withColumn(SEQ, F.lit(None).cast("long"))
+        both = both.unionByName(incoming.withColumn(PRIORITY, F.lit(1))
+                                .withColumn(SEQ, F.monotonically_increasing_id()))
+        w = Window.partitionBy(*key_refs).orderBy(*order, F.col(PRIORITY).desc(),
+                                                  F.col(SEQ).desc())
         merged = (both.withColumn("__evo_rn", F.row_number().over(w))
-                  .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY))
+                  .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY, SEQ))
         return merged, touched
+
+    def _files_holding(self, keys: DataFrame, candidates: Sequence[DataFile], target: Schema,
+                       layout: Layout) -> list[DataFile]:
+        """The files among ``candidates`` that hold one of ``keys`` (physical key columns):
+        a key-only scan of the candidates, joined with the keys, in one Spark job (plus the
+        broadcast of the keys when they are small); the files come back as an observed
+        metric rather than through a second, aggregating stage."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        table = self.table
+        names = [layout.name(i) for i in self.config.primary_key_ids]
+        key_query = Schema(fields=tuple(target.field_by_id(i).replace(name=layout.name(i))
+                                        for i in self.config.primary_key_ids))
+        existing = read_files(self.spark, table.root, candidates, key_query, table.version,
+                              with_file=True)
+        in_range = self.key_filter(layout)
+        if in_range is not None:
+            existing = existing.filter(in_range)
+        found = Observation()
+        hits = existing.join(keys, names, "left_semi").observe(
+            found, F.collect_set("_evo_file").alias("files"))
+        hits.write.format("noop").mode("overwrite").save()
+        return table.locate_files(sorted(found.get["files"] or ()), candidates)
 
     # ------------------------------------------------------------ conflicts
     def _check_conflicts(self, base: CommitRecord | None, removed: list[DataFile], *,

@@ -330,9 +330,19 @@ def test_string_keys_order_by_code_point(spark, warehouse):
     t.write(spark.createDataFrame([("", 2)], schema), mode="upsert")
     assert _last(t)["key_lookup"]["scanned"] == 1
     assert _last(t)["removed"] == [files[3]]
+    # quotes, backslashes and line breaks in the range filter of the key scan
+    odd = ["it's", "back\\slash", "new\nline", "x`y"]
+    _strip_stats(t)  # the range filter alone must find them
+    t = evonb.open_table(t.root)
+    t.write(spark.createDataFrame([(k, 0) for k in odd], schema).coalesce(1))
+    t.write(spark.createDataFrame([("it's", 3), ("back\\slash", 4), ("new\nline", 5)], schema),
+            mode="upsert")
+    assert _last(t)["key_lookup"]["scanned"] == 5
+    assert len(_last(t)["removed"]) == 1
+    assert t.read().count() == 14  # every key once
     assert dict((r["k"], r["v"]) for r in t.read().collect()) == {
         "apple": 0, "banana": 0, "cherry": 0, "zebra": 0, "Ω": 1, "中文": 0, "Zulu": 0,
-        "Éclair": 0, "": 2, "A": 0}
+        "Éclair": 0, "": 2, "A": 0, "it's": 3, "back\\slash": 4, "new\nline": 5, "x`y": 0}
 
 
 def test_date_keys(spark, warehouse):
