@@ -25,6 +25,7 @@ from evonb.services.progress import ProgressCallback, report
 from evonb.services.rollback import rollback_failed, writer_info
 from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
+from evonb.table.key_stats import key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.mor import file_groups, read_snapshot, subset
 from evonb.table.snapshot import DataFile, Snapshot
@@ -85,6 +86,7 @@ def rewrite_groups(
     cores = max(1, table.spark.sparkContext.defaultParallelism)
     out_query = table.physical_query(target, layout)
     partition_cols = tuple(layout.name(i) for i in table._config.partition_ids)
+    keys = key_columns(table._config.primary_key_ids, target, layout)
     added: list[DataFile] = []
     total = len(bases)
     report(progress, 0, total, stage)
@@ -102,7 +104,7 @@ def rewrite_groups(
                              for f in out_query.fields], F.col(META_COMMIT_TIME))
             files = write_files(df, root=table.root, instant=instant,
                                 version=target.version_id, partition_columns=partition_cols,
-                                max_files=n_files, **_write_options(table))
+                                max_files=n_files, key_columns=keys, **_write_options(table))
             empty = [f for f in files if f.rows == 0]
             remove_files(table.root, empty)
             added.extend(f for f in files if f.rows > 0)

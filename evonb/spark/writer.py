@@ -11,14 +11,18 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evonb.table.fsutil import evo_dir
+from evonb.table.key_stats import footer_stats
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
+
+    from evonb.schema.types import Type
 
 STAGING_DIR = "staging"
 _TASK = re.compile(r"part-(\d+)")
@@ -38,10 +42,14 @@ def write_files(
     partition_columns: tuple[str, ...] = (),
     max_files: int | None = None,
     options: dict[str, str] | None = None,
+    key_columns: Mapping[int, tuple[str, Type]] | None = None,
 ) -> list[DataFile]:
     """Write ``df`` (physical columns) as Parquet files of the commit ``instant``.
 
     Returns the files, placed under their partition folders, not yet visible to readers.
+    ``key_columns`` (field ID -> physical name and type, see
+    :func:`evonb.table.key_stats.key_columns`) are the record-key columns whose min and max
+    each file records, from the footer read for its row count.
     """
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
@@ -74,11 +82,13 @@ def write_files(
             rel = f"{partition}/{name}" if partition else name
             dest = root / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
-            rows = pq.read_metadata(src).num_rows
+            footer = pq.read_metadata(src)
+            stats = footer_stats(footer, key_columns) if key_columns else None
             size = src.stat().st_size
             os.replace(src, dest)
             placed.append(DataFile(path=rel, version=version, instant=instant,
-                                   partition=partition, rows=rows, bytes=size))
+                                   partition=partition, rows=footer.num_rows, bytes=size,
+                                   key_stats=stats))
     except BaseException:
         remove_files(root, placed)
         raise

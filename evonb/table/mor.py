@@ -264,17 +264,23 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
     else:
         incoming = incoming.dropDuplicates(keys)
     bases = snapshot.files
+    # Only base files whose key statistics overlap the incoming keys can hold them (a log
+    # block only ever holds keys of its base file).
+    candidates = job.key_candidates(bases) if bases else []
     written: list[DataFile] = []
     located = None
     try:
         logs: list[DataFile] = []
         fresh = incoming
-        if bases:
+        if candidates:
             key_query = Schema(fields=tuple(
                 target.field_by_id(i).replace(name=layout.name(i))
                 for i in config.primary_key_ids))
-            existing = read_files(spark, table.root, bases, key_query, table.version,
+            existing = read_files(spark, table.root, candidates, key_query, table.version,
                                   with_file=True)
+            in_range = job.key_filter(layout)
+            if in_range is not None:
+                existing = existing.filter(in_range)
             located = incoming.join(existing, keys, "left").persist()
             present = set(located.columns)
             types = {f.name: f.dataType for f in spark_read_type(physical.struct).fields}
@@ -288,7 +294,7 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             fmt = log_format(table)
             if fmt == "avro" and not avro_supported(physical):
                 fmt = "parquet"  # Avro cannot hold maps with non-string keys
-            tasks = max(1, min(len(bases), spark.sparkContext.defaultParallelism))
+            tasks = max(1, min(len(candidates), spark.sparkContext.defaultParallelism))
             codec = config.property(AVRO_CODEC_PROPERTY, DEFAULT_AVRO_CODEC) or "null"
             logs = write_log_blocks(block, root=table.root, instant=instant, physical=physical,
                                     fmt=fmt, tasks=tasks, codec=codec)
@@ -300,7 +306,8 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             cores = spark.sparkContext.defaultParallelism
             new_bases = write_files(fresh, root=table.root, instant=instant,
                                     version=target.version_id, partition_columns=partition_cols,
-                                    max_files=cores, **(write_options or {}))
+                                    max_files=cores, key_columns=job.key_columns(target, layout),
+                                    **(write_options or {}))
             remove_files(table.root, [f for f in new_bases if f.rows == 0])
             written.extend(f for f in new_bases if f.rows > 0)
     except BaseException:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evonb.table.key_stats import KeyStats, stats_from_json, stats_to_json
 from evonb.table.timeline import CommitRecord
 
 
@@ -15,7 +16,11 @@ class DataFile:
     it was written with, the instant that wrote it, its partition folder, rows and bytes.
 
     ``kind`` is ``"base"`` (a Parquet data file) or ``"log"`` (a merge-on-read log block);
-    a log block names the base file of its file group in ``base``."""
+    a log block names the base file of its file group in ``base``.
+
+    ``key_stats`` is the min and max of each record-key column in the file, by field ID, in
+    JSON form (:mod:`evonb.table.key_stats`); None when unknown (the file is always scanned
+    for keys)."""
 
     path: str
     version: str
@@ -25,9 +30,10 @@ class DataFile:
     bytes: int = 0
     kind: str = "base"
     base: str | None = None
+    key_stats: KeyStats | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "path": self.path,
             "version": self.version,
             "instant": self.instant,
@@ -38,6 +44,8 @@ class DataFile:
         }
         if self.base is not None:
             out["base"] = self.base
+        if self.key_stats:
+            out["key_stats"] = stats_to_json(self.key_stats)
         return out
 
     @classmethod
@@ -51,6 +59,7 @@ class DataFile:
             bytes=int(data.get("bytes", 0)),
             kind=str(data.get("kind", "base")),
             base=str(data["base"]) if data.get("base") is not None else None,
+            key_stats=stats_from_json(data.get("key_stats")),
         )
 
 

@@ -7,27 +7,30 @@ incoming row wins). A write that fails at any point leaves no visible file behin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import DataValidationError, WriteSchemaError
 from evonb.schema.schema import Schema
-from evonb.schema.types import StructType
+from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.reader import read_files
 from evonb.spark.writer import remove_files, write_files
+from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.read_plan import physical_struct, plan_group
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
     from evonb.table.table import Table
 
 ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
           "overwrite": "replacecommit"}
 PRIORITY = "__evo_priority"
+SEQ = "__evo_seq"
 
 
 def parquet_options(config: Any) -> dict[str, str]:
@@ -47,6 +50,11 @@ class WriteJob:
         self.mode = mode
         self.spark = table.spark
         self.config = table._config
+        # Upserts and deletes: the incoming keys' range per key column (None: unknown) and
+        # whether any row came in, from the job that checks the incoming rows.
+        self.key_ranges: list[KeyRange] | None = None
+        self.incoming_empty = False
+        self.key_lookup: dict[str, int] | None = None
 
     # ------------------------------------------------------------- schemas
     def _incoming(self) -> Schema:
@@ -82,10 +90,12 @@ class WriteJob:
             else:
                 target, layout = base_schema, base_layout
             matched = _match(incoming, target)
-            physical = self._physical(matched, target, layout, instant)
             # May hold commits that completed after the base (the conflict check sees them
             # too); replayed in completion order, a file this write replaces stays replaced.
             snapshot = table.snapshot()
+            physical = self._physical(matched, target, layout, instant,
+                                      ranges=self.mode in ("upsert", "delete")
+                                      and bool(snapshot.files))
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
             if mor:
@@ -108,7 +118,13 @@ class WriteJob:
             if not mor:
                 added = write_files(out, root=table.root, instant=instant,
                                     version=target.version_id, partition_columns=partition_cols,
-                                    max_files=max_files, options=parquet_options(self.config))
+                                    max_files=max_files, options=parquet_options(self.config),
+                                    key_columns=self.key_columns(target, layout))
+                # Spark writes an empty file for an empty result (e.g. a delete of every row
+                # of the files it rewrites): it holds nothing, and would be scanned for keys
+                # by every later upsert (it has no key statistics).
+                remove_files(table.root, [f for f in added if f.rows == 0])
+                added = [f for f in added if f.rows > 0]
             table.timeline.inflight(inst, {"added": [f.path for f in added]})
             with table._locked():
                 latest = self._check_conflicts(
@@ -124,6 +140,8 @@ class WriteJob:
                     "removed": [f.path for f in removed],
                     "rows_written": sum(f.rows for f in added),
                 }
+                if self.key_lookup is not None:
+                    metadata["key_lookup"] = self.key_lookup
                 if update:
                     metadata["schema_change"] = ("add_columns" if update.only_adds_columns
                                                  else "evolve")
@@ -160,9 +178,16 @@ class WriteJob:
         return Schema(fields=tuple(keys))
 
     # ---------------------------------------------------------------- rows
+    def key_columns(self, target: Schema, layout: Layout) -> dict[int, tuple[str, Any]]:
+        """The key columns new files of ``target`` record statistics for."""
+        return key_columns(self.config.primary_key_ids, target, layout)
+
     def _physical(self, incoming: Schema, target: Schema, layout: Layout,
-                  instant: str) -> DataFrame:
-        """The incoming rows as physical columns of ``target`` (defaults for missing ones)."""
+                  instant: str, *, ranges: bool = False) -> DataFrame:
+        """The incoming rows as physical columns of ``target`` (defaults for missing ones).
+
+        With ``ranges``, the job that checks the incoming rows also takes the min and max of
+        each key column, as written (``self.key_ranges``)."""
         from pyspark.sql import functions as F
 
         from evonb.table.table import _with_write_defaults
@@ -178,14 +203,23 @@ class WriteJob:
             f.id: f.name for f in _named(incoming)
         })
         group = plan_group(query, incoming, incoming_layout, ())
-        self._check_required(incoming, target)
+        keys: dict[int, tuple[Any, Column]] = {}
+        if ranges:
+            key_ids = set(self.config.primary_key_ids)
+            for (_, e), f in zip(group.columns, query.fields, strict=True):
+                if f.id in key_ids and prunable(f.type):
+                    keys[f.id] = (f.type, to_column(e))
+        self._check_incoming(incoming, target, keys, count=ranges)
         cols = [to_column(e).alias(name, metadata={"parquet.field.id": f.id})
                 for (name, e), f in zip(group.columns, query.fields, strict=True)]
         cols.append(F.lit(instant).alias(META_COMMIT_TIME))
         return self.df.select(*cols)
 
-    def _check_required(self, incoming: Schema, target: Schema) -> None:
-        """Required (and key) columns must not receive nulls: one job counts them."""
+    def _check_incoming(self, incoming: Schema, target: Schema,
+                        keys: dict[int, tuple[Any, Column]], *, count: bool) -> None:
+        """Required (and key) columns must not receive nulls: one job counts them, and takes
+        the min and max of the key columns in ``keys`` (field ID -> type and column as
+        written) and (``count``) the number of rows."""
         from pyspark.sql import functions as F
 
         key_ids = set(self.config.primary_key_ids)
@@ -195,18 +229,57 @@ class WriteJob:
             if (not t.nullable or f.id in key_ids) and f.nullable:
                 ref = "`" + f.name.replace("`", "``") + "`"
                 checks.append((t.name, F.sum(F.when(F.col(ref).isNull(), 1).otherwise(0))))
-        if not checks:
+        aggs = [c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]
+        for fid, (t, col) in keys.items():
+            value = F.unix_micros(col) if t is TIMESTAMP else col  # instants as numbers
+            aggs += [F.min(value).alias(f"lo{fid}"), F.max(value).alias(f"hi{fid}")]
+        if count:
+            aggs.append(F.count(F.lit(1)).alias("rows"))
+        if not aggs:
             return
-        row = self.df.agg(*[c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]).collect()[0]
+        row = self.df.agg(*aggs).collect()[0]
         for i, (name, _) in enumerate(checks):
-            count = int(row[f"c{i}"] or 0)
-            if count:
+            nulls = int(row[f"c{i}"] or 0)
+            if nulls:
                 raise DataValidationError(
-                    f"Column {name!r} is NOT NULL or a record key, but {count} incoming rows "
+                    f"Column {name!r} is NOT NULL or a record key, but {nulls} incoming rows "
                     "hold null",
-                    count=count,
+                    count=nulls,
                     hint="fill or filter the nulls before writing",
                 )
+        if count:
+            self.incoming_empty = not row["rows"]
+            self.key_ranges = [KeyRange(fid, t, row[f"lo{fid}"], row[f"hi{fid}"])
+                               for fid, (t, _) in keys.items()
+                               if row[f"lo{fid}"] is not None and row[f"hi{fid}"] is not None]
+
+    def key_candidates(self, live: Sequence[DataFile]) -> list[DataFile]:
+        """The live base files that may hold incoming keys: none when no row came in, else
+        those whose key statistics overlap the incoming keys' range (and every file without
+        statistics). Records the counts for the commit metadata (``key_lookup``)."""
+        if self.incoming_empty:
+            found: list[DataFile] = []
+        else:
+            found = prune(live, self.key_ranges, self.table.version)
+        self.key_lookup = {"live": len(live), "scanned": len(found)}
+        return found
+
+    def key_filter(self, layout: Layout) -> Column | None:
+        """A filter on the physical key columns keeping the incoming keys' range, for the key
+        scan: Parquet row-group statistics then skip row groups of files without key
+        statistics too. Only for types whose literals are unambiguous (not timestamps)."""
+        from pyspark.sql import functions as F
+
+        from evonb.schema.defaults import sql_literal
+
+        terms = []
+        for r in self.key_ranges or ():
+            if r.type in (TIMESTAMP, TIMESTAMP_NTZ):
+                continue
+            name = "`" + layout.name(r.field_id).replace("`", "``") + "`"
+            terms.append(f"{name} BETWEEN {sql_literal(r.low, r.type)} "
+                         f"AND {sql_literal(r.high, r.type)}")
+        return F.expr(" AND ".join(terms)) if terms else None
 
     def _merge(self, incoming: DataFrame, live: tuple[DataFile, ...], target: Schema,
                layout: Layout) -> tuple[DataFrame, list[DataFile]]:
@@ -219,36 +292,59 @@ class WriteJob:
         key_refs = [F.col(f"`{k}`") for k in keys]
         pre_id = self.config.precombine_id
         precombine = layout.name(pre_id) if pre_id is not None else None
-        if self.mode == "upsert":
-            order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
+        raw_keys = incoming.select(*key_refs)
+        touched: list[DataFile] = []
+        candidates = self.key_candidates(live) if live else []
+        if candidates:
+            touched = self._files_holding(raw_keys, candidates, target, layout)
+        order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
+        if not touched:
+            if self.mode == "delete":
+                return incoming.limit(0), []
+            # the latest of the rows with the largest precombine value, per key
             w = Window.partitionBy(*key_refs).orderBy(*order, F.monotonically_increasing_id()
                                                       .desc())
-            incoming = (incoming.withColumn("__evo_rn", F.row_number().over(w))
-                        .filter("__evo_rn = 1").drop("__evo_rn"))
-        touched: list[DataFile] = []
-        if live:
-            key_query = Schema(fields=tuple(
-                target.field_by_id(i).replace(name=layout.name(i))
-                for i in self.config.primary_key_ids
-            ))
-            existing_keys = read_files(self.spark, table.root, live, key_query, table.version,
-                                       with_file=True)
-            hits = (existing_keys.join(incoming.select(*key_refs).distinct(), keys, "left_semi")
-                    .select("_evo_file").distinct().collect())
-            touched = table.locate_files([r[0] for r in hits], live)
-        if not touched:
-            return (incoming.limit(0) if self.mode == "delete" else incoming), []
+            return (incoming.withColumn("__evo_rn", F.row_number().over(w))
+                    .filter("__evo_rn = 1").drop("__evo_rn")), []
         query = table.physical_query(target, layout)
         existing = read_files(self.spark, table.root, touched, query, table.version, meta=True)
         if self.mode == "delete":
-            return existing.join(incoming.select(*key_refs).distinct(), keys, "left_anti"), touched
-        both = existing.withColumn(PRIORITY, F.lit(0)).unionByName(
-            incoming.withColumn(PRIORITY, F.lit(1)))
-        order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
-        w = Window.partitionBy(*key_refs).orderBy(*order, F.col(PRIORITY).desc())
+            return existing.join(raw_keys, keys, "left_anti"), touched
+        # One window picks, per key, the row with the largest precombine value; on a tie an
+        # incoming row over the stored one, and the latest incoming row over earlier ones (the
+        # incoming rows deduplicated first, then merged: the same winner).
+        both = existing.withColumn(PRIORITY, F.lit(0)).withColumn(SEQ, F.lit(None).cast("long"))
+        both = both.unionByName(incoming.withColumn(PRIORITY, F.lit(1))
+                                .withColumn(SEQ, F.monotonically_increasing_id()))
+        w = Window.partitionBy(*key_refs).orderBy(*order, F.col(PRIORITY).desc(),
+                                                  F.col(SEQ).desc())
         merged = (both.withColumn("__evo_rn", F.row_number().over(w))
-                  .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY))
+                  .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY, SEQ))
         return merged, touched
+
+    def _files_holding(self, keys: DataFrame, candidates: Sequence[DataFile], target: Schema,
+                       layout: Layout) -> list[DataFile]:
+        """The files among ``candidates`` that hold one of ``keys`` (physical key columns):
+        a key-only scan of the candidates, joined with the keys, in one Spark job (plus the
+        broadcast of the keys when they are small); the files come back as an observed
+        metric rather than through a second, aggregating stage."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        table = self.table
+        names = [layout.name(i) for i in self.config.primary_key_ids]
+        key_query = Schema(fields=tuple(target.field_by_id(i).replace(name=layout.name(i))
+                                        for i in self.config.primary_key_ids))
+        existing = read_files(self.spark, table.root, candidates, key_query, table.version,
+                              with_file=True)
+        in_range = self.key_filter(layout)
+        if in_range is not None:
+            existing = existing.filter(in_range)
+        found = Observation()
+        hits = existing.join(keys, names, "left_semi").observe(
+            found, F.collect_set("_evo_file").alias("files"))
+        hits.write.format("noop").mode("overwrite").save()
+        return table.locate_files(sorted(found.get["files"] or ()), candidates)
 
     # ------------------------------------------------------------ conflicts
     def _check_conflicts(self, base: CommitRecord | None, removed: list[DataFile], *,
