@@ -17,6 +17,7 @@ directory listings of Spark and Hadoop skip them; their reader is evonb.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from urllib.parse import unquote, urlparse
 from evonb.errors import SchemaEvolutionError
 from evonb.schema.schema import Schema
 from evonb.schema.types import BOOLEAN, STRING, ArrayType, MapType, NestedField, StructType, Type
+from evonb.spark.avro_fast import LENGTHS_KEY, encode_lengths, read_columnar
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.snapshot import DataFile
 
@@ -47,6 +49,8 @@ AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
 
 _LOG_NAME = re.compile(r"\.(?P<stem>.+)\.log\.(?P<instant>[0-9]{17})_(?P<task>[0-9]+)"
                        r"\.(?P<fmt>avro|parquet)")
+SYNC_INTERVAL = 16000
+"""Bytes of records per Avro data block (fastavro's default)."""
 Converter = Callable[[Any], Any] | None
 
 
@@ -307,10 +311,15 @@ class _BlockSink:
         meta = {"evonb.version": self.version, "evonb.instant": self.instant,
                 "evonb.base": base}
         if self.fmt == "avro":
-            parsed = fastavro.parse_schema(self.avro)
-            self.fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in _close
-            self.writer = fastavro.write.Writer(self.fh, parsed, codec=self.codec,
-                                                metadata=meta)
+            # Records are encoded into memory first, with their byte lengths noted; the file
+            # is then written with the lengths in its header (see evonb.spark.avro_fast).
+            self.parsed = fastavro.parse_schema(self.avro)
+            self.meta = meta
+            self.fh = io.BytesIO()
+            self.writer = fastavro.write.Writer(self.fh, self.parsed, codec=self.codec,
+                                                metadata=meta, sync_interval=2**62)
+            self.header = self.fh.tell()
+            self.lengths = []
             self.convert = _writer(self.struct, self.avro)
         else:
             fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
@@ -328,10 +337,16 @@ class _BlockSink:
             self._open(base)
         self.rows += batch.num_rows
         if self.fmt == "avro":
-            write = self.writer.write
+            writer = self.writer
+            write, tell, note = writer.write, writer.io.tell, self.lengths.append
             convert = self.convert
             for record in batch.to_pylist():
+                start = tell()
                 write(convert(record) if convert else record)
+                end = tell()
+                note(end - start)
+                if end >= SYNC_INTERVAL:
+                    writer.dump()
         else:
             table = pa.Table.from_batches([batch]).cast(self.writer.schema)
             self.writer.write_table(table)
@@ -340,8 +355,18 @@ class _BlockSink:
         if self.base is None:
             return
         if self.fmt == "avro":
+            import fastavro
+
             self.writer.flush()
-            self.fh.close()
+            body = self.fh.getbuffer()[self.header:]
+            with open(self.tmp, "wb") as fh:
+                fastavro.write.Writer(fh, self.parsed, codec=self.codec,
+                                      metadata={**self.meta,
+                                                LENGTHS_KEY: encode_lengths(self.lengths)},
+                                      sync_marker=self.writer.sync_marker)
+                fh.write(body)
+            del body
+            self.fh = None
         else:
             self.writer.close()
         full = os.path.join(self.root, self.final)
@@ -354,8 +379,8 @@ class _BlockSink:
 
     def abort(self) -> None:
         try:
-            if self.fmt == "avro" and self.fh is not None:
-                self.fh.close()
+            if self.fmt == "avro":
+                self.fh = None
             elif self.writer is not None and self.fmt == "parquet":
                 self.writer.close()
         except Exception:  # pragma: no cover - best effort
@@ -517,6 +542,12 @@ def _read_block(path: str, struct: StructType, arrow: pa.Schema,
     import fastavro
 
     with open(path, "rb") as fh:
+        data = fh.read()
+    fast = read_columnar(data, struct, arrow)
+    if fast is not None:
+        yield from pa.Table.from_batches([fast]).to_batches(batch_rows)
+        return
+    with io.BytesIO(data) as fh:
         reader = fastavro.reader(fh)
         written = json.loads(reader.metadata["avro.schema"])
         by_id = {int(a["field-id"]): a for a in written["fields"] if "field-id" in a}
