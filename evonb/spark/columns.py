@@ -96,12 +96,20 @@ def _plain_type(t):
 
 
 def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ...] = (),
-               with_file: bool = False) -> DataFrame:
-    """Read one scan group and project it onto the query columns."""
+               with_file: bool = False, with_position: bool = False,
+               row_filter: Column | None = None) -> DataFrame:
+    """Read one scan group and project it onto the query columns (``with_file``: plus the
+    file's path as ``_evo_file``; ``with_position``: plus the row's position in its file,
+    ``_metadata.row_index``, as ``_evo_pos``; ``row_filter``: only the rows it keeps, over
+    the file's columns and ``_metadata``)."""
     from pyspark.sql import functions as F
 
     df = spark.read.schema(spark_read_type(group.read_type)).parquet(*group.files)
+    if row_filter is not None:
+        df = df.filter(row_filter)
     cols = [to_column(e).alias(name) for name, e in group.columns]
     if with_file:
         cols.append(F.col("_metadata.file_path").alias("_evo_file"))
+    if with_position:
+        cols.append(F.col("_metadata.row_index").alias("_evo_pos"))
     return df.select(*cols, *extra)
