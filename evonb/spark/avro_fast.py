@@ -36,7 +36,7 @@ _PRIMITIVE = {"boolean", "int", "long", "float", "double", "string", "bytes"}
 _LOGICAL = {("int", "date"), ("long", "timestamp-micros"), ("long", "local-timestamp-micros")}
 
 
-class _Unsupported(Exception):
+class _Unsupported(ValueError):
     """The block cannot be decoded here (the caller falls back to fastavro)."""
 
 
@@ -72,9 +72,22 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
     return (result >> 1) ^ -(result & 1), pos
 
 
-def parse_container(data: bytes) -> tuple[dict[str, bytes], list[tuple[int, bytes]]]:
-    """The header metadata and the data blocks ``(record count, payload)`` of an Avro object
-    container file (payloads as stored, i.e. still compressed)."""
+def read_header(path: str, chunk: int = 65536) -> dict[str, bytes]:
+    """The header metadata of an Avro object container file, reading only the header."""
+    with open(path, "rb") as fh:
+        data = fh.read(chunk)
+        while True:
+            try:
+                return _parse_header(data)[0]
+            except _Unsupported:
+                more = fh.read(chunk * 4)
+                if not more:
+                    raise
+                data += more
+
+
+def _parse_header(data: bytes) -> tuple[dict[str, bytes], int]:
+    """The header metadata and the position after the header's map (before the sync)."""
     if data[:4] != MAGIC:
         raise _Unsupported("not an Avro container file")
     pos = 4
@@ -91,8 +104,17 @@ def parse_container(data: bytes) -> tuple[dict[str, bytes], list[tuple[int, byte
             key = data[pos:pos + n].decode("utf-8")
             pos += n
             n, pos = _varint(data, pos)
+            if pos + n > len(data):
+                raise _Unsupported("truncated header")
             meta[key] = data[pos:pos + n]
             pos += n
+    return meta, pos
+
+
+def parse_container(data: bytes) -> tuple[dict[str, bytes], list[tuple[int, bytes]]]:
+    """The header metadata and the data blocks ``(record count, payload)`` of an Avro object
+    container file (payloads as stored, i.e. still compressed)."""
+    meta, pos = _parse_header(data)
     sync = data[pos:pos + 16]
     pos += 16
     blocks = []
@@ -288,4 +310,4 @@ def _read_columnar(data: bytes, struct: StructType, arrow: pa.Schema) -> pa.Reco
 
 
 __all__ = ["LENGTHS_KEY", "decode_lengths", "encode_lengths", "parse_container",
-           "read_columnar"]
+           "read_columnar", "read_header"]

@@ -38,7 +38,13 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-from evonb.spark.avro_fast import LENGTHS_KEY, decode_lengths, encode_lengths, read_columnar
+from evonb.spark.avro_fast import (
+    LENGTHS_KEY,
+    decode_lengths,
+    encode_lengths,
+    read_columnar,
+    read_header,
+)
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.snapshot import DataFile
 
@@ -237,11 +243,11 @@ def block_header(path: str) -> dict[str, str]:
 
         meta = pq.read_metadata(path).metadata or {}
         return {k.decode(): v.decode() for k, v in meta.items()}
-    import fastavro
-
-    with open(path, "rb") as fh:
-        return {k: v.decode() if isinstance(v, bytes) else v
-                for k, v in fastavro.reader(fh).metadata.items()}
+    try:
+        meta = read_header(path)
+    except ValueError as exc:  # _Unsupported: not an Avro container file
+        raise ValueError(f"{path}: {exc}") from exc
+    return {k: v.decode("utf-8", "replace") for k, v in meta.items()}
 
 
 # --------------------------------------------------------------------------------- writing

@@ -251,7 +251,8 @@ def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
                 break
             parts.append(decode_positions(header[DROP_KEY]))
         if parts is not None:
-            out[base] = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            out[base] = (parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+                         if parts else np.zeros(0, np.int64))
     return out
 
 
