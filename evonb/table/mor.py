@@ -54,6 +54,9 @@ if TYPE_CHECKING:  # pragma: no cover
 ORDER = "__evo_order"
 BASE_PRE = "__evo_base_pre"
 BROADCAST_LOG_BYTES = 64 * 1024 * 1024
+POSITION_MAX_ROWS = 64 * 1024 * 1024
+"""Base rows one read merges by position at most (their bitmap, a bit a row, is a literal in
+the query plan); the groups beyond are merged by key."""
 FILE = "_evo_file"
 DEFAULT_LOG_FORMAT = "avro"
 AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
@@ -297,6 +300,12 @@ def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = F
     grouped = {f.base for f in snap.logs}
     plain = [f for f in snap.files if f.path not in grouped]
     drops = position_drops(table, snap) if positions else {}
+    room = POSITION_MAX_ROWS  # the bitmap literal of one read: at most 8 MiB
+    for f in snap.files:
+        if f.path in drops:
+            room -= f.rows
+            if room < 0:
+                del drops[f.path]  # merged by key
     by_pos = [f for f in snap.files if f.path in drops]
     by_key = [f for f in snap.files if f.path in grouped and f.path not in drops]
     ext, keys, pre, extra = _merge_columns(table, query)

@@ -183,3 +183,20 @@ def test_without_precombine(spark, tmp_path):
     assert position_drops(mor, mor.snapshot())
     by_pos, by_key = _both(mor)
     assert by_pos == by_key == _rows(cow.read())
+
+
+def test_groups_beyond_the_bitmap_cap_merge_by_key(spark, tmp_path, monkeypatch):
+    import evonb.table.mor as mor_module
+
+    mor, cow = _tables(spark, tmp_path)
+    both = (mor, cow)
+    for lo in (0, 10, 20):
+        for t in both:
+            t.write(spark.createDataFrame([(i, f"b{i}", 5) for i in range(lo, lo + 10)],
+                                          COLS).coalesce(1))
+    _write(both, spark, [(1, "x", 9), (11, "y", 9), (21, "z", 9)])
+    _write(both, spark, [(12,)], "delete", "id long")
+    assert len(position_drops(mor, mor.snapshot())) == 3
+    monkeypatch.setattr(mor_module, "POSITION_MAX_ROWS", 15)  # one group by position
+    by_pos, by_key = _both(mor)
+    assert by_pos == by_key == _rows(cow.read())
