@@ -549,10 +549,15 @@ def _mor_table(ctx: Context, name: str, table_type: str) -> Table:
     return t
 
 
-def _random_updates(ctx: Context, seed: int, ts: int) -> DataFrame:
-    """1% of the keys, spread over every file group."""
+MOR_UPDATE_FRACTION = 0.10
+"""The share of the keys each merge-on-read upsert updates (issue #4: 10% of keys in logs)."""
+
+
+def _random_updates(ctx: Context, seed: int, ts: int,
+                    fraction: float = MOR_UPDATE_FRACTION) -> DataFrame:
+    """A random ``fraction`` of the keys (10% by default), spread over every file group."""
     cols = dict(UPSERT_COLUMNS, ts=("bigint", str(ts)), amount=("double", "(id % 1000) / 10 + 2"))
-    keys = ctx.spark.range(0, ctx.size.rows, 1, 2).sample(fraction=0.01, seed=seed)
+    keys = ctx.spark.range(0, ctx.size.rows, 1, 2).sample(fraction=fraction, seed=seed)
     return keys.selectExpr(*[f"cast({e} as {t}) as `{n}`" for n, (t, e) in cols.items()])
 
 
@@ -561,6 +566,10 @@ def _layout_note(t: Table) -> str:
     logs = getattr(snap, "logs", ())
     return (f"{snap.rows:,} base rows in {len(snap.files)} file groups, "
             f"{len(logs)} live log blocks")
+
+
+def _log_rows(t: Table) -> int:
+    return sum(f.rows for f in getattr(t.snapshot(), "logs", ()))
 
 
 def _wrote_delta(t: Table) -> bool:
@@ -598,12 +607,14 @@ def mor_compaction(ctx: Context) -> Iterator[Case | Result]:
 
     yield Case(
         name="mor_compaction",
-        evonb=Side("t.compact() after a 1% random upsert (every file group has a delta)",
+        evonb=Side(f"t.compact() after a {MOR_UPDATE_FRACTION:.0%} random upsert (every file "
+                   "group has a delta)",
                    t.compact, prepare=lay_delta),
         baseline=Side(f"spark.read.parquet + write.parquet of the same {size.rows:,} rows",
                       lambda: spark.read.parquet(plain).write.mode("overwrite").parquet(out)),
         bar=1.3, after=compacted,
-        notes=[f"before each compaction (untimed): an upsert of 1% random keys; "
+        notes=[f"before each compaction (untimed): an upsert of {MOR_UPDATE_FRACTION:.0%} "
+               f"random keys (so {MOR_UPDATE_FRACTION:.0%} of the keys are in log blocks); "
                f"{_layout_note(t)} at the start"],
     )
 
@@ -624,12 +635,15 @@ def mor_read(ctx: Context) -> Iterator[Case | Result]:
     cow.write(_random_updates(ctx, 0, 1), mode="upsert")
     yield Case(
         name="mor_read",
-        evonb=Side("merge-on-read t.read() full-scan aggregate (base + 1% delta)",
+        evonb=Side(f"merge-on-read t.read() full-scan aggregate (base + "
+                   f"{MOR_UPDATE_FRACTION:.0%} delta)",
                    lambda: full_aggregate(mor.read())),
         baseline=Side("copy-on-write t.read() of the same rows",
                       lambda: full_aggregate(cow.read())),
         bar=1.5,
-        notes=[f"merge-on-read: {_layout_note(mor)}; copy-on-write: {_layout_note(cow)}"],
+        notes=[f"{MOR_UPDATE_FRACTION:.0%} of the keys (random, every file group) upserted "
+               f"once on both tables; merge-on-read: {_layout_note(mor)} "
+               f"({_log_rows(mor):,} log records); copy-on-write: {_layout_note(cow)}"],
     )
 
 

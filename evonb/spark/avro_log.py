@@ -17,6 +17,7 @@ directory listings of Spark and Hadoop skip them; their reader is evonb.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -27,7 +28,23 @@ from urllib.parse import unquote, urlparse
 
 from evonb.errors import SchemaEvolutionError
 from evonb.schema.schema import Schema
-from evonb.schema.types import BOOLEAN, STRING, ArrayType, MapType, NestedField, StructType, Type
+from evonb.schema.types import (
+    BIGINT,
+    BOOLEAN,
+    STRING,
+    ArrayType,
+    MapType,
+    NestedField,
+    StructType,
+    Type,
+)
+from evonb.spark.avro_fast import (
+    LENGTHS_KEY,
+    decode_lengths,
+    encode_lengths,
+    read_columnar,
+    read_header,
+)
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.snapshot import DataFile
 
@@ -37,16 +54,33 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DELETED = "_evo_deleted"
 """Hidden log column: true on delete records."""
+POS = "_evo_pos"
+"""Hidden log column: the row position (``_metadata.row_index``) of the record's key in the
+block's base file; null when unknown (blocks written without positions)."""
+OVER = "_evo_over"
+"""Hidden log column: true when the record beats the base row of its key (its precombine value
+is at least the base row's, or the base row's is null, or the table has no precombine column);
+always true on deletes."""
 BASE = "__evo_base"
 """Column of the rows handed to :func:`write_log_blocks`: the base file (relative path)."""
 COMMIT_TIME_ID = 2**31 - 1
 DELETED_ID = 2**31 - 3
+POS_ID = 2**31 - 6
+OVER_ID = 2**31 - 7
+DROP_KEY = "evonb.drop"
+"""Block header metadata: the positions of the base rows the block replaces or deletes (rows
+whose key has a delete or a record that beats the base row), see :func:`encode_positions`."""
+BASE_ROWS_KEY = "evonb.base.rows"
+"""Block header metadata: the row count of the base file the positions refer to."""
+POSITIONS_PROPERTY = "evonb.mor.log.positions"
 FORMATS = ("avro", "parquet")
 LOG_FORMAT_PROPERTY = "evonb.mor.log_format"
 AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
 
 _LOG_NAME = re.compile(r"\.(?P<stem>.+)\.log\.(?P<instant>[0-9]{17})_(?P<task>[0-9]+)"
                        r"\.(?P<fmt>avro|parquet)")
+SYNC_INTERVAL = 16000
+"""Bytes of records per Avro data block (fastavro's default)."""
 Converter = Callable[[Any], Any] | None
 
 
@@ -67,9 +101,11 @@ def parse_log_name(name: str) -> tuple[str, str, int, str] | None:
 
 
 # --------------------------------------------------------------------------------- schemas
-def meta_fields() -> tuple[NestedField, NestedField]:
-    """The two hidden fields of every log record."""
+def meta_fields() -> tuple[NestedField, ...]:
+    """The hidden fields of every log record (the delete marker last)."""
     return (NestedField(COMMIT_TIME_ID, META_COMMIT_TIME, STRING),
+            NestedField(POS_ID, POS, BIGINT),
+            NestedField(OVER_ID, OVER, BOOLEAN),
             NestedField(DELETED_ID, DELETED, BOOLEAN))
 
 
@@ -90,6 +126,8 @@ def block_avro_schema(physical: Schema) -> dict[str, Any]:
     avro["fields"].extend([
         {"name": META_COMMIT_TIME, "type": ["null", "string"], "default": None,
          "field-id": COMMIT_TIME_ID},
+        {"name": POS, "type": ["null", "long"], "default": None, "field-id": POS_ID},
+        {"name": OVER, "type": ["null", "boolean"], "default": None, "field-id": OVER_ID},
         {"name": DELETED, "type": ["null", "boolean"], "default": None, "field-id": DELETED_ID},
     ])
     return avro
@@ -183,6 +221,35 @@ def _reader(t: Type, avro: Any) -> Converter:
     return None
 
 
+# ------------------------------------------------------------------------------ positions
+def encode_positions(positions: Any) -> str:
+    """Sorted distinct row positions as header text (their gaps, as :func:`encode_lengths`)."""
+    import numpy as np
+
+    pos = np.unique(np.asarray(positions, dtype=np.int64))
+    return encode_lengths(np.diff(pos, prepend=0))
+
+
+def decode_positions(text: str | bytes) -> Any:
+    import numpy as np
+
+    return np.cumsum(decode_lengths(text))
+
+
+def block_header(path: str) -> dict[str, str]:
+    """The header metadata of a log block (Avro header or Parquet key-value metadata)."""
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        meta = pq.read_metadata(path).metadata or {}
+        return {k.decode(): v.decode() for k, v in meta.items()}
+    try:
+        meta = read_header(path)
+    except ValueError as exc:  # _Unsupported: not an Avro container file
+        raise ValueError(f"{path}: {exc}") from exc
+    return {k: v.decode("utf-8", "replace") for k, v in meta.items()}
+
+
 # --------------------------------------------------------------------------------- writing
 def _relative(url: str, root: str) -> str:
     local = unquote(urlparse(url).path) if url.startswith("file:") else url
@@ -206,6 +273,7 @@ def write_log_blocks(
     fmt: str = "avro",
     tasks: int = 1,
     codec: str = "null",
+    base_rows: dict[str, int] | None = None,
 ) -> list[DataFile]:
     """Write ``df`` as log blocks of commit ``instant``, one per file group and task.
 
@@ -214,6 +282,11 @@ def write_log_blocks(
     root, or the ``file:`` URL Spark reports for it). Blocks are written by the tasks straight
     into the table folder (under a temporary name, then renamed); their stats come back to
     the driver. Nothing is visible to readers until the commit lists the blocks.
+
+    When every record of a block has a position (:data:`POS`) and ``base_rows`` gives its base
+    file's row count, the block's header lists the base positions it replaces or deletes
+    (:data:`DROP_KEY`) and that row count (:data:`BASE_ROWS_KEY`): readers merge such blocks by
+    position (see :mod:`evonb.table.mor`).
     """
     from pyspark.sql import functions as F
 
@@ -226,6 +299,7 @@ def write_log_blocks(
     arrow = _arrow_schema(struct, tz)
     root_s = os.path.realpath(root)
     version = physical.version_id
+    rows_of = dict(base_rows or {})
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -235,7 +309,7 @@ def write_log_blocks(
         task = ctx.partitionId() if ctx else 0
         attempt = ctx.attemptNumber() if ctx else 0
         sink = _BlockSink(root_s, instant, version, task, attempt, fmt, avro, struct, arrow,
-                          codec)
+                          codec, rows_of)
         try:
             for batch in batches:
                 bases = batch.column(batch.schema.get_field_index(BASE)).to_pylist()
@@ -280,11 +354,13 @@ class _BlockSink:
 
     def __init__(self, root: str, instant: str, version: str, task: int, attempt: int,
                  fmt: str, avro: dict[str, Any] | None, struct: StructType, arrow: pa.Schema,
-                 codec: str) -> None:
+                 codec: str, base_rows: dict[str, int] | None = None) -> None:
         self.root, self.instant, self.version = root, instant, version
         self.task, self.attempt, self.fmt = task, attempt, fmt
         self.avro, self.arrow, self.codec = avro, arrow, codec
         self.struct = struct
+        self.base_rows = base_rows or {}
+        self.drops: list[Any] | None = None
         self.stats: list[tuple[str, str, int, int]] = []
         self.base: str | None = None
         self.rows = 0
@@ -301,16 +377,22 @@ class _BlockSink:
 
         rel = log_path(base, self.instant, self.task, self.fmt)
         self.base, self.rows, self.final = base, 0, rel
+        self.drops = [] if base in self.base_rows else None
         full = os.path.join(self.root, rel)
         self.tmp = f"{full}.{self.attempt}.tmp"
         os.makedirs(os.path.dirname(full), exist_ok=True)
         meta = {"evonb.version": self.version, "evonb.instant": self.instant,
                 "evonb.base": base}
         if self.fmt == "avro":
-            parsed = fastavro.parse_schema(self.avro)
-            self.fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in _close
-            self.writer = fastavro.write.Writer(self.fh, parsed, codec=self.codec,
-                                                metadata=meta)
+            # Records are encoded into memory first, with their byte lengths noted; the file
+            # is then written with the lengths in its header (see evonb.spark.avro_fast).
+            self.parsed = fastavro.parse_schema(self.avro)
+            self.meta = meta
+            self.fh = io.BytesIO()
+            self.writer = fastavro.write.Writer(self.fh, self.parsed, codec=self.codec,
+                                                metadata=meta, sync_interval=2**62)
+            self.header = self.fh.tell()
+            self.lengths = []
             self.convert = _writer(self.struct, self.avro)
         else:
             fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
@@ -327,22 +409,70 @@ class _BlockSink:
             self._close()
             self._open(base)
         self.rows += batch.num_rows
+        if self.drops is not None:
+            self._note_drops(batch)
         if self.fmt == "avro":
-            write = self.writer.write
+            writer = self.writer
+            write, tell, note = writer.write, writer.io.tell, self.lengths.append
             convert = self.convert
             for record in batch.to_pylist():
+                start = tell()
                 write(convert(record) if convert else record)
+                end = tell()
+                note(end - start)
+                if end >= SYNC_INTERVAL:
+                    writer.dump()
         else:
             table = pa.Table.from_batches([batch]).cast(self.writer.schema)
             self.writer.write_table(table)
+
+    def _note_drops(self, batch: pa.RecordBatch) -> None:
+        """Collect the base positions this batch replaces or deletes (or give up positions
+        for the block when a record has none)."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        names = batch.schema.names
+        if POS not in names or OVER not in names:
+            self.drops = None
+            return
+        pos = batch.column(names.index(POS))
+        if pos.null_count:
+            self.drops = None
+            return
+        hit = pc.or_(pc.fill_null(batch.column(names.index(OVER)), False),
+                     pc.fill_null(batch.column(names.index(DELETED)), False))
+        self.drops.append(np.asarray(pc.filter(pos, hit), dtype=np.int64))
+
+    def _header(self) -> dict[str, str]:
+        meta = {"evonb.version": self.version, "evonb.instant": self.instant,
+                "evonb.base": str(self.base)}
+        if self.drops is not None:
+            import numpy as np
+
+            drops = np.concatenate(self.drops) if self.drops else np.zeros(0, np.int64)
+            meta[DROP_KEY] = encode_positions(drops)
+            meta[BASE_ROWS_KEY] = str(self.base_rows[self.base])
+        return meta
 
     def _close(self) -> None:
         if self.base is None:
             return
         if self.fmt == "avro":
+            import fastavro
+
             self.writer.flush()
-            self.fh.close()
+            body = self.fh.getbuffer()[self.header:]
+            with open(self.tmp, "wb") as fh:
+                fastavro.write.Writer(fh, self.parsed, codec=self.codec,
+                                      metadata={**self._header(),
+                                                LENGTHS_KEY: encode_lengths(self.lengths)},
+                                      sync_marker=self.writer.sync_marker)
+                fh.write(body)
+            del body
+            self.fh = None
         else:
+            self.writer.add_key_value_metadata(self._header())
             self.writer.close()
         full = os.path.join(self.root, self.final)
         os.replace(self.tmp, full)
@@ -354,8 +484,8 @@ class _BlockSink:
 
     def abort(self) -> None:
         try:
-            if self.fmt == "avro" and self.fh is not None:
-                self.fh.close()
+            if self.fmt == "avro":
+                self.fh = None
             elif self.writer is not None and self.fmt == "parquet":
                 self.writer.close()
         except Exception:  # pragma: no cover - best effort
@@ -459,6 +589,15 @@ def _resolve(paths: list[str], struct: StructType, arrow: pa.Schema, keys: list[
         tables.append(t.append_column(ORDER_COL, pa.array([order] * t.num_rows, pa.int32())))
     full = pa.concat_tables(tables)
     deleted = pc.fill_null(full.column(DELETED), False)
+    instants = pa.array([_instant_of(p) for p in paths], pa.string())
+    n = full.num_rows
+    if n and any(pc.count_distinct(full.column(k)).as_py() == n for k in keys):
+        # Every key has one record (the usual single block): each record is its key's
+        # winner, and a delete is its key's last word.
+        out = full.drop_columns([DELETED, ORDER_COL])
+        dels = pc.if_else(deleted, pc.take(instants, full.column(ORDER_COL)),
+                          pa.scalar(None, pa.string()))
+        return out.append_column(DEL, dels).append_column(VALID, pc.invert(deleted))
     index = {k: full.column(k) for k in keys}
     index[ORDER_COL] = full.column(ORDER_COL)
     index["__evo_row"] = pa.array(range(full.num_rows), pa.int64())
@@ -488,7 +627,6 @@ def _resolve(paths: list[str], struct: StructType, arrow: pa.Schema, keys: list[
         first = pa.concat_arrays([first, changed.combine_chunks()])
     winners = idx.filter(first)
     out = full.take(winners.column("__evo_row")).drop_columns([DELETED, ORDER_COL])
-    instants = pa.array([_instant_of(p) for p in paths], pa.string())
     out = out.append_column(DEL, pc.take(instants, winners.column("__evo_delord_max")))
     return out.append_column(VALID, winners.column("__evo_valid"))
 
@@ -517,6 +655,12 @@ def _read_block(path: str, struct: StructType, arrow: pa.Schema,
     import fastavro
 
     with open(path, "rb") as fh:
+        data = fh.read()
+    fast = read_columnar(data, struct, arrow)
+    if fast is not None:
+        yield from pa.Table.from_batches([fast]).to_batches(batch_rows)
+        return
+    with io.BytesIO(data) as fh:
         reader = fastavro.reader(fh)
         written = json.loads(reader.metadata["avro.schema"])
         by_id = {int(a["field-id"]): a for a in written["fields"] if "field-id" in a}

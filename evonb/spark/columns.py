@@ -127,13 +127,20 @@ def _plain_type(t):
 
 
 def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ...] = (),
-               with_file: bool = False) -> DataFrame:
-    """Read one scan group and project it onto the query columns."""
-
+               with_file: bool = False, with_position: bool = False,
+               row_filter: Column | None = None) -> DataFrame:
+    """Read one scan group and project it onto the query columns (``with_file``: plus the
+    file's path as ``_evo_file``; ``with_position``: plus the row's position in its file,
+    ``_metadata.row_index``, as ``_evo_pos``; ``row_filter``: only the rows it keeps, over
+    the file's columns and ``_metadata``)."""
     read_type = spark_read_type(group.read_type, group.read_defaults)
     df = spark.read.schema(read_type).parquet(*group.files)
+    if row_filter is not None:
+        df = df.filter(row_filter)
     cols = [f"{to_sql(e)} AS {_quote(name)}" for name, e in group.columns]
     if with_file:
         cols.append("_metadata.file_path AS _evo_file")
+    if with_position:
+        cols.append("_metadata.row_index AS _evo_pos")
     projected = df.selectExpr(*cols)
     return projected.select("*", *extra) if extra else projected

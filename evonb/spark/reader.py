@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from evonb.schema.schema import Schema
-from evonb.schema.types import STRING, NestedField, StructType
+from evonb.schema.types import BIGINT, STRING, NestedField, StructType
 from evonb.spark.columns import scan_group, spark_read_type
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.read_plan import (
@@ -25,7 +25,7 @@ from evonb.table.read_plan import (
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 VersionLookup = Callable[[str], tuple[Schema, Layout]]
 
@@ -85,13 +85,18 @@ def _with_meta(group: ScanGroup, meta: bool, files: Sequence[DataFile]) -> ScanG
 
 def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query: Schema,
                versions: VersionLookup, *, meta: bool = False,
-               with_file: bool = False, strategy: Strategy = "merged") -> DataFrame:
-    """One DataFrame in ``query``'s schema over ``files`` (each read with its own version)."""
+               with_file: bool = False, with_position: bool = False,
+               row_filter: Column | None = None, strategy: Strategy = "merged") -> DataFrame:
+    """One DataFrame in ``query``'s schema over ``files`` (each read with its own version);
+    see :func:`~evonb.spark.columns.scan_group` for ``with_file``, ``with_position`` and
+    ``row_filter``."""
     groups = plan_read(root, files, query, versions, meta=meta, strategy=strategy,
                        native_defaults=reader_fills_defaults(spark))
-    frames = [scan_group(spark, g, with_file=with_file) for g in groups]
+    frames = [scan_group(spark, g, with_file=with_file, with_position=with_position,
+                         row_filter=row_filter) for g in groups]
     if not frames:
-        return empty_frame(spark, query, meta=meta, with_file=with_file)
+        return empty_frame(spark, query, meta=meta, with_file=with_file,
+                           with_position=with_position)
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
@@ -108,11 +113,13 @@ def reader_fills_defaults(spark: SparkSession) -> bool:
 
 
 def empty_frame(spark: SparkSession, query: Schema, *, meta: bool = False,
-                with_file: bool = False) -> DataFrame:
+                with_file: bool = False, with_position: bool = False) -> DataFrame:
     """An empty DataFrame with the query's columns."""
     fields = list(query.fields)
     if meta:
         fields.append(NestedField(2**31 - 1, META_COMMIT_TIME, STRING))
     if with_file:
         fields.append(NestedField(2**31 - 2, "_evo_file", STRING))
+    if with_position:
+        fields.append(NestedField(2**31 - 6, "_evo_pos", BIGINT))
     return spark.createDataFrame([], spark_read_type(StructType(tuple(fields))))

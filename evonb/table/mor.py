@@ -23,11 +23,18 @@ from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.spark.avro_log import (
     BASE,
+    BASE_ROWS_KEY,
     DEL,
     DELETED,
+    DROP_KEY,
     LOG_FORMAT_PROPERTY,
+    OVER,
+    POS,
+    POSITIONS_PROPERTY,
     VALID,
     avro_supported,
+    block_header,
+    decode_positions,
     read_log_blocks,
     read_resolved_groups,
     write_log_blocks,
@@ -39,13 +46,17 @@ from evonb.table.read_plan import plan_group
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
     from evonb.table.table import Table
     from evonb.table.writes import WriteJob
 
 ORDER = "__evo_order"
+BASE_PRE = "__evo_base_pre"
 BROADCAST_LOG_BYTES = 64 * 1024 * 1024
+POSITION_MAX_ROWS = 64 * 1024 * 1024
+"""Base rows one read merges by position at most (their bitmap, a bit a row, is a literal in
+the query plan); the groups beyond are merged by key."""
 FILE = "_evo_file"
 DEFAULT_LOG_FORMAT = "avro"
 AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
@@ -150,16 +161,20 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
 
 
 def resolved_logs(table: Table, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
-                  precombine: str | None) -> DataFrame:
+                  precombine: str | None, *, by_position: bool = False) -> DataFrame:
     """The log records resolved per key (see :func:`resolve_logs`), projected onto ``query``.
 
     When every block has the same schema version (no DDL since the last compaction, the usual
     case), each file group is read and resolved by one task, without a shuffle; otherwise the
-    blocks are read per version, projected, and resolved by key with window functions."""
+    blocks are read per version, projected, and resolved by key with window functions.
+    ``by_position`` (one schema version only): resolve per key and base position, and keep
+    the :data:`POS` and :data:`OVER` columns."""
     from pyspark.sql import functions as F
 
     versions = {f.version for f in logs}
     if len(versions) != 1:
+        if by_position:  # pragma: no cover - the planner never asks for it
+            raise ValueError("position merges need blocks of one schema version")
         return resolve_logs(read_logs(table, logs, query), keys, precombine)
     schema, layout = table.version(versions.pop())
     config = table._config
@@ -170,11 +185,12 @@ def resolved_logs(table: Table, logs: Sequence[DataFile], query: Schema, keys: S
     groups = list(file_groups(Snapshot(None, schema.version_id, (), tuple(logs))).values())
     raw = read_resolved_groups(
         table.spark, table.root, groups, table.physical_query(schema, layout),
-        [layout.name(i) for i in config.primary_key_ids],
+        [layout.name(i) for i in config.primary_key_ids] + ([POS] if by_position else []),
         layout.name(config.precombine_id) if config.precombine_id is not None else None)
     group = plan_group(query, schema, layout, ())
+    extra = [F.col(POS), F.col(OVER)] if by_position else []
     return raw.select(*[to_column(e).alias(name) for name, e in group.columns],
-                      F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID))
+                      F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID), *extra)
 
 
 def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine: str | None,
@@ -210,29 +226,127 @@ def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine:
         for i, c in enumerate(cols)])
 
 
+def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
+    """The file groups of ``snap`` that can be merged by position, each with the positions of
+    the base rows its log blocks replace or delete (a sorted numpy array).
+
+    A group qualifies when every block of the snapshot has the same schema version and each of
+    its blocks lists its dropped positions in its header, for this base file with this many
+    rows (blocks written before positions, or with ``evonb.mor.log.positions=false``, make
+    their group fall back to the merge by key)."""
+    import numpy as np
+
+    if len({f.version for f in snap.logs}) != 1:
+        return {}
+    files = {f.path: f for f in snap.files}
+    out: dict[str, Any] = {}
+    for base, logs in file_groups(snap).items():
+        f = files.get(base)
+        if f is None:
+            continue
+        parts = []
+        for log in logs:
+            try:
+                header = block_header(str(table.root / log.path))
+            except (OSError, ValueError):  # pragma: no cover - the merge by key reports it
+                parts = None
+                break
+            if (DROP_KEY not in header or header.get("evonb.base") != base
+                    or header.get(BASE_ROWS_KEY) != str(f.rows)):
+                parts = None
+                break
+            parts.append(decode_positions(header[DROP_KEY]))
+        if parts is not None:
+            out[base] = (parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+                         if parts else np.zeros(0, np.int64))
+    return out
+
+
+def _kept_rows(files: Sequence[DataFile], drops: dict[str, Any]) -> Column:
+    """A filter over a base scan (``_metadata``) that drops the rows at ``drops`` of each
+    file: a bitmap per file (64 rows per word) in one array literal, indexed by the file's
+    offset (a map literal by file name) and the row's position."""
+    import json
+
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    words, offsets, at = [], {}, 0
+    for f in files:
+        n = max(1, -(-f.rows // 64))
+        bits = np.zeros(n, dtype=np.uint64)
+        pos = np.asarray(drops[f.path], dtype=np.int64)
+        np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
+        words.append(bits.view(np.int64))
+        offsets[f.path.rsplit("/", 1)[-1]] = at
+        at += n
+    bitmap = F.from_json(F.lit(json.dumps(np.concatenate(words).tolist())), "array<bigint>")
+    where = F.from_json(F.lit(json.dumps(offsets)), "map<string,bigint>")
+    row = F.col("_metadata.row_index")
+    word = F.element_at(bitmap, (where[F.col("_metadata.file_name")]
+                                 + F.shiftright(row, 6) + 1).cast("int"))
+    return F.getbit(word, (row % 64).cast("int")) == 0
+
+
 def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = False,
-                  read_optimized: bool = False) -> DataFrame:
+                  read_optimized: bool = False, positions: bool = True) -> DataFrame:
     """``snap`` as one DataFrame in ``query``'s schema: base files merged with their log blocks
-    (``read_optimized``: base files only). File groups without logs are read as they are."""
+    (``read_optimized``: base files only). File groups without logs are read as they are.
+
+    File groups whose blocks carry positions (:func:`position_drops`) are merged by position:
+    their base scan drops the rows the blocks replace or delete, and the winning log records
+    are added; the others are merged by key (:func:`merge`). ``positions=False`` merges every
+    group by key (both give the same rows)."""
     spark = table.spark
     if read_optimized or not snap.logs:
         return read_files(spark, table.root, snap.files, query, table.version, meta=meta)
     grouped = {f.base for f in snap.logs}
     plain = [f for f in snap.files if f.path not in grouped]
-    with_logs = [f for f in snap.files if f.path in grouped]
+    drops = position_drops(table, snap) if positions else {}
+    room = POSITION_MAX_ROWS  # the bitmap literal of one read: at most 8 MiB
+    for f in snap.files:
+        if f.path in drops:
+            room -= f.rows
+            if room < 0:
+                del drops[f.path]  # merged by key
+    by_pos = [f for f in snap.files if f.path in drops]
+    by_key = [f for f in snap.files if f.path in grouped and f.path not in drops]
     ext, keys, pre, extra = _merge_columns(table, query)
-    base = read_files(spark, table.root, with_logs, ext, table.version, meta=True)
-    resolved = resolved_logs(table, snap.logs, ext, keys, pre)
-    small = sum(f.bytes for f in snap.logs) <= BROADCAST_LOG_BYTES
-    merged = merge(base, resolved, keys, pre, broadcast=small)
-    if extra:
-        merged = merged.drop(*extra)
-    if not meta:
-        merged = merged.drop(META_COMMIT_TIME)
+    frames = []
     if plain:
-        return read_files(spark, table.root, plain, query, table.version,
-                          meta=meta).unionByName(merged)
-    return merged
+        frames.append(read_files(spark, table.root, plain, query, table.version, meta=meta))
+    if by_pos:
+        frames.extend(_merge_by_position(table, snap, by_pos, drops, query, ext, keys, pre,
+                                         extra, meta))
+    if by_key:
+        part = subset(snap, by_key)
+        base = read_files(spark, table.root, by_key, ext, table.version, meta=True)
+        resolved = resolved_logs(table, part.logs, ext, keys, pre)
+        if not meta:
+            base, resolved = base.drop(META_COMMIT_TIME), resolved.drop(META_COMMIT_TIME)
+        small = sum(f.bytes for f in part.logs) <= BROADCAST_LOG_BYTES
+        merged = merge(base, resolved, keys, pre, broadcast=small)
+        frames.append(merged.drop(*extra) if extra else merged)
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
+                       drops: dict[str, Any], query: Schema, ext: Schema, keys: list[str],
+                       pre: str | None, extra: list[str], meta: bool) -> list[DataFrame]:
+    """The base rows of ``bases`` the logs leave, and the log records that replace base rows
+    (or bring back deleted keys): no join."""
+    from pyspark.sql import functions as F
+
+    spark = table.spark
+    part = subset(snap, bases)
+    kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
+                      row_filter=_kept_rows(bases, drops))
+    resolved = resolved_logs(table, part.logs, ext, keys, pre, by_position=True)
+    winners = resolved.filter(F.col(VALID) & (F.col(DEL).isNotNull() | F.col(OVER)))
+    cols = [F.col(f"`{f.name}`") for f in query.fields]
+    if meta:
+        cols.append(F.col(META_COMMIT_TIME))
+    return [kept, winners.select(*cols)]
 
 
 # ------------------------------------------------------------------------------- writing
@@ -273,21 +387,39 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
         logs: list[DataFile] = []
         fresh = incoming
         if candidates:
-            key_query = Schema(fields=tuple(
-                target.field_by_id(i).replace(name=layout.name(i))
-                for i in config.primary_key_ids))
-            existing = read_files(spark, table.root, candidates, key_query, table.version,
-                                  with_file=True)
+            # The key scan also reads each base row's position and precombine value, so a log
+            # record can say which base row it replaces and whether it beats it.
+            pre_id = config.precombine_id
+            with_pre = pre_id is not None and pre_id not in config.primary_key_ids
+            key_fields = [target.field_by_id(i).replace(name=layout.name(i))
+                          for i in config.primary_key_ids]
+            if with_pre:
+                key_fields.append(target.field_by_id(pre_id).replace(name=BASE_PRE))
+            existing = read_files(spark, table.root, candidates,
+                                  Schema(fields=tuple(key_fields)), table.version,
+                                  with_file=True, with_position=True)
             in_range = job.key_filter(layout)
             if in_range is not None:
                 existing = existing.filter(in_range)
             located = incoming.join(existing, keys, "left").persist()
             present = set(located.columns)
             types = {f.name: f.dataType for f in spark_read_type(physical.struct).fields}
+            positions = config.bool_property(POSITIONS_PROPERTY, True)
+            if job.mode == "delete" or pre_id is None:
+                over = F.lit(True)
+            elif with_pre and layout.name(pre_id) in present:
+                b_pre, l_pre = F.col(BASE_PRE), F.col(f"`{layout.name(pre_id)}`")
+                over = F.coalesce(b_pre.isNull() | (l_pre >= b_pre), F.lit(False))
+            elif with_pre:  # the incoming rows lack the precombine column: null loses
+                over = F.col(BASE_PRE).isNull()
+            else:
+                over = F.lit(True)  # the precombine column is a key: always a tie
             block = located.filter(F.col(FILE).isNotNull()).select(
                 *[F.col(f"`{f.name}`") if f.name in present
                   else F.lit(None).cast(types[f.name]).alias(f.name) for f in physical.fields],
                 F.lit(instant).alias(META_COMMIT_TIME),
+                (F.col(POS) if positions else F.lit(None).cast("bigint")).alias(POS),
+                over.alias(OVER),
                 F.lit(job.mode == "delete").alias(DELETED),
                 F.col(FILE).alias(BASE),
             )
@@ -297,10 +429,12 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             tasks = max(1, min(len(candidates), spark.sparkContext.defaultParallelism))
             codec = config.property(AVRO_CODEC_PROPERTY, DEFAULT_AVRO_CODEC) or "null"
             logs = write_log_blocks(block, root=table.root, instant=instant, physical=physical,
-                                    fmt=fmt, tasks=tasks, codec=codec)
+                                    fmt=fmt, tasks=tasks, codec=codec,
+                                    base_rows={f.path: f.rows for f in bases})
             logs = [f for f in logs if f.rows > 0]
             written.extend(logs)
-            fresh = located.filter(F.col(FILE).isNull()).drop(FILE)
+            fresh = located.filter(F.col(FILE).isNull()).drop(FILE, POS,
+                                                              *([BASE_PRE] if with_pre else []))
         if job.mode == "upsert":
             partition_cols = tuple(layout.name(i) for i in config.partition_ids)
             cores = spark.sparkContext.defaultParallelism
@@ -325,6 +459,7 @@ __all__ = [
     "file_groups",
     "log_format",
     "merge",
+    "position_drops",
     "read_logs",
     "read_snapshot",
     "resolve_logs",

@@ -42,7 +42,8 @@ def test_block_schema_has_field_ids_and_hidden_columns():
     fastavro.parse_schema(avro)
     assert [f["field-id"] for f in avro["fields"][:3]] == [1, 2, 4]
     assert avro["fields"][1]["type"][1]["fields"][0]["field-id"] == 3
-    assert [f["name"] for f in avro["fields"][-2:]] == ["_evo_commit_time", "_evo_deleted"]
+    assert [f["name"] for f in avro["fields"][-4:]] == ["_evo_commit_time", "_evo_pos",
+                                                        "_evo_over", "_evo_deleted"]
     assert avro["fields"][0]["type"] == ["null", "long"]  # a delete record holds only keys
     assert not avro_supported(Schema.from_ddl("id bigint, m map<int,string>"))
 

@@ -1,0 +1,202 @@
+"""Merge-on-read by position: log blocks that carry the base row position of every record and
+list the base rows they replace are merged without a join. The merge by position and the merge
+by key give the same rows, in every case the rules distinguish (precombine wins, losses, ties
+and nulls; deletes and re-inserts; duplicate keys in a base file); groups whose blocks carry no
+positions (written before positions existed, or with positions turned off), or whose positions
+do not match their base file, are merged by key; reads after compaction, time travel and
+incremental reads agree with a copy-on-write table given the same writes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import fastavro
+import pytest
+
+import evonb
+from evonb.spark.avro_log import BASE_ROWS_KEY, DROP_KEY, POSITIONS_PROPERTY, block_header
+from evonb.table.mor import position_drops, read_snapshot
+
+pytestmark = pytest.mark.spark
+
+COLS = "id long, v string, ts long"
+
+
+def _rows(df):
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _both(t, **kw):
+    """The snapshot read merged by position (where possible) and by key only."""
+    snap = t.snapshot(kw.pop("as_of", None))
+    query = t._store.load(snap.schema_version)
+    by_pos = _rows(read_snapshot(t, snap, query, **kw))
+    by_key = _rows(read_snapshot(t, snap, query, positions=False, **kw))
+    return by_pos, by_key
+
+
+def _tables(spark, tmp_path, fmt="avro", properties=None, precombine="ts"):
+    props = {"evonb.mor.log_format": fmt, **(properties or {})}
+    mor = evonb.create_table(tmp_path / f"mor_{fmt}", "id bigint not null, v string, ts bigint",
+                             primary_key="id", precombine=precombine, table_type="mor",
+                             properties=props)
+    cow = evonb.create_table(tmp_path / f"cow_{fmt}", "id bigint not null, v string, ts bigint",
+                             primary_key="id", precombine=precombine)
+    return mor, cow
+
+
+def _write(tables, spark, rows, mode="upsert", cols=COLS):
+    df = spark.createDataFrame(rows, cols)
+    for t in tables:
+        t.write(df, mode)
+
+
+@pytest.mark.parametrize("fmt", ["avro", "parquet"])
+def test_position_merge_matches_key_merge_and_cow(spark, tmp_path, fmt):
+    mor, cow = _tables(spark, tmp_path, fmt)
+    both = (mor, cow)
+    _write(both, spark, [(i, f"b{i}", 5 if i % 4 else None) for i in range(40)], "insert")
+    # wins (ts 9), loses (ts 1), ties (ts 5), beats a null base (ts 0), null precombine (loses
+    # to a non-null base, beats a null one), deletes, a delete of an unknown key
+    _write(both, spark, [(1, "win", 9), (2, "lose", 1), (3, "tie", 5), (4, "over-null", 0),
+                         (5, "null-pre", None), (8, "null-null", None)])
+    _write(both, spark, [(6,), (7,), (99,)], "delete", "id long")
+    # after a delete: a re-insert whatever its precombine; a second update of a key
+    _write(both, spark, [(6, "back", 0), (1, "win-again", 9), (9, "low", 2), (50, "new", 1)])
+    _write(both, spark, [(9,)], "delete", "id long")
+    _write(both, spark, [(9, "back9", 1), (10, "lose10", 4), (10, "dup-in-batch", 7)])
+    snap = mor.snapshot()
+    drops = position_drops(mor, snap)
+    assert drops and set(drops) == {f.base for f in snap.logs}  # every group by position
+    by_pos, by_key = _both(mor)
+    assert by_pos == by_key == _rows(cow.read())
+    assert _both(mor, meta=True)[0] == _both(mor, meta=True)[1]
+    for c in mor.history()[1:]:
+        if c.action == "deltacommit":
+            got, want = _both(mor, as_of=c.instant)
+            assert got == want
+    assert (_rows(mor.read_incremental(mor.history()[3].instant))
+            == _rows(cow.read_incremental(cow.history()[3].instant)))
+
+
+def test_blocks_name_the_rows_they_replace(spark, tmp_path):
+    mor, _ = _tables(spark, tmp_path)
+    mor.write(spark.createDataFrame([(i, "a", 5) for i in range(10)], COLS).coalesce(1))
+    mor.write(spark.createDataFrame([(2, "x", 9), (3, "y", 1), (7, "z", 5)], COLS), "upsert")
+    (log,) = mor.snapshot().logs
+    header = block_header(str(mor.root / log.path))
+    assert header[BASE_ROWS_KEY] == "10" and header["evonb.base"] == log.base
+    base_rows = {r["id"]: i for i, r in enumerate(
+        spark.read.parquet(str(mor.root / log.base)).select("id").collect())}
+    # 3 loses (ts 1 < 5): its base row stays; 2 wins, 7 ties (the later write wins)
+    assert list(position_drops(mor, mor.snapshot())[log.base]) == sorted(
+        [base_rows[2], base_rows[7]])
+    with open(mor.root / log.path, "rb") as fh:
+        records = {r["id"]: r for r in fastavro.reader(fh)}
+    assert {k: (r["_evo_pos"], r["_evo_over"]) for k, r in records.items()} == {
+        2: (base_rows[2], True), 3: (base_rows[3], False), 7: (base_rows[7], True)}
+
+
+def test_blocks_without_positions_fall_back_to_the_key_merge(spark, tmp_path):
+    """Blocks written without positions (as before they existed) and blocks with them in one
+    table: groups with any block lacking positions are merged by key, the rest by position."""
+    mor, cow = _tables(spark, tmp_path, properties={POSITIONS_PROPERTY: "false"})
+    both = (mor, cow)
+    _write(both, spark, [(i, f"b{i}", 5) for i in range(20)], "insert")
+    _write(both, spark, [(i, f"b{i}", 5) for i in range(20, 40)], "insert")
+    _write(both, spark, [(1, "old-block", 6), (21, "old-block", 6)])
+    assert position_drops(mor, mor.snapshot()) == {}
+    assert all(DROP_KEY not in block_header(str(mor.root / f.path))
+               for f in mor.snapshot().logs)
+    # positions on again (the property is read by each write)
+    mor._config = dataclasses.replace(
+        mor._config, properties={**mor._config.properties, POSITIONS_PROPERTY: "true"})
+    _write(both, spark, [(2, "new-block", 7), (22, "new-block", 7), (1, "again", 8)])
+    _write(both, spark, [(i, f"c{i}", 5) for i in range(40, 50)], "insert")
+    _write(both, spark, [(41, "only-new", 9)])
+    snap = mor.snapshot()
+    drops = position_drops(mor, snap)
+    grouped = {f.base for f in snap.logs}
+    assert drops and set(drops) < grouped  # one group by position, two by key
+    by_pos, by_key = _both(mor)
+    assert by_pos == by_key == _rows(cow.read())
+
+
+def test_stale_positions_fall_back_to_the_key_merge(spark, tmp_path):
+    """A block whose header does not match its base file (another row count: the base file is
+    not the one the positions were taken from) is merged by key."""
+    mor, cow = _tables(spark, tmp_path)
+    both = (mor, cow)
+    for t in both:
+        t.write(spark.createDataFrame([(i, f"b{i}", 5) for i in range(10)], COLS).coalesce(1))
+    _write(both, spark, [(1, "x", 9)])
+    (log,) = mor.snapshot().logs
+    path = mor.root / log.path
+    with open(path, "rb") as fh:
+        reader = fastavro.reader(fh)
+        schema, meta, records = reader.writer_schema, dict(reader.metadata), list(reader)
+    meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in meta.items()
+            if not k.startswith("avro.")}
+    meta[BASE_ROWS_KEY] = "11"
+    # rewrite the block with wrong positions too: a position merge would drop the wrong row
+    for r in records:
+        r["_evo_pos"] = (r["_evo_pos"] + 1) % 10
+    with open(path, "wb") as fh:
+        fastavro.writer(fh, schema, records, metadata=meta)
+    assert position_drops(mor, mor.snapshot()) == {}
+    assert _rows(mor.read()) == _rows(cow.read())
+
+
+def test_positions_after_compaction_and_duplicate_keys(spark, tmp_path):
+    """Compaction writes new base files: later blocks take positions in them. A key that is
+    twice in a base file (inserted twice) is replaced in both rows, as by the key merge."""
+    mor, cow = _tables(spark, tmp_path)
+    both = (mor, cow)
+    _write(both, spark, [(i, f"b{i}", 5) for i in range(30)], "insert")
+    _write(both, spark, [(5, "dup", 5)], "insert")
+    _write(both, spark, [(1, "u", 6)])
+    _write(both, spark, [(2,), (3,)], "delete", "id long")
+    before = _rows(mor.read())
+    assert before == _rows(cow.read())
+    mor.compact()
+    assert _rows(mor.read()) == before
+    _write(both, spark, [(1, "after", 7), (4, "after", 1), (3, "back", 0)])
+    _write(both, spark, [(6,)], "delete", "id long")
+    assert position_drops(mor, mor.snapshot())
+    by_pos, by_key = _both(mor)
+    assert by_pos == by_key == _rows(cow.read())
+    # the duplicate key in one base file: both rows are updated
+    mor2, _ = _tables(spark, tmp_path / "dup")
+    mor2.write(spark.createDataFrame([(1, "a", 1), (1, "b", 1), (2, "c", 1)], COLS).coalesce(1))
+    mor2.write(spark.createDataFrame([(1, "new", 2)], COLS), "upsert")
+    by_pos, by_key = _both(mor2)
+    assert by_pos == by_key == [(1, "new", 2), (1, "new", 2), (2, "c", 1)]
+
+
+def test_without_precombine(spark, tmp_path):
+    mor, cow = _tables(spark, tmp_path, precombine=None)
+    both = (mor, cow)
+    _write(both, spark, [(i, f"b{i}", 5) for i in range(10)], "insert")
+    _write(both, spark, [(1, "x", 0), (2, "y", None)])
+    _write(both, spark, [(1,)], "delete", "id long")
+    _write(both, spark, [(1, "z", 0), (3, "w", 1)])
+    assert position_drops(mor, mor.snapshot())
+    by_pos, by_key = _both(mor)
+    assert by_pos == by_key == _rows(cow.read())
+
+
+def test_groups_beyond_the_bitmap_cap_merge_by_key(spark, tmp_path, monkeypatch):
+    import evonb.table.mor as mor_module
+
+    mor, cow = _tables(spark, tmp_path)
+    both = (mor, cow)
+    for lo in (0, 10, 20):
+        for t in both:
+            t.write(spark.createDataFrame([(i, f"b{i}", 5) for i in range(lo, lo + 10)],
+                                          COLS).coalesce(1))
+    _write(both, spark, [(1, "x", 9), (11, "y", 9), (21, "z", 9)])
+    _write(both, spark, [(12,)], "delete", "id long")
+    assert len(position_drops(mor, mor.snapshot())) == 3
+    monkeypatch.setattr(mor_module, "POSITION_MAX_ROWS", 15)  # one group by position
+    by_pos, by_key = _both(mor)
+    assert by_pos == by_key == _rows(cow.read())
