@@ -512,11 +512,15 @@ def cow_upsert(ctx: Context) -> Iterator[Case | Result]:
 
     def touched(result: Result) -> None:
         meta = t.timeline.last_completed().metadata
+        lookup = meta.get("key_lookup") or {}
         result.metrics.update({"files_removed": len(meta.get("removed", ())),
                                "files_added": len(meta.get("added", ())),
+                               "files_key_scanned": lookup.get("scanned"),
                                "live_files": len(t.snapshot().files)})
+        scanned = (f"scanned the keys of {lookup['scanned']} of {lookup['live']} files, "
+                   if lookup else "")
         result.notes.append(
-            f"last upsert rewrote {len(meta.get('removed', ()))} of "
+            f"last upsert {scanned}rewrote {len(meta.get('removed', ()))} of "
             f"{len(t.snapshot().files)} live files; {t.read().count():,} rows after")
 
     yield Case(
