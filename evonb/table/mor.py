@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import reduce
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
@@ -259,29 +260,48 @@ def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
     return out
 
 
-def _kept_rows(files: Sequence[DataFile], drops: dict[str, Any]) -> Column:
+def _kept_rows(root: Path, files: Sequence[DataFile], drops: dict[str, Any]) -> Column:
     """A filter over a base scan (``_metadata``) that drops the rows at ``drops`` of each
     file: a bitmap per file (64 rows per word) in one array literal, indexed by the file's
-    offset (a map literal by file name) and the row's position."""
+    offset and the row's position (``_metadata.row_index``). The offset is looked up in a map
+    literal by the file's size (``_metadata.file_size``: a cheap comparison per row) for files
+    whose size no other file has, else by file name."""
     import json
+    import os
+    from collections import Counter
 
     import numpy as np
     from pyspark.sql import functions as F
 
-    words, offsets, at = [], {}, 0
-    for f in files:
+    sizes = [os.path.getsize(root / f.path) for f in files]
+    count = Counter(sizes)
+    words, by_size, by_name, at = [], {}, {}, 0
+    for f, size in zip(files, sizes, strict=True):
         n = max(1, -(-f.rows // 64))
         bits = np.zeros(n, dtype=np.uint64)
         pos = np.asarray(drops[f.path], dtype=np.int64)
         np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
         words.append(bits.view(np.int64))
-        offsets[f.path.rsplit("/", 1)[-1]] = at
+        if count[size] == 1:
+            by_size[size] = at
+        else:
+            by_name[f.path.rsplit("/", 1)[-1]] = at
         at += n
-    bitmap = F.from_json(F.lit(json.dumps(np.concatenate(words).tolist())), "array<bigint>")
-    where = F.from_json(F.lit(json.dumps(offsets)), "map<string,bigint>")
+
+    def longs(values: Any) -> Column:
+        return F.from_json(F.lit(json.dumps([int(v) for v in values])), "array<bigint>")
+
+    bitmap = longs(np.concatenate(words).tolist())
+    offset = None
+    if by_size:
+        offset = F.map_from_arrays(longs(by_size), longs(by_size.values()))[
+            F.col("_metadata.file_size")]
+    if by_name:
+        named = F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
+            F.col("_metadata.file_name")]
+        offset = named if offset is None else F.coalesce(offset, named)
     row = F.col("_metadata.row_index")
-    word = F.element_at(bitmap, (where[F.col("_metadata.file_name")]
-                                 + F.shiftright(row, 6) + 1).cast("int"))
+    word = F.element_at(bitmap, (offset + F.shiftright(row, 6) + 1).cast("int"))
     return F.getbit(word, (row % 64).cast("int")) == 0
 
 
@@ -337,7 +357,7 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     spark = table.spark
     part = subset(snap, bases)
     kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
-                      row_filter=_kept_rows(bases, drops))
+                      row_filter=_kept_rows(table.root, bases, drops))
     resolved = resolved_logs(table, part.logs, ext, keys, pre, by_position=True)
     winners = resolved.filter(F.col(VALID) & (F.col(DEL).isNotNull() | F.col(OVER)))
     cols = [F.col(f"`{f.name}`") for f in query.fields]
