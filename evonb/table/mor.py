@@ -8,8 +8,12 @@ came before it, and among the rest the row with the larger precombine value wins
 a tie the later instant wins). Base files and log blocks are each read with the schema version
 they were written with and projected by field ID onto the query schema before the merge, so an
 update to a column dropped since is ignored and a column added later reads its default where a
-block does not have it. The log records of a file group are resolved per key first and
-joined to the base rows (broadcast when the logs are small), so base files are not shuffled.
+block does not have it. The log records of a file group are resolved per key first. Blocks
+that carry the base row position of each record (and list the base rows they replace) are
+merged by position: the base scan drops those rows with a bitmap filter and the winning records
+are added, with no join. Other groups (older blocks, blocks of several schema versions) are
+merged by key: the resolved records are joined to the base rows (broadcast when the logs are
+small), so base files are not shuffled either way.
 """
 
 from __future__ import annotations
