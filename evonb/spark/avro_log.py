@@ -7,12 +7,15 @@ and which commit wrote it::
     <partition>/.<base-file-stem>.log.<instant>_<task>.avro      (or .parquet)
 
 Avro blocks carry the whole physical schema in their header, with ``field-id`` on every field,
-plus the header metadata ``evonb.version``, ``evonb.instant`` and ``evonb.base``. Every record has
-two hidden fields besides the table's columns: ``_evo_commit_time`` (the instant) and
-``_evo_deleted`` (the delete marker; a delete record holds only its key). Blocks are written by
-Spark tasks (``mapInArrow``: one block per file group and task, stats returned to the driver) and
-read by Spark tasks too, since spark-avro is not part of pyspark. Names start with a dot, so
-directory listings of Spark and Hadoop skip them; their reader is evonb.
+plus the header metadata ``evonb.version``, ``evonb.instant`` and ``evonb.base`` (and, see
+``docs/format.md``, the positions of the base rows the block replaces and every record's byte
+length). Every record has hidden fields besides the table's columns: ``_evo_commit_time`` (the
+instant), ``_evo_pos`` (the base row position of its key), ``_evo_over`` (whether it beats the
+base row) and ``_evo_deleted`` (the delete marker; a delete record holds only its key).
+Blocks are written by Spark tasks (``mapInArrow``: one block per file group and task, stats
+returned to the driver) and read by Spark tasks too, since spark-avro is not part of pyspark.
+Names start with a dot, so directory listings of Spark and Hadoop skip them; their reader is
+evonb.
 """
 
 from __future__ import annotations

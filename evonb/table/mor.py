@@ -8,8 +8,12 @@ came before it, and among the rest the row with the larger precombine value wins
 a tie the later instant wins). Base files and log blocks are each read with the schema version
 they were written with and projected by field ID onto the query schema before the merge, so an
 update to a column dropped since is ignored and a column added later reads its default where a
-block does not have it. The log records of a file group are resolved per key first and
-joined to the base rows (broadcast when the logs are small), so base files are not shuffled.
+block does not have it. The log records of a file group are resolved per key first. Blocks
+that carry the base row position of each record (and list the base rows they replace) are
+merged by position: the base scan drops those rows with a bitmap filter and the winning records
+are added, with no join. Other groups (older blocks, blocks of several schema versions) are
+merged by key: the resolved records are joined to the base rows (broadcast when the logs are
+small), so base files are not shuffled either way.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import reduce
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
@@ -262,29 +267,48 @@ def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
     return out
 
 
-def _kept_rows(files: Sequence[DataFile], drops: dict[str, Any]) -> Column:
+def _kept_rows(root: Path, files: Sequence[DataFile], drops: dict[str, Any]) -> Column:
     """A filter over a base scan (``_metadata``) that drops the rows at ``drops`` of each
     file: a bitmap per file (64 rows per word) in one array literal, indexed by the file's
-    offset (a map literal by file name) and the row's position."""
+    offset and the row's position (``_metadata.row_index``). The offset is looked up in a map
+    literal by the file's size (``_metadata.file_size``: a cheap comparison per row) for files
+    whose size no other file has, else by file name."""
     import json
+    import os
+    from collections import Counter
 
     import numpy as np
     from pyspark.sql import functions as F
 
-    words, offsets, at = [], {}, 0
-    for f in files:
+    sizes = [os.path.getsize(root / f.path) for f in files]
+    count = Counter(sizes)
+    words, by_size, by_name, at = [], {}, {}, 0
+    for f, size in zip(files, sizes, strict=True):
         n = max(1, -(-f.rows // 64))
         bits = np.zeros(n, dtype=np.uint64)
         pos = np.asarray(drops[f.path], dtype=np.int64)
         np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
         words.append(bits.view(np.int64))
-        offsets[f.path.rsplit("/", 1)[-1]] = at
+        if count[size] == 1:
+            by_size[size] = at
+        else:
+            by_name[f.path.rsplit("/", 1)[-1]] = at
         at += n
-    bitmap = F.from_json(F.lit(json.dumps(np.concatenate(words).tolist())), "array<bigint>")
-    where = F.from_json(F.lit(json.dumps(offsets)), "map<string,bigint>")
+
+    def longs(values: Any) -> Column:
+        return F.from_json(F.lit(json.dumps([int(v) for v in values])), "array<bigint>")
+
+    bitmap = longs(np.concatenate(words).tolist())
+    offset = None
+    if by_size:
+        offset = F.map_from_arrays(longs(by_size), longs(by_size.values()))[
+            F.col("_metadata.file_size")]
+    if by_name:
+        named = F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
+            F.col("_metadata.file_name")]
+        offset = named if offset is None else F.coalesce(offset, named)
     row = F.col("_metadata.row_index")
-    word = F.element_at(bitmap, (where[F.col("_metadata.file_name")]
-                                 + F.shiftright(row, 6) + 1).cast("int"))
+    word = F.element_at(bitmap, (offset + F.shiftright(row, 6) + 1).cast("int"))
     return F.getbit(word, (row % 64).cast("int")) == 0
 
 
@@ -340,7 +364,7 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     spark = table.spark
     part = subset(snap, bases)
     kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
-                      row_filter=_kept_rows(bases, drops))
+                      row_filter=_kept_rows(table.root, bases, drops))
     resolved = resolved_logs(table, part.logs, ext, keys, pre, by_position=True)
     winners = resolved.filter(F.col(VALID) & (F.col(DEL).isNotNull() | F.col(OVER)))
     cols = [F.col(f"`{f.name}`") for f in query.fields]
