@@ -26,11 +26,54 @@ if TYPE_CHECKING:  # pragma: no cover
 
 STAGING_DIR = "staging"
 _TASK = re.compile(r"part-(\d+)")
+TARGET_FILE_PROPERTY = "evonb.write.target.file.bytes"
+DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024
+_GROWS_ROWS = frozenset({
+    "Generate", "Expand", "MapInPandas", "MapInArrow", "PythonMapInArrow", "MapPartitions",
+    "MapPartitionsInR", "MapElements", "FlatMapGroupsInPandas", "FlatMapGroupsInArrow",
+    "FlatMapCoGroupsInPandas", "FlatMapCoGroupsInArrow", "FlatMapGroupsWithState",
+    "BatchEvalPython", "ArrowEvalPython", "BatchEvalPythonUDTF", "ArrowEvalPythonUDTF",
+    "AppendColumns", "AppendColumnsWithObject", "CoGroup", "MapGroups",
+})
+"""Logical plan nodes whose output Spark's size estimate can undercount (more rows or larger
+values than their input): writes of plans holding one are not coalesced."""
 
 
 def staging_dir(root: Path, instant: str) -> Path:
     """Where the write of ``instant`` stages its files."""
     return evo_dir(root) / STAGING_DIR / instant
+
+
+def estimated_bytes(df: DataFrame) -> int | None:
+    """Spark's size estimate of ``df``'s optimized plan (the files' size for data read from
+    files, the in-memory size for generated or local data), or None when Spark has none or
+    it may undercount (a plan that can multiply rows, see :data:`_GROWS_ROWS`)."""
+    try:
+        plan = df._jdf.queryExecution().optimizedPlan()
+        size = int(str(plan.stats().sizeInBytes()))
+        todo = [plan]
+        while todo:
+            node = todo.pop()
+            if node.nodeName() in _GROWS_ROWS:
+                return None
+            children = node.children()
+            todo.extend(children.apply(i) for i in range(children.size()))
+    except Exception:
+        return None
+    if size < 0 or size >= 2**62:  # Spark's "unknown" is Long.MaxValue
+        return None
+    return size
+
+
+def estimated_files(df: DataFrame, target_bytes: int) -> int | None:
+    """How many files of about ``target_bytes`` ``df`` makes by :func:`estimated_bytes`, or
+    None when there is no estimate or ``target_bytes`` is not positive."""
+    if target_bytes <= 0:
+        return None
+    size = estimated_bytes(df)
+    if size is None:
+        return None
+    return max(1, -(-size // target_bytes))
 
 
 def write_files(
@@ -43,8 +86,14 @@ def write_files(
     max_files: int | None = None,
     options: dict[str, str] | None = None,
     key_columns: Mapping[int, tuple[str, Type]] | None = None,
+    target_file_bytes: int = 0,
 ) -> list[DataFile]:
     """Write ``df`` (physical columns) as Parquet files of the commit ``instant``.
+
+    ``max_files`` caps the number of write tasks. ``target_file_bytes`` (when positive):
+    a write Spark estimates smaller than that many bytes per task is coalesced into fewer
+    tasks (:func:`estimated_files`), so small writes make few files rather than one small
+    file per input partition.
 
     Returns the files, placed under their partition folders, not yet visible to readers.
     ``key_columns`` (field ID -> physical name and type, see
@@ -58,8 +107,11 @@ def write_files(
     hidden = [f"__evo_p{i}" for i in range(len(partition_columns))]
     for name, column in zip(hidden, partition_columns, strict=True):
         df = df.withColumn(name, F.col(f"`{column}`"))
+    planned = estimated_files(df, target_file_bytes)
+    if planned is not None:
+        max_files = min(max_files, planned) if max_files else planned
     if max_files:
-        df = df.coalesce(max_files)
+        df = df.coalesce(max_files)  # never more tasks than the plan has
     writer = df.write.mode("overwrite").option("compression", "snappy")
     for key, value in (options or {}).items():
         writer = writer.option(key, value)

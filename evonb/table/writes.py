@@ -15,7 +15,13 @@ from evonb.schema.schema import Schema
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.reader import read_files
-from evonb.spark.writer import remove_files, write_files
+from evonb.spark.writer import (
+    DEFAULT_TARGET_FILE_BYTES,
+    TARGET_FILE_PROPERTY,
+    estimated_bytes,
+    remove_files,
+    write_files,
+)
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.read_plan import physical_struct, plan_group
@@ -29,6 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
           "overwrite": "replacecommit"}
+DIRECT_MERGE_PROPERTY = "evonb.write.direct_merge.bytes"
+DEFAULT_DIRECT_MERGE_BYTES = 16 * 1024 * 1024
 PRIORITY = "__evo_priority"
 SEQ = "__evo_seq"
 
@@ -103,7 +111,8 @@ class WriteJob:
 
                 added, touched = write_delta(
                     self, physical, snapshot, target, layout, instant,
-                    write_options={"options": parquet_options(self.config)})
+                    write_options={"options": parquet_options(self.config),
+                                   "target_file_bytes": self.target_file_bytes()})
             elif self.mode in ("upsert", "delete"):
                 out, removed = self._merge(physical, snapshot.files, target, layout)
             elif self.mode == "overwrite":
@@ -119,7 +128,8 @@ class WriteJob:
                 added = write_files(out, root=table.root, instant=instant,
                                     version=target.version_id, partition_columns=partition_cols,
                                     max_files=max_files, options=parquet_options(self.config),
-                                    key_columns=self.key_columns(target, layout))
+                                    key_columns=self.key_columns(target, layout),
+                                    target_file_bytes=self.target_file_bytes())
                 # Spark writes an empty file for an empty result (e.g. a delete of every row
                 # of the files it rewrites): it holds nothing, and would be scanned for keys
                 # by every later upsert (it has no key statistics).
@@ -178,6 +188,11 @@ class WriteJob:
         return Schema(fields=tuple(keys))
 
     # ---------------------------------------------------------------- rows
+    def target_file_bytes(self) -> int:
+        """Table property ``evonb.write.target.file.bytes`` (default 128 MiB of Spark's size
+        estimate; 0 turns coalescing off): writes estimated smaller make fewer files."""
+        return self.config.int_property(TARGET_FILE_PROPERTY, DEFAULT_TARGET_FILE_BYTES)
+
     def key_columns(self, target: Schema, layout: Layout) -> dict[int, tuple[str, Any]]:
         """The key columns new files of ``target`` record statistics for."""
         return key_columns(self.config.primary_key_ids, target, layout)
@@ -264,6 +279,13 @@ class WriteJob:
         self.key_lookup = {"live": len(live), "scanned": len(found)}
         return found
 
+    def direct_merge_bytes(self) -> int:
+        """Table property ``evonb.write.direct_merge.bytes`` (default 16 MiB; 0 turns it off):
+        an upsert or delete whose candidate files (after key-range pruning) and incoming rows
+        (Spark's estimate) come to at most this many bytes merges the candidates whole, in one
+        stage, without the exact key lookup."""
+        return self.config.int_property(DIRECT_MERGE_PROPERTY, DEFAULT_DIRECT_MERGE_BYTES)
+
     def key_filter(self, layout: Layout) -> Column | None:
         """A filter on the physical key columns keeping the incoming keys' range, for the key
         scan: Parquet row-group statistics then skip row groups of files without key
@@ -295,7 +317,17 @@ class WriteJob:
         raw_keys = incoming.select(*key_refs)
         touched: list[DataFile] = []
         candidates = self.key_candidates(live) if live else []
-        if candidates:
+        limit = self.direct_merge_bytes()
+        incoming_bytes = estimated_bytes(incoming) if candidates and limit > 0 else None
+        small = (incoming_bytes is not None
+                 and sum(f.bytes for f in candidates) + incoming_bytes <= limit)
+        if candidates and small:
+            # Few, small candidates: merge them whole instead of first finding which of them
+            # hold the keys (a Spark job of its own); a candidate that holds none of the keys
+            # is rewritten with the same rows.
+            touched = list(candidates)
+            self.key_lookup = dict(self.key_lookup or {}, exact=False)
+        elif candidates:
             touched = self._files_holding(raw_keys, candidates, target, layout)
         order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
         if not touched:
@@ -318,6 +350,10 @@ class WriteJob:
                                 .withColumn(SEQ, F.monotonically_increasing_id()))
         w = Window.partitionBy(*key_refs).orderBy(*order, F.col(PRIORITY).desc(),
                                                   F.col(SEQ).desc())
+        if small:
+            # One partition is clustered by any key: the window then needs no shuffle, and
+            # the merge and the write run as one stage.
+            both = both.coalesce(1)
         merged = (both.withColumn("__evo_rn", F.row_number().over(w))
                   .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY, SEQ))
         return merged, touched
