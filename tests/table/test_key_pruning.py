@@ -22,6 +22,15 @@ pytestmark = pytest.mark.spark
 COLS = "id bigint, name string, ts bigint"
 
 
+@pytest.fixture(autouse=True)
+def exact_lookup(monkeypatch):
+    """These tests are about the exact key lookup: small copy-on-write merges skip it by
+    default (``evonb.write.direct_merge.bytes``, tested in ``test_direct_merge.py``)."""
+    import evonb.table.writes as writes
+
+    monkeypatch.setattr(writes, "DEFAULT_DIRECT_MERGE_BYTES", 0)
+
+
 def _last(t):
     return t.timeline.last_completed().metadata
 
