@@ -18,6 +18,9 @@ small), so base files are not shuffled either way.
 
 from __future__ import annotations
 
+import os
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import reduce
@@ -231,6 +234,33 @@ def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine:
         for i, c in enumerate(cols)])
 
 
+_LISTED: OrderedDict[tuple[str, int, int], tuple[str | None, str | None, Any] | None] = \
+    OrderedDict()
+_LISTED_MAX = 4096
+_LISTED_LOCK = threading.Lock()
+
+
+def _listed_rows(path: str) -> tuple[str | None, str | None, Any] | None:
+    """The base file, base row count and dropped positions a log block's header lists (None
+    when it lists none). Blocks are never changed once written, so the answer is kept per
+    path, size and modification time (for the last :data:`_LISTED_MAX` blocks): reads of the
+    same snapshot do not reopen every block."""
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime_ns)
+    with _LISTED_LOCK:
+        if key in _LISTED:
+            _LISTED.move_to_end(key)
+            return _LISTED[key]
+    header = block_header(path)
+    value = ((header.get("evonb.base"), header.get(BASE_ROWS_KEY),
+              decode_positions(header[DROP_KEY])) if DROP_KEY in header else None)
+    with _LISTED_LOCK:
+        _LISTED[key] = value
+        while len(_LISTED) > _LISTED_MAX:
+            _LISTED.popitem(last=False)
+    return value
+
+
 def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
     """The file groups of ``snap`` that can be merged by position, each with the positions of
     the base rows its log blocks replace or delete (a sorted numpy array).
@@ -252,29 +282,40 @@ def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
         parts = []
         for log in logs:
             try:
-                header = block_header(str(table.root / log.path))
+                listed = _listed_rows(str(table.root / log.path))
             except (OSError, ValueError):  # pragma: no cover - the merge by key reports it
                 parts = None
                 break
-            if (DROP_KEY not in header or header.get("evonb.base") != base
-                    or header.get(BASE_ROWS_KEY) != str(f.rows)):
+            if listed is None or listed[0] != base or listed[1] != str(f.rows):
                 parts = None
                 break
-            parts.append(decode_positions(header[DROP_KEY]))
+            parts.append(listed[2])
         if parts is not None:
             out[base] = (parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
                          if parts else np.zeros(0, np.int64))
     return out
 
 
+def _size_slots(sizes: Sequence[int]) -> int:
+    """The smallest modulus (at least the number of distinct sizes) under which the distinct
+    ``sizes`` fall in distinct slots, or 0 when none up to 64 times their number does."""
+    distinct = sorted(set(sizes))
+    for m in range(max(1, len(distinct)), 64 * max(1, len(distinct)) + 1):
+        if len({v % m for v in distinct}) == len(distinct):
+            return m
+    return 0
+
+
 def _kept_rows(root: Path, files: Sequence[DataFile], drops: dict[str, Any]) -> Column:
     """A filter over a base scan (``_metadata``) that drops the rows at ``drops`` of each
     file: a bitmap per file (64 rows per word) in one array literal, indexed by the file's
-    offset and the row's position (``_metadata.row_index``). The offset is looked up in a map
-    literal by the file's size (``_metadata.file_size``: a cheap comparison per row) for files
-    whose size no other file has, else by file name."""
+    offset and the row's position (``_metadata.row_index``).
+
+    The offset is found without a search for files whose size no other file has: an array
+    literal indexed by the size modulo a number under which every size falls in its own slot
+    (``_metadata.file_size``: two arithmetic operations and an array read per row). Files that
+    share a size are looked up by name in a map literal."""
     import json
-    import os
     from collections import Counter
 
     import numpy as np
@@ -282,27 +323,29 @@ def _kept_rows(root: Path, files: Sequence[DataFile], drops: dict[str, Any]) -> 
 
     sizes = [os.path.getsize(root / f.path) for f in files]
     count = Counter(sizes)
-    words, by_size, by_name, at = [], {}, {}, 0
+    modulus = _size_slots(sizes)
+    words, slots, by_name, at = [], {}, {}, 0
     for f, size in zip(files, sizes, strict=True):
         n = max(1, -(-f.rows // 64))
         bits = np.zeros(n, dtype=np.uint64)
         pos = np.asarray(drops[f.path], dtype=np.int64)
         np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
         words.append(bits.view(np.int64))
-        if count[size] == 1:
-            by_size[size] = at
+        if modulus and count[size] == 1:
+            slots[size % modulus] = at
         else:
             by_name[f.path.rsplit("/", 1)[-1]] = at
         at += n
 
     def longs(values: Any) -> Column:
-        return F.from_json(F.lit(json.dumps([int(v) for v in values])), "array<bigint>")
+        return F.from_json(F.lit(json.dumps(values)), "array<bigint>")
 
-    bitmap = longs(np.concatenate(words).tolist())
+    bitmap = longs([int(v) for v in np.concatenate(words).tolist()])
     offset = None
-    if by_size:
-        offset = F.map_from_arrays(longs(by_size), longs(by_size.values()))[
-            F.col("_metadata.file_size")]
+    if slots:  # shared sizes keep a null slot, so they fall through to the name map
+        table = [slots.get(i) for i in range(modulus)]
+        slot = F.pmod(F.col("_metadata.file_size"), F.lit(modulus)) + 1
+        offset = F.element_at(longs(table), slot.cast("int"))
     if by_name:
         named = F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
             F.col("_metadata.file_name")]

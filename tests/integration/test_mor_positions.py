@@ -200,3 +200,36 @@ def test_groups_beyond_the_bitmap_cap_merge_by_key(spark, tmp_path, monkeypatch)
     monkeypatch.setattr(mor_module, "POSITION_MAX_ROWS", 15)  # one group by position
     by_pos, by_key = _both(mor)
     assert by_pos == by_key == _rows(cow.read())
+
+
+def test_size_slots_separate_every_distinct_size():
+    from evonb.table.mor import _size_slots
+
+    for sizes in ([10, 20, 30], [5, 5, 7], [1_048_576 + 64 * i for i in range(50)], [3]):
+        m = _size_slots(sizes)
+        distinct = set(sizes)
+        assert m >= len(distinct)
+        assert len({s % m for s in distinct}) == len(distinct)
+    assert _size_slots([0, 64 * 65]) == 3  # 0 and 4160 first differ modulo 3
+
+
+def test_base_files_of_equal_size_are_told_apart_by_name(spark, tmp_path):
+    """Files whose size another file shares are found by name, the others by size slot."""
+    import os
+
+    from evonb.table.mor import _size_slots
+
+    props = {"evonb.write.target.file.bytes": "0"}
+    mor, cow = _tables(spark, tmp_path, properties=props)
+    for t in (mor, cow):
+        t.write(spark.range(0, 30, 1, 3).selectExpr("id", "'b' as v", "5L as ts"), "insert")
+        t.write(spark.range(30, 55, 1, 1).selectExpr("id", "'b' as v", "5L as ts"), "insert")
+    sizes = [os.path.getsize(mor.root / f.path) for f in mor.snapshot().files]
+    assert len(sizes) == 4
+    assert len(set(sizes)) < len(sizes) and any(sizes.count(s) == 1 for s in sizes)
+    assert _size_slots(sizes) > 0
+    _write((mor, cow), spark, [(i, f"u{i}", 6) for i in range(0, 55, 4)])
+    _write((mor, cow), spark, [(i,) for i in range(1, 55, 9)], "delete", "id long")
+    assert set(position_drops(mor, mor.snapshot())) == {f.path for f in mor.snapshot().files}
+    by_pos, by_key = _both(mor)
+    assert by_pos == by_key == _rows(cow.read())
