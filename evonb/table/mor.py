@@ -296,60 +296,88 @@ def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
     return out
 
 
-def _size_slots(sizes: Sequence[int]) -> int:
-    """The smallest modulus (at least the number of distinct sizes) under which the distinct
-    ``sizes`` fall in distinct slots, or 0 when none up to 64 times their number does."""
-    distinct = sorted(set(sizes))
+_BY_NAME = -1
+
+
+def _file_key(size: int, mtime_ms: int) -> int:
+    """A number per file from its size and modification time (milliseconds), as the base scan
+    computes it from ``_metadata`` (:func:`_kept_rows`)."""
+    return size * 1_000_003 + mtime_ms
+
+
+def _size_slots(keys: Sequence[int]) -> int:
+    """The smallest modulus (at least the number of distinct ``keys``) under which the
+    distinct keys fall in distinct slots, or 0 when none up to 64 times their number does."""
+    distinct = sorted(set(keys))
     for m in range(max(1, len(distinct)), 64 * max(1, len(distinct)) + 1):
         if len({v % m for v in distinct}) == len(distinct):
             return m
     return 0
 
 
-def _kept_rows(root: Path, files: Sequence[DataFile], drops: dict[str, Any]) -> Column:
+def file_keys(root: Path, files: Sequence[DataFile]) -> list[int]:
+    """Each file's :func:`_file_key`, from the file system."""
+    keys = []
+    for f in files:
+        st = os.stat(root / f.path)
+        keys.append(_file_key(st.st_size, st.st_mtime_ns // 1_000_000))
+    return keys
+
+
+def _kept_rows(files: Sequence[DataFile], drops: dict[str, Any], keys: Sequence[int]
+               ) -> Column:
     """A filter over a base scan (``_metadata``) that drops the rows at ``drops`` of each
     file: a bitmap per file (64 rows per word) in one array literal, indexed by the file's
     offset and the row's position (``_metadata.row_index``).
 
-    The offset is found without a search for files whose size no other file has: an array
-    literal indexed by the size modulo a number under which every size falls in its own slot
-    (``_metadata.file_size``: two arithmetic operations and an array read per row). Files that
-    share a size are looked up by name in a map literal."""
+    The offset is found without a search: each file has a number from its size and
+    modification time (``keys``, :func:`file_keys`), and an array literal indexed by that
+    number modulo a modulus under which every file's number falls in its own slot holds the
+    offset (a few arithmetic operations and an array read per row; no string per row). Files
+    whose numbers coincide are looked up by name in a map literal. The caller checks that the
+    numbers did not change while Spark listed the files (:func:`_merge_by_position`)."""
     import json
     from collections import Counter
 
     import numpy as np
     from pyspark.sql import functions as F
 
-    sizes = [os.path.getsize(root / f.path) for f in files]
-    count = Counter(sizes)
-    modulus = _size_slots(sizes)
+    count = Counter(keys)
+    modulus = _size_slots(keys)
     words, slots, by_name, at = [], {}, {}, 0
-    for f, size in zip(files, sizes, strict=True):
+    for f, key in zip(files, keys, strict=True):
         n = max(1, -(-f.rows // 64))
         bits = np.zeros(n, dtype=np.uint64)
         pos = np.asarray(drops[f.path], dtype=np.int64)
         np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
         words.append(bits.view(np.int64))
-        if modulus and count[size] == 1:
-            slots[size % modulus] = at
+        if modulus and count[key] == 1:
+            slots[key % modulus] = (key, at)
         else:
+            if modulus:
+                slots[key % modulus] = (key, None)  # shared by several files: by name
             by_name[f.path.rsplit("/", 1)[-1]] = at
         at += n
 
     def longs(values: Any) -> Column:
         return F.from_json(F.lit(json.dumps(values)), "array<bigint>")
 
+    # The slot table: the offset of the file whose key falls in the slot, or a mark for
+    # files found by name.
+    table = [slots[i][1] if i in slots and slots[i][1] is not None
+             else _BY_NAME if i in slots else None for i in range(modulus)]
     bitmap = longs([int(v) for v in np.concatenate(words).tolist()])
-    offset = None
-    if slots:  # shared sizes keep a null slot, so they fall through to the name map
-        table = [slots.get(i) for i in range(modulus)]
-        slot = F.pmod(F.col("_metadata.file_size"), F.lit(modulus)) + 1
-        offset = F.element_at(longs(table), slot.cast("int"))
-    if by_name:
-        named = F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
-            F.col("_metadata.file_name")]
-        offset = named if offset is None else F.coalesce(offset, named)
+    named = (F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
+        F.col("_metadata.file_name")] if by_name else None)
+    if modulus:
+        meta = F.col("_metadata")
+        key = (meta["file_size"] * F.lit(1_000_003)
+               + F.unix_millis(meta["file_modification_time"]))
+        offset = F.element_at(longs(table), (F.pmod(key, F.lit(modulus)) + 1).cast("int"))
+        if named is not None:
+            offset = F.when(offset == _BY_NAME, named).otherwise(offset)
+    else:
+        offset = named
     row = F.col("_metadata.row_index")
     word = F.element_at(bitmap, (offset + F.shiftright(row, 6) + 1).cast("int"))
     return F.getbit(word, (row % 64).cast("int")) == 0
@@ -406,8 +434,15 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
 
     spark = table.spark
     part = subset(snap, bases)
+    keys = file_keys(table.root, bases)
     kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
-                      row_filter=_kept_rows(table.root, bases, drops))
+                      row_filter=_kept_rows(bases, drops, keys))
+    # Spark listed the files (sizes, times) inside read_files: unchanged before and after
+    # means it saw the numbers the filter was built with.
+    if file_keys(table.root, bases) != keys:
+        raise EvoError(f"A base file of table {table.root.name!r} changed while a "
+                       "merge-on-read read was being planned",
+                       hint="base files are never modified in place; read the table again")
     resolved = resolved_logs(table, part.logs, ext, keys, pre, by_position=True)
     winners = resolved.filter(F.col(VALID) & (F.col(DEL).isNotNull() | F.col(OVER)))
     cols = [F.col(f"`{f.name}`") for f in query.fields]

@@ -202,22 +202,21 @@ def test_groups_beyond_the_bitmap_cap_merge_by_key(spark, tmp_path, monkeypatch)
     assert by_pos == by_key == _rows(cow.read())
 
 
-def test_size_slots_separate_every_distinct_size():
+def test_size_slots_separate_every_distinct_key():
     from evonb.table.mor import _size_slots
 
-    for sizes in ([10, 20, 30], [5, 5, 7], [1_048_576 + 64 * i for i in range(50)], [3]):
-        m = _size_slots(sizes)
-        distinct = set(sizes)
+    for keys in ([10, 20, 30], [5, 5, 7], [1_048_576 + 64 * i for i in range(50)], [3]):
+        m = _size_slots(keys)
+        distinct = set(keys)
         assert m >= len(distinct)
         assert len({s % m for s in distinct}) == len(distinct)
     assert _size_slots([0, 64 * 65]) == 3  # 0 and 4160 first differ modulo 3
 
 
-def test_base_files_of_equal_size_are_told_apart_by_name(spark, tmp_path):
-    """Files whose size another file shares are found by name, the others by size slot."""
+def _equal_size_tables(spark, tmp_path):
+    """A merge-on-read table whose base files are 3 of one size and 1 of another, with log
+    blocks in every group; and a copy-on-write table with the same rows."""
     import os
-
-    from evonb.table.mor import _size_slots
 
     props = {"evonb.write.target.file.bytes": "0"}
     mor, cow = _tables(spark, tmp_path, properties=props)
@@ -227,9 +226,50 @@ def test_base_files_of_equal_size_are_told_apart_by_name(spark, tmp_path):
     sizes = [os.path.getsize(mor.root / f.path) for f in mor.snapshot().files]
     assert len(sizes) == 4
     assert len(set(sizes)) < len(sizes) and any(sizes.count(s) == 1 for s in sizes)
-    assert _size_slots(sizes) > 0
     _write((mor, cow), spark, [(i, f"u{i}", 6) for i in range(0, 55, 4)])
     _write((mor, cow), spark, [(i,) for i in range(1, 55, 9)], "delete", "id long")
     assert set(position_drops(mor, mor.snapshot())) == {f.path for f in mor.snapshot().files}
+    return mor, cow
+
+
+def _touch_all(t, ns):
+    import os
+
+    for f in t.snapshot().files:
+        os.utime(t.root / f.path, ns=(ns, ns))
+
+
+@pytest.mark.parametrize("same_time", [False, True])
+def test_base_files_are_told_apart_by_size_and_time_or_by_name(spark, tmp_path, same_time):
+    """Base files are found by their size and modification time; files that share both are
+    found by name."""
+    mor, cow = _equal_size_tables(spark, tmp_path)
+    if same_time:  # equal sizes and times: those files go by name
+        _touch_all(mor, 1_700_000_000_123_000_000)
     by_pos, by_key = _both(mor)
     assert by_pos == by_key == _rows(cow.read())
+
+
+def test_a_base_file_changed_while_planning_fails_the_read(spark, tmp_path, monkeypatch):
+    """Spark keeps the file status it listed for the life of a DataFrame, so a read already
+    planned is not affected by a later change; a file changed while the read is planned (here
+    while Spark lists the files) fails the read with an evonb error, rather than reading
+    another file's bits."""
+    import evonb.table.mor as mor_module
+
+    mor, cow = _equal_size_tables(spark, tmp_path)
+    _touch_all(mor, 1_700_000_000_000_000_000)
+    planned = mor.read()
+    _touch_all(mor, 1_700_000_000_500_000_000)
+    assert _rows(planned) == _rows(cow.read())  # listed before the change: still right
+    real = mor_module.read_files
+
+    def listing_while_touched(*args, **kwargs):
+        _touch_all(mor, 1_700_000_000_999_000_000)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(mor_module, "read_files", listing_while_touched)
+    with pytest.raises(evonb.EvoError, match="changed while a merge-on-read read"):
+        mor.read()
+    monkeypatch.setattr(mor_module, "read_files", real)
+    assert _rows(mor.read()) == _rows(cow.read())  # a read planned again is right
