@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
@@ -126,6 +129,32 @@ def _plain_type(t):
     return type_to_spark(t)
 
 
+_RELATIONS: OrderedDict[tuple[Any, ...], DataFrame] = OrderedDict()
+_RELATIONS_MAX = 64
+_RELATIONS_LOCK = threading.Lock()
+
+
+def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[str]
+              ) -> DataFrame:
+    """``spark.read.schema(read_type).parquet(*files)``, kept for the last
+    :data:`_RELATIONS_MAX` file lists and read types of the session's application: data files
+    never change once written, so the relation (Spark's listing of the files included) is the
+    same every time, and reading the same snapshot again skips the listing and the analysis.
+    Projections and filters are applied afresh by each read."""
+    key = (id(spark), spark.sparkContext.applicationId, read_type.json(), tuple(files))
+    with _RELATIONS_LOCK:
+        found = _RELATIONS.get(key)
+        if found is not None:
+            _RELATIONS.move_to_end(key)
+            return found
+    df = spark.read.schema(read_type).parquet(*files)
+    with _RELATIONS_LOCK:
+        _RELATIONS[key] = df
+        while len(_RELATIONS) > _RELATIONS_MAX:
+            _RELATIONS.popitem(last=False)
+    return df
+
+
 def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ...] = (),
                with_file: bool = False, with_position: bool = False,
                row_filter: Column | None = None) -> DataFrame:
@@ -133,8 +162,7 @@ def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ..
     file's path as ``_evo_file``; ``with_position``: plus the row's position in its file,
     ``_metadata.row_index``, as ``_evo_pos``; ``row_filter``: only the rows it keeps, over
     the file's columns and ``_metadata``)."""
-    read_type = spark_read_type(group.read_type, group.read_defaults)
-    df = spark.read.schema(read_type).parquet(*group.files)
+    df = _relation(spark, spark_read_type(group.read_type, group.read_defaults), group.files)
     if row_filter is not None:
         df = df.filter(row_filter)
     cols = [f"{to_sql(e)} AS {_quote(name)}" for name, e in group.columns]
