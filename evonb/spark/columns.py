@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -137,11 +138,16 @@ _RELATIONS_LOCK = threading.Lock()
 def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[str]
               ) -> DataFrame:
     """``spark.read.schema(read_type).parquet(*files)``, kept for the last
-    :data:`_RELATIONS_MAX` file lists and read types of the session's application: data files
-    never change once written, so the relation (Spark's listing of the files included) is the
-    same every time, and reading the same snapshot again skips the listing and the analysis.
-    Projections and filters are applied afresh by each read."""
-    key = (id(spark), spark.sparkContext.applicationId, read_type.json(), tuple(files))
+    :data:`_RELATIONS_MAX` file lists and read types of the session's application, keyed by
+    each file's size and modification time too: data files never change once written, so the
+    relation (Spark's listing of the files included) is the same every time, and reading the
+    same snapshot again skips the listing and the analysis. Projections and filters are
+    applied afresh by each read."""
+    try:  # each file as it is now: a file touched or replaced gets a fresh listing
+        stats = tuple((st.st_size, st.st_mtime_ns) for st in map(os.stat, files))
+    except OSError:  # not a local path: no reuse
+        return spark.read.schema(read_type).parquet(*files)
+    key = (id(spark), spark.sparkContext.applicationId, read_type.json(), tuple(files), stats)
     with _RELATIONS_LOCK:
         found = _RELATIONS.get(key)
         if found is not None:

@@ -376,6 +376,11 @@ def _kept_rows(files: Sequence[DataFile], drops: dict[str, Any], keys: Sequence[
         offset = F.element_at(longs(table), (F.pmod(key, F.lit(modulus)) + 1).cast("int"))
         if named is not None:
             offset = F.when(offset == _BY_NAME, named).otherwise(offset)
+        # A file whose size and time Spark lists otherwise than planned (its slot is empty):
+        # fail rather than drop its rows.
+        offset = F.coalesce(offset, F.raise_error(F.lit(
+            "evonb: a base file's size or modification time differs from when this "
+            "merge-on-read read was planned; read the table again")))
     else:
         offset = named
     row = F.col("_metadata.row_index")
