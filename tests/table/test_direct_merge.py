@@ -106,3 +106,20 @@ def test_large_candidates_take_the_exact_lookup(spark, warehouse):
     t.write(_df(spark, [(150, "x", 5)]), mode="upsert")
     assert "exact" not in _last(t)["key_lookup"]
     assert len(_last(t)["removed"]) == 1
+
+
+def test_the_latest_incoming_row_wins_a_tie_across_partitions(spark, warehouse):
+    """Rows with the same key and precombine value in different partitions of the incoming
+    data: the later one wins on both paths (the merge into one partition keeps each row's
+    order)."""
+    direct, exact = _table(spark, warehouse / "d", True), _table(spark, warehouse / "e", False)
+    incoming = (spark.range(0, 8, 1, 4)  # 4 partitions: keys 150, 151 twice each
+                .selectExpr("150 + id % 2 as id", "concat('v', id) as name", "7L as ts"))
+    assert incoming.rdd.getNumPartitions() == 4
+    for t in (direct, exact):
+        t.write(incoming, mode="upsert")
+    assert _last(direct)["key_lookup"].get("exact") is False
+    assert "exact" not in _last(exact)["key_lookup"]
+    got = {r[0]: r[1] for r in _state(direct)}
+    assert {k: got[k] for k in (150, 151)} == {150: "v6", 151: "v7"}
+    assert _state(direct) == _state(exact)
