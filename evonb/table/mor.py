@@ -19,11 +19,9 @@ small), so base files are not shuffled either way.
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from functools import reduce
+from functools import lru_cache, reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,31 +232,22 @@ def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine:
         for i, c in enumerate(cols)])
 
 
-_LISTED: OrderedDict[tuple[str, int, int], tuple[str | None, str | None, Any] | None] = \
-    OrderedDict()
-_LISTED_MAX = 4096
-_LISTED_LOCK = threading.Lock()
-
-
 def _listed_rows(path: str) -> tuple[str | None, str | None, Any] | None:
     """The base file, base row count and dropped positions a log block's header lists (None
     when it lists none). Blocks are never changed once written, so the answer is kept per
-    path, size and modification time (for the last :data:`_LISTED_MAX` blocks): reads of the
-    same snapshot do not reopen every block."""
+    path, size and modification time (:func:`_header_listing`): reads of the same snapshot do
+    not reopen every block."""
     st = os.stat(path)
-    key = (path, st.st_size, st.st_mtime_ns)
-    with _LISTED_LOCK:
-        if key in _LISTED:
-            _LISTED.move_to_end(key)
-            return _LISTED[key]
+    return _header_listing(path, st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=4096)
+def _header_listing(path: str, size: int, mtime_ns: int
+                    ) -> tuple[str | None, str | None, Any] | None:
+    """:func:`_listed_rows` of the block at ``path`` as it is at ``size`` and ``mtime_ns``."""
     header = block_header(path)
-    value = ((header.get("evonb.base"), header.get(BASE_ROWS_KEY),
-              decode_positions(header[DROP_KEY])) if DROP_KEY in header else None)
-    with _LISTED_LOCK:
-        _LISTED[key] = value
-        while len(_LISTED) > _LISTED_MAX:
-            _LISTED.popitem(last=False)
-    return value
+    return ((header.get("evonb.base"), header.get(BASE_ROWS_KEY),
+             decode_positions(header[DROP_KEY])) if DROP_KEY in header else None)
 
 
 def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
