@@ -15,6 +15,7 @@ every N data commits (table property ``evonb.compaction.inline.every``).
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.key_stats import key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
-from evonb.table.mor import file_groups, read_snapshot, subset
+from evonb.table.mor import file_groups, position_drops, read_snapshot, subset
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,6 +42,10 @@ DEFAULT_BATCH = 32
 TARGET_SIZE_PROPERTY = "evonb.compaction.target.file.bytes"
 DEFAULT_TARGET_SIZE = 128 * 1024 * 1024
 DATA_ACTIONS = frozenset({"commit", "deltacommit"})
+ARROW_PROPERTY = "evonb.compaction.arrow.enabled"
+"""Whether file groups that need no projection are merged inside Spark tasks with Arrow
+(:mod:`evonb.spark.group_merge`; default true). ``false`` merges every group with Spark's
+snapshot read and writer."""
 
 
 def plan(snap: Snapshot, latest_version: str, *, upgrade_schema: bool = True) -> list[DataFile]:
@@ -71,12 +76,15 @@ def rewrite_groups(
     transform: Callable[[DataFrame], DataFrame] | None = None,
     progress: ProgressCallback | None = None,
     stage: str = "compact",
+    done: int = 0,
+    total: int | None = None,
 ) -> list[DataFile]:
     """Read ``bases`` (with their log blocks, merged) in ``read_query``, ``transform`` the rows
     into the physical columns of ``target`` and write them as base files of ``instant``, a batch
     of file groups per Spark job (table property ``evonb.compaction.batch.groups``, default 32),
     in files of about ``evonb.compaction.target.file.bytes`` (default 128 MiB), at least one
-    per core (and at most one per file group)."""
+    per core (and at most one per file group). Progress counts ``done`` groups merged before
+    of ``total`` (default: ``bases``)."""
     from pyspark.sql import functions as F
 
     from evonb.spark.writer import remove_files, write_files
@@ -88,8 +96,8 @@ def rewrite_groups(
     partition_cols = tuple(layout.name(i) for i in table._config.partition_ids)
     keys = key_columns(table._config.primary_key_ids, target, layout)
     added: list[DataFile] = []
-    total = len(bases)
-    report(progress, 0, total, stage)
+    total = done + len(bases) if total is None else total
+    report(progress, done, total, stage)
     try:
         for start in range(0, total, size):
             chunk = list(bases[start:start + size])
@@ -108,11 +116,109 @@ def rewrite_groups(
             empty = [f for f in files if f.rows == 0]
             remove_files(table.root, empty)
             added.extend(f for f in files if f.rows > 0)
-            report(progress, min(start + size, total), total, stage)
+            report(progress, done + min(start + size, len(bases)), total, stage)
     except BaseException:
         remove_files(table.root, added)
         raise
     return added
+
+
+def arrow_mergeable(table: Table, snap: Snapshot, bases: Sequence[DataFile],
+                    latest: Schema) -> dict[str, Any]:
+    """The groups of ``bases`` that :func:`merge_in_tasks` can merge, each with its dropped
+    positions: evonb-written base files of the latest schema version in an unpartitioned
+    table, whose log blocks are all of that version and list the rows they replace. None
+    when the table turns it off (:data:`ARROW_PROPERTY`) or sets Parquet writer options."""
+    from evonb.table.writes import parquet_options
+
+    config = table._config
+    if (not config.bool_property(ARROW_PROPERTY, True) or config.partition_ids
+            or parquet_options(config)):
+        return {}
+    grouped = file_groups(snap)
+    wanted = [f for f in bases
+              if f.version == latest.version_id and f.path.endswith(f"_{f.instant}.parquet")
+              and f.path in grouped
+              and all(log.version == latest.version_id for log in grouped[f.path])]
+    return position_drops(table, subset(snap, wanted)) if wanted else {}
+
+
+def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
+                   drops: dict[str, Any], *, target: Schema, layout: Layout, instant: str,
+                   progress: ProgressCallback | None = None, done: int = 0, total: int = 0
+                   ) -> tuple[list[DataFile], list[DataFile]]:
+    """Merge the file groups of ``bases`` (all in ``drops``, see :func:`arrow_mergeable`)
+    inside Spark tasks with Arrow, in batches of groups like :func:`rewrite_groups`, into
+    files of about ``evonb.compaction.target.file.bytes``. Returns the files written (not yet
+    visible) and the base files whose groups Arrow could not merge exactly (to merge with
+    Spark)."""
+    import shutil
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    from evonb.spark.group_merge import (
+        UNMERGEABLE,
+        GroupSpec,
+        MergeLayout,
+        merge_bins_in_tasks,
+        pack,
+    )
+    from evonb.spark.writer import remove_files, staging_dir
+    from evonb.table.key_stats import footer_stats
+
+    spark = table.spark
+    config = table._config
+    size = max(1, config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
+    target_bytes = max(1, config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    physical = table.physical_query(target, layout)
+    pre_id = config.precombine_id
+    merge_layout = MergeLayout.of(
+        physical, [layout.name(i) for i in config.primary_key_ids],
+        layout.name(pre_id) if pre_id is not None else None,
+        spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    keys = key_columns(config.primary_key_ids, target, layout)
+    grouped = file_groups(snap)
+    staging = staging_dir(table.root, instant)
+    staging.mkdir(parents=True, exist_ok=True)
+    added: list[DataFile] = []
+    leftover: list[DataFile] = []
+    try:
+        for start in range(0, len(bases), size):
+            chunk = list(bases[start:start + size])
+            weights = [f.bytes + sum(log.bytes for log in grouped[f.path]) for f in chunk]
+            n_files = min(len(chunk), max(cores, -(-sum(weights) // target_bytes)))
+            bins = pack(weights, n_files)
+            specs = [[GroupSpec(base=str(table.root / chunk[i].path),
+                                logs=tuple(str(table.root / log.path)
+                                           for log in grouped[chunk[i].path]),
+                                drops=drops[chunk[i].path]) for i in members]
+                     for members in bins]
+            outs = [str(staging / f"part-{start + j:05d}.parquet") for j in range(len(bins))]
+            results = merge_bins_in_tasks(spark.sparkContext, specs, merge_layout, outs)
+            for j, (members, (out, rows)) in enumerate(zip(bins, results, strict=True)):
+                if out == UNMERGEABLE:
+                    leftover.extend(chunk[i] for i in members)
+                    continue
+                name = f"{uuid.uuid4().hex[:20]}_{start + j}_{instant}.parquet"
+                dest = table.root / name
+                footer = pq.read_metadata(out)
+                stats = footer_stats(footer, keys) if keys else None
+                nbytes = os.path.getsize(out)
+                os.replace(out, dest)
+                if rows == 0:
+                    dest.unlink()
+                    continue
+                added.append(DataFile(path=name, version=target.version_id, instant=instant,
+                                      rows=footer.num_rows, bytes=nbytes, key_stats=stats))
+            report(progress, done + min(start + size, len(bases)), total, "compact")
+    except BaseException:
+        remove_files(table.root, added)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return added, leftover
 
 
 def removed_paths(snap: Snapshot, bases: Sequence[DataFile]) -> list[str]:
@@ -142,9 +248,21 @@ def compact(table: Table, *, upgrade_schema: bool = True,
         "operation": "compact", "files": removed, "writer": writer_info()})
     added: list[DataFile] = []
     try:
-        added = rewrite_groups(table, snap, chosen, read_query=table.physical_query(latest, layout),
-                               target=latest, layout=layout, instant=inst.timestamp,
-                               progress=progress, stage="compact")
+        drops = arrow_mergeable(table, snap, chosen, latest)
+        in_tasks = [f for f in chosen if f.path in drops]
+        if in_tasks:
+            added, leftover = merge_in_tasks(table, snap, in_tasks, drops, target=latest,
+                                             layout=layout, instant=inst.timestamp,
+                                             progress=progress, total=len(chosen))
+        else:
+            leftover = []
+        spark_merged = {f.path for f in leftover}
+        rest = [f for f in chosen if f.path not in drops or f.path in spark_merged]
+        if rest:
+            added.extend(rewrite_groups(
+                table, snap, rest, read_query=table.physical_query(latest, layout),
+                target=latest, layout=layout, instant=inst.timestamp, progress=progress,
+                stage="compact", done=len(chosen) - len(rest), total=len(chosen)))
         table.timeline.inflight(inst, {"added": [f.path for f in added]})
         with table._locked():
             check_service(table, "compact", "compaction", base, [f.path for f in chosen],
@@ -160,6 +278,7 @@ def compact(table: Table, *, upgrade_schema: bool = True,
                 "removed": removed,
                 "logs_merged": sum(1 for f in snap.logs if f.base in {c.path for c in chosen}),
                 "rows_written": sum(f.rows for f in added),
+                "groups_in_tasks": len(in_tasks) - len(spark_merged),
             })
     except BaseException:
         if table.timeline.is_completed(inst):
@@ -198,11 +317,14 @@ def compact_inline(table: Table) -> Commit | None:
 
 
 __all__ = [
+    "ARROW_PROPERTY",
     "BATCH_PROPERTY",
     "INLINE_PROPERTY",
+    "arrow_mergeable",
     "commits_since_compaction",
     "compact",
     "compact_inline",
+    "merge_in_tasks",
     "plan",
     "removed_paths",
     "rewrite_groups",

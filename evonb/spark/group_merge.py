@@ -1,0 +1,205 @@
+"""Merging whole merge-on-read file groups inside Spark tasks, with Arrow.
+
+A compaction of file groups whose base file and log blocks share the table's latest schema
+version, and whose blocks list the base rows they replace (see :func:`evonb.table.mor.
+position_drops`), needs no projection and no join: the new base file is the old one without
+the listed rows, plus the winning log records. Each Spark task here does that for a bin of
+file groups with Arrow: it reads the base files with pyarrow, decodes the blocks with the
+columnar Avro decoder, resolves them per key (:func:`evonb.spark.avro_log._resolve`, the same
+code the snapshot read uses) and writes one Parquet file with the base files' own Parquet
+schema (names, field IDs, Spark's metadata), so no row crosses into the JVM.
+
+A group this cannot merge exactly (INT96 timestamps mixed with other timestamps, a column
+missing from a base file, a type Arrow cannot cast) makes its bin report
+:data:`UNMERGEABLE`; the caller merges such bins with Spark.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evonb.schema.types import StructType
+from evonb.spark.avro_log import DEL, OVER, VALID, _arrow_schema, _resolve, block_struct
+from evonb.table.layout import META_COMMIT_TIME
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    from pyspark import SparkContext
+
+    from evonb.schema.schema import Schema
+
+UNMERGEABLE = "unmergeable"
+"""What a bin reports when one of its groups cannot be merged in Arrow exactly."""
+
+
+class _Unmergeable(Exception):
+    """A file group that Arrow cannot merge exactly (the caller merges it with Spark)."""
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """One file group: its base file, its log blocks (oldest first) and the sorted positions
+    of the base rows the blocks replace or delete (absolute paths)."""
+
+    base: str
+    logs: tuple[str, ...]
+    drops: Any  # numpy int64 array
+
+
+@dataclass(frozen=True)
+class MergeLayout:
+    """What every task needs to merge groups of one schema version: the block columns (and
+    their Arrow schema), the physical key and precombine names, and the columns of a base
+    file (physical names and ``_evo_commit_time``)."""
+
+    struct: StructType
+    block_arrow: Any  # pa.Schema
+    keys: tuple[str, ...]
+    precombine: str | None
+    columns: tuple[str, ...]
+
+    @classmethod
+    def of(cls, physical: Schema, keys: Sequence[str], precombine: str | None,
+           timezone: str) -> MergeLayout:
+        struct = block_struct(physical)
+        return cls(struct=struct, block_arrow=_arrow_schema(struct, timezone), keys=tuple(keys),
+                   precombine=precombine,
+                   columns=(*(f.name for f in physical.fields), META_COMMIT_TIME))
+
+
+def _read_base(path: str, columns: Sequence[str]) -> tuple[pa.Table, bool]:
+    """The base file's rows (its own Arrow schema, with field IDs and Spark's metadata) and
+    whether it stores timestamps as INT96."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
+    kinds = {pf.schema.column(i).physical_type for i in range(len(pf.schema))}
+    int96 = "INT96" in kinds
+    names = set(pf.schema_arrow.names)
+    if names != set(columns):
+        raise _Unmergeable(f"{path}: columns {sorted(names)} are not {sorted(columns)}")
+    table = pf.read(columns=list(columns))
+    if int96 and any(_has_timestamp(f.type) for f in table.schema):
+        # INT96 is written for every timestamp or none: mixed with INT64 timestamps, the
+        # round trip would change the others.
+        int64_ts = {pf.schema.column(i).path.split(".")[0] for i in range(len(pf.schema))
+                    if pf.schema.column(i).logical_type.type == "TIMESTAMP"}
+        if int64_ts:
+            raise _Unmergeable(f"{path}: INT96 and INT64 timestamps")
+    return table, int96
+
+
+def _has_timestamp(t: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_timestamp(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_timestamp(t.value_type)
+    if pa.types.is_map(t):
+        return _has_timestamp(t.key_type) or _has_timestamp(t.item_type)
+    return False
+
+
+def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
+    """The rows of one file group after its log blocks: the base rows not listed in
+    ``spec.drops`` and the winning log records, in the base file's Arrow schema; and whether
+    the base file stores timestamps as INT96."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    base, int96 = _read_base(spec.base, layout.columns)
+    drops = np.asarray(spec.drops, dtype=np.int64)
+    if drops.size and (drops[0] < 0 or drops[-1] >= base.num_rows):
+        raise _Unmergeable(f"{spec.base}: a listed position is outside the file")
+    keep = np.ones(base.num_rows, dtype=bool)
+    keep[drops] = False
+    kept = base.filter(pa.array(keep))
+    resolved = _resolve(list(spec.logs), layout.struct, layout.block_arrow,
+                        list(layout.keys), layout.precombine)
+    wins = pc.and_(resolved.column(VALID),
+                   pc.or_(pc.is_valid(resolved.column(DEL)),
+                          pc.fill_null(resolved.column(OVER), False)))
+    winners = resolved.filter(wins).select(list(base.column_names))
+    try:
+        winners = winners.cast(base.schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise _Unmergeable(f"{spec.base}: {exc}") from exc
+    return pa.concat_tables([kept, winners]), int96
+
+
+def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> tuple[str, int]:
+    """Merge ``groups`` (:func:`merge_group`) into one Parquet file at ``out``, written with
+    the first base file's schema, one group at a time. Returns ``out`` and its rows, or
+    (:data:`UNMERGEABLE`, 0) with nothing left at ``out``."""
+    import pyarrow.parquet as pq
+
+    writer = None
+    rows = 0
+    try:
+        for spec in groups:
+            merged, int96 = merge_group(spec, layout)
+            if writer is None:
+                schema = merged.schema
+                writer = pq.ParquetWriter(out, schema, compression="snappy",
+                                          use_deprecated_int96_timestamps=int96,
+                                          store_schema=False, store_decimal_as_integer=True)
+            elif merged.schema != schema:
+                try:
+                    merged = merged.cast(schema)
+                except Exception as exc:
+                    raise _Unmergeable(f"{spec.base}: schema differs") from exc
+            writer.write_table(merged)
+            rows += merged.num_rows
+    except _Unmergeable:
+        if writer is not None:
+            writer.close()
+        if os.path.exists(out):
+            os.remove(out)
+        return UNMERGEABLE, 0
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        if os.path.exists(out):
+            os.remove(out)
+        raise
+    if writer is not None:
+        writer.close()
+    return out, rows
+
+
+def pack(sizes: Sequence[int], bins: int) -> list[list[int]]:
+    """Indexes of ``sizes`` in ``bins`` bins of about equal total size (largest first into the
+    lightest bin); no bin is empty when there are at least as many items as bins."""
+    totals = [0] * max(1, bins)
+    members: list[list[int]] = [[] for _ in totals]
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        j = min(range(len(totals)), key=lambda j: (totals[j], j))
+        totals[j] += sizes[i]
+        members[j].append(i)
+    return [sorted(m) for m in members if m]
+
+
+def merge_bins_in_tasks(sc: SparkContext, bins: Sequence[Sequence[GroupSpec]],
+                        layout: MergeLayout, outs: Sequence[str]) -> list[tuple[str, int]]:
+    """Run :func:`merge_bin` for every bin, one Spark task per bin (results in bin order)."""
+    work = list(zip(range(len(bins)), bins, outs, strict=True))
+    if not work:
+        return []
+
+    def run(item: tuple[int, Sequence[GroupSpec], str]) -> tuple[int, tuple[str, int]]:
+        index, groups, out = item
+        return index, merge_bin(groups, layout, out)
+
+    done = dict(sc.parallelize(work, len(work)).map(run).collect())
+    return [done[i] for i in range(len(work))]
+
+
+__all__ = ["UNMERGEABLE", "GroupSpec", "MergeLayout", "merge_bin", "merge_bins_in_tasks",
+           "merge_group", "pack"]
