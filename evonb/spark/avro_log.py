@@ -543,20 +543,37 @@ def resolved_struct(physical: Schema) -> StructType:
                        NestedField(2**31 - 5, VALID, BOOLEAN)))
 
 
+def winners(resolved: pa.Table) -> pa.Table:
+    """The records of a position-resolved table (:func:`_resolve` with the position among the
+    keys) that go into a merge by position: valid after the key's last delete, and either
+    following a delete or beating the base row (``_evo_over``)."""
+    import pyarrow.compute as pc
+
+    keep = pc.and_(resolved.column(VALID),
+                   pc.or_(pc.is_valid(resolved.column(DEL)),
+                          pc.fill_null(resolved.column(OVER), False)))
+    return resolved.filter(keep)
+
+
 def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Sequence[DataFile]],
-                         physical: Schema, keys: Sequence[str], precombine: str | None
-                         ) -> DataFrame:
+                         physical: Schema, keys: Sequence[str], precombine: str | None,
+                         *, winners_of: Sequence[str] | None = None) -> DataFrame:
     """The log records of whole file groups, resolved per key inside the task that reads the
     group (no shuffle): the winner among the records after the key's last delete (larger
     precombine value; nulls lose; on a tie the later block), or a bare delete.
 
     Every block must be written with the schema version ``physical`` (physical names);
-    ``keys`` and ``precombine`` are physical names.
+    ``keys`` and ``precombine`` are physical names. ``winners_of`` (a merge by position, the
+    position among ``keys``): only the :func:`winners`, with only these columns, so that no
+    other row or column goes from the Python workers to the JVM.
     """
     from evonb.spark.columns import spark_read_type
 
     struct = block_struct(physical)
     out = resolved_struct(physical)
+    if winners_of is not None:
+        by_name = {f.name: f for f in out.fields}
+        out = StructType(tuple(by_name[n] for n in winners_of))
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
     arrow = _arrow_schema(out, tz)
     block_arrow = _arrow_schema(struct, tz)
@@ -567,11 +584,14 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     if not listing:
         return spark.createDataFrame([], spark_type)
     key_names, pre = list(keys), precombine
+    kept = list(winners_of) if winners_of is not None else None
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for paths in batch.column(0).to_pylist():
                 table = _resolve(json.loads(paths), struct, block_arrow, key_names, pre)
+                if kept is not None:
+                    table = winners(table).select(kept)
                 yield from table.cast(arrow).to_batches()
 
     return spark.createDataFrame(listing, "paths string").mapInArrow(read, spark_type)
@@ -709,5 +729,6 @@ __all__ = [
     "read_log_blocks",
     "read_resolved_groups",
     "resolved_struct",
+    "winners",
     "write_log_blocks",
 ]

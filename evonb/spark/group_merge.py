@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evonb.schema.types import StructType
-from evonb.spark.avro_log import DEL, OVER, VALID, _arrow_schema, _resolve, block_struct
+from evonb.spark.avro_log import _arrow_schema, _resolve, block_struct, winners
 from evonb.table.layout import META_COMMIT_TIME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -112,7 +112,6 @@ def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
     the base file stores timestamps as INT96."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     base, int96 = _read_base(spec.base, layout.columns)
     drops = np.asarray(spec.drops, dtype=np.int64)
@@ -123,15 +122,12 @@ def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
     kept = base.filter(pa.array(keep))
     resolved = _resolve(list(spec.logs), layout.struct, layout.block_arrow,
                         list(layout.keys), layout.precombine)
-    wins = pc.and_(resolved.column(VALID),
-                   pc.or_(pc.is_valid(resolved.column(DEL)),
-                          pc.fill_null(resolved.column(OVER), False)))
-    winners = resolved.filter(wins).select(list(base.column_names))
+    added = winners(resolved).select(list(base.column_names))
     try:
-        winners = winners.cast(base.schema)
+        added = added.cast(base.schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise _Unmergeable(f"{spec.base}: {exc}") from exc
-    return pa.concat_tables([kept, winners]), int96
+    return pa.concat_tables([kept, added]), int96
 
 
 def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> tuple[str, int]:

@@ -48,7 +48,7 @@ from evonb.spark.avro_log import (
 from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.reader import read_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
-from evonb.table.read_plan import plan_group
+from evonb.table.read_plan import plan_group, referenced_columns
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -167,20 +167,17 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
 
 
 def resolved_logs(table: Table, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
-                  precombine: str | None, *, by_position: bool = False) -> DataFrame:
+                  precombine: str | None) -> DataFrame:
     """The log records resolved per key (see :func:`resolve_logs`), projected onto ``query``.
 
     When every block has the same schema version (no DDL since the last compaction, the usual
     case), each file group is read and resolved by one task, without a shuffle; otherwise the
-    blocks are read per version, projected, and resolved by key with window functions.
-    ``by_position`` (one schema version only): resolve per key and base position, and keep
-    the :data:`POS` and :data:`OVER` columns."""
+    blocks are read per version, projected, and resolved by key with window functions
+    (merges by position take :func:`position_winners` instead)."""
     from pyspark.sql import functions as F
 
     versions = {f.version for f in logs}
     if len(versions) != 1:
-        if by_position:  # pragma: no cover - the planner never asks for it
-            raise ValueError("position merges need blocks of one schema version")
         return resolve_logs(read_logs(table, logs, query), keys, precombine)
     schema, layout = table.version(versions.pop())
     config = table._config
@@ -191,12 +188,11 @@ def resolved_logs(table: Table, logs: Sequence[DataFile], query: Schema, keys: S
     groups = list(file_groups(Snapshot(None, schema.version_id, (), tuple(logs))).values())
     raw = read_resolved_groups(
         table.spark, table.root, groups, table.physical_query(schema, layout),
-        [layout.name(i) for i in config.primary_key_ids] + ([POS] if by_position else []),
+        [layout.name(i) for i in config.primary_key_ids],
         layout.name(config.precombine_id) if config.precombine_id is not None else None)
     group = plan_group(query, schema, layout, ())
-    extra = [F.col(POS), F.col(OVER)] if by_position else []
     return raw.select(*[to_column(e).alias(name) for name, e in group.columns],
-                      F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID), *extra)
+                      F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID))
 
 
 def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine: str | None,
@@ -405,8 +401,7 @@ def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = F
     if plain:
         frames.append(read_files(spark, table.root, plain, query, table.version, meta=meta))
     if by_pos:
-        frames.extend(_merge_by_position(table, snap, by_pos, drops, query, ext, keys, pre,
-                                         extra, meta))
+        frames.extend(_merge_by_position(table, snap, by_pos, drops, query, meta))
     if by_key:
         part = subset(snap, by_key)
         base = read_files(spark, table.root, by_key, ext, table.version, meta=True)
@@ -420,12 +415,9 @@ def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = F
 
 
 def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
-                       drops: dict[str, Any], query: Schema, ext: Schema, keys: list[str],
-                       pre: str | None, extra: list[str], meta: bool) -> list[DataFrame]:
+                       drops: dict[str, Any], query: Schema, meta: bool) -> list[DataFrame]:
     """The base rows of ``bases`` the logs leave, and the log records that replace base rows
     (or bring back deleted keys): no join."""
-    from pyspark.sql import functions as F
-
     spark = table.spark
     part = subset(snap, bases)
     keys = file_keys(table.root, bases)
@@ -437,12 +429,35 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
         raise EvoError(f"A base file of table {table.root.name!r} changed while a "
                        "merge-on-read read was being planned",
                        hint="base files are never modified in place; read the table again")
-    resolved = resolved_logs(table, part.logs, ext, keys, pre, by_position=True)
-    winners = resolved.filter(F.col(VALID) & (F.col(DEL).isNotNull() | F.col(OVER)))
-    cols = [F.col(f"`{f.name}`") for f in query.fields]
-    if meta:
-        cols.append(F.col(META_COMMIT_TIME))
-    return [kept, winners.select(*cols)]
+    return [kept, position_winners(table, part.logs, query, meta)]
+
+
+def position_winners(table: Table, logs: Sequence[DataFile], query: Schema, meta: bool
+                     ) -> DataFrame:
+    """The log records a merge by position adds, in ``query`` (with ``_evo_commit_time`` when
+    ``meta``): per key and base position, the winner that follows a delete or beats its base
+    row. Blocks of one schema version; the Python workers that resolve the blocks send only
+    these records, with only the columns the query reads, to the JVM."""
+    from pyspark.sql import functions as F
+
+    versions = {f.version for f in logs}
+    if len(versions) != 1:  # pragma: no cover - position_drops never plans it
+        raise ValueError("position merges need blocks of one schema version")
+    schema, layout = table.version(versions.pop())
+    config = table._config
+    group = plan_group(query, schema, layout, ())
+    needed = sorted(set().union(*(referenced_columns(e) for _, e in group.columns)))
+    if not needed:
+        needed = [layout.name(config.primary_key_ids[0])]
+    raw = read_resolved_groups(
+        table.spark, table.root, list(file_groups(Snapshot(None, schema.version_id, (),
+                                                           tuple(logs))).values()),
+        table.physical_query(schema, layout),
+        [layout.name(i) for i in config.primary_key_ids] + [POS],
+        layout.name(config.precombine_id) if config.precombine_id is not None else None,
+        winners_of=[*needed, *([META_COMMIT_TIME] if meta else [])])
+    return raw.select(*[to_column(e).alias(name) for name, e in group.columns],
+                      *([F.col(META_COMMIT_TIME)] if meta else []))
 
 
 # ------------------------------------------------------------------------------- writing
@@ -556,6 +571,7 @@ __all__ = [
     "log_format",
     "merge",
     "position_drops",
+    "position_winners",
     "read_logs",
     "read_snapshot",
     "resolve_logs",

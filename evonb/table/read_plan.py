@@ -91,6 +91,26 @@ class ForEachValue(Expr):
     depth: int
 
 
+def referenced_columns(expr: Expr) -> set[str]:
+    """The top-level physical columns (:class:`Col`) ``expr`` reads."""
+    import dataclasses
+
+    if isinstance(expr, Col):
+        return {expr.name}
+    out: set[str] = set()
+    if not dataclasses.is_dataclass(expr):
+        return out
+    for field in dataclasses.fields(expr):
+        value = getattr(expr, field.name)
+        items = value if isinstance(value, tuple) else (value,)
+        for item in items:
+            if isinstance(item, tuple):  # StructOf members: (name, expr)
+                item = item[-1]
+            if isinstance(item, Expr):
+                out |= referenced_columns(item)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class ScanGroup:
     """Files read by one scan: their schema version, the physical read type, the projection.
