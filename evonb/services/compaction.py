@@ -126,14 +126,13 @@ def rewrite_groups(
 def arrow_mergeable(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                     latest: Schema) -> dict[str, Any]:
     """The groups of ``bases`` that :func:`merge_in_tasks` can merge, each with its dropped
-    positions: evonb-written base files of the latest schema version in an unpartitioned
-    table, whose log blocks are all of that version and list the rows they replace. None
-    when the table turns it off (:data:`ARROW_PROPERTY`) or sets Parquet writer options."""
+    positions: evonb-written base files of the latest schema version whose log blocks are all
+    of that version and list the rows they replace. None when the table turns it off
+    (:data:`ARROW_PROPERTY`) or sets Parquet writer options."""
     from evonb.table.writes import parquet_options
 
     config = table._config
-    if (not config.bool_property(ARROW_PROPERTY, True) or config.partition_ids
-            or parquet_options(config)):
+    if not config.bool_property(ARROW_PROPERTY, True) or parquet_options(config):
         return {}
     grouped = file_groups(snap)
     wanted = [f for f in bases
@@ -141,6 +140,26 @@ def arrow_mergeable(table: Table, snap: Snapshot, bases: Sequence[DataFile],
               and f.path in grouped
               and all(log.version == latest.version_id for log in grouped[f.path])]
     return position_drops(table, subset(snap, wanted)) if wanted else {}
+
+
+def _bins(chunk: Sequence[DataFile], weights: Sequence[int], cores: int,
+          target_bytes: int) -> list[list[int]]:
+    """The groups of ``chunk`` (indexes) per output file: groups of one partition only, as many
+    files as the Spark path writes (files of about ``target_bytes``, at least one per core,
+    at most one per group), shared among partitions by size."""
+    from evonb.spark.group_merge import pack
+
+    total = max(1, sum(weights))
+    wanted = min(len(chunk), max(cores, -(-total // target_bytes)))
+    by_partition: dict[str, list[int]] = {}
+    for i, f in enumerate(chunk):
+        by_partition.setdefault(f.partition, []).append(i)
+    bins: list[list[int]] = []
+    for members in by_partition.values():
+        size = sum(weights[i] for i in members)
+        n = min(len(members), max(1, round(wanted * size / total), -(-size // target_bytes)))
+        bins.extend([members[k] for k in b] for b in pack([weights[i] for i in members], n))
+    return bins
 
 
 def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
@@ -162,7 +181,6 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
         GroupSpec,
         MergeLayout,
         merge_bins_in_tasks,
-        pack,
     )
     from evonb.spark.writer import remove_files, staging_dir
     from evonb.table.key_stats import footer_stats
@@ -177,7 +195,8 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     merge_layout = MergeLayout.of(
         physical, [layout.name(i) for i in config.primary_key_ids],
         layout.name(pre_id) if pre_id is not None else None,
-        spark.conf.get("spark.sql.session.timeZone") or "UTC")
+        spark.conf.get("spark.sql.session.timeZone") or "UTC",
+        [layout.name(i) for i in config.partition_ids])
     keys = key_columns(config.primary_key_ids, target, layout)
     grouped = file_groups(snap)
     staging = staging_dir(table.root, instant)
@@ -188,8 +207,7 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
         for start in range(0, len(bases), size):
             chunk = list(bases[start:start + size])
             weights = [f.bytes + sum(log.bytes for log in grouped[f.path]) for f in chunk]
-            n_files = min(len(chunk), max(cores, -(-sum(weights) // target_bytes)))
-            bins = pack(weights, n_files)
+            bins = _bins(chunk, weights, cores, target_bytes)
             specs = [[GroupSpec(base=str(table.root / chunk[i].path),
                                 logs=tuple(str(table.root / log.path)
                                            for log in grouped[chunk[i].path]),
@@ -201,7 +219,9 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                 if out == UNMERGEABLE:
                     leftover.extend(chunk[i] for i in members)
                     continue
+                partition = chunk[members[0]].partition
                 name = f"{uuid.uuid4().hex[:20]}_{start + j}_{instant}.parquet"
+                name = f"{partition}/{name}" if partition else name
                 dest = table.root / name
                 footer = pq.read_metadata(out)
                 stats = footer_stats(footer, keys) if keys else None
@@ -211,7 +231,8 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                     dest.unlink()
                     continue
                 added.append(DataFile(path=name, version=target.version_id, instant=instant,
-                                      rows=footer.num_rows, bytes=nbytes, key_stats=stats))
+                                      partition=partition, rows=footer.num_rows, bytes=nbytes,
+                                      key_stats=stats))
             report(progress, done + min(start + size, len(bases)), total, "compact")
     except BaseException:
         remove_files(table.root, added)

@@ -10,7 +10,8 @@ code the snapshot read uses) and writes one Parquet file with the base files' ow
 schema (names, field IDs, Spark's metadata), so no row crosses into the JVM.
 
 A group this cannot merge exactly (INT96 timestamps mixed with other timestamps, a column
-missing from a base file, a type Arrow cannot cast) makes its bin report
+missing from a base file, a type Arrow cannot cast, a record whose partition columns differ
+from its base file's) makes its bin report
 :data:`UNMERGEABLE`; the caller merges such bins with Spark.
 """
 
@@ -60,14 +61,16 @@ class MergeLayout:
     keys: tuple[str, ...]
     precombine: str | None
     columns: tuple[str, ...]
+    partition_columns: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, physical: Schema, keys: Sequence[str], precombine: str | None,
-           timezone: str) -> MergeLayout:
+           timezone: str, partition_columns: Sequence[str] = ()) -> MergeLayout:
         struct = block_struct(physical)
         return cls(struct=struct, block_arrow=_arrow_schema(struct, timezone), keys=tuple(keys),
                    precombine=precombine,
-                   columns=(*(f.name for f in physical.fields), META_COMMIT_TIME))
+                   columns=(*(f.name for f in physical.fields), META_COMMIT_TIME),
+                   partition_columns=tuple(partition_columns))
 
 
 def _read_base(path: str, columns: Sequence[str]) -> tuple[pa.Table, bool]:
@@ -123,11 +126,28 @@ def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
     resolved = _resolve(list(spec.logs), layout.struct, layout.block_arrow,
                         list(layout.keys), layout.precombine)
     added = winners(resolved).select(list(base.column_names))
+    if base.num_rows and added.num_rows:
+        for name in layout.partition_columns:
+            _same_partition(spec.base, base.column(name)[0], added.column(name))
     try:
         added = added.cast(base.schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise _Unmergeable(f"{spec.base}: {exc}") from exc
     return pa.concat_tables([kept, added]), int96
+
+
+def _same_partition(path: str, value: Any, column: Any) -> None:
+    """Raise :class:`_Unmergeable` unless every value of ``column`` is the base file's
+    partition value ``value`` (a log record whose partition changed belongs in another
+    partition folder: Spark's writer places it)."""
+    import pyarrow.compute as pc
+
+    if value.is_valid:
+        same = pc.all(pc.fill_null(pc.equal(column, value), False)).as_py()
+    else:
+        same = column.null_count == len(column)
+    if not same:
+        raise _Unmergeable(f"{path}: a record moves to another partition")
 
 
 def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> tuple[str, int]:

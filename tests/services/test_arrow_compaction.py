@@ -3,8 +3,9 @@
 File groups of the latest schema version whose blocks list the rows they replace are merged
 by Spark tasks with pyarrow; the result must be the rows Spark's merge writes, for every type
 a table can hold, with the same commit times, key statistics and Parquet schema (field IDs);
-groups Arrow cannot merge exactly (older schema versions, partitioned tables, INT96 mixed with
-INT64 timestamps, the property turned off) are merged by Spark in the same commit."""
+groups Arrow cannot merge exactly (older schema versions, a record that moves to another
+partition, INT96 mixed with INT64 timestamps, the property turned off) are merged by Spark in
+the same commit."""
 
 from __future__ import annotations
 
@@ -146,17 +147,41 @@ def test_groups_arrow_cannot_merge_go_to_spark_in_the_same_commit(spark, tmp_pat
     assert {f.version for f in arrow.snapshot().files} == {arrow.schema.version_id}
 
 
-def test_partitioned_tables_and_the_property_use_spark(spark, tmp_path):
-    t = evonb.create_table(tmp_path / "p", "id bigint not null, v string, ts bigint, p string",
-                           primary_key="id", precombine="ts", table_type="mor",
-                           partition_by=["p"])
+def test_partitioned_tables_merge_in_tasks_unless_a_record_moves(spark, tmp_path):
+    arrow, spark_side = _pair(tmp_path, "id bigint not null, v string, ts bigint, p string",
+                              partition_by=["p"])
+    both = (arrow, spark_side)
     cols = "id long, v string, ts long, p string"
-    t.write(spark.createDataFrame([(i, "a", 1, f"p{i % 2}") for i in range(10)], cols), "insert")
-    t.write(spark.createDataFrame([(1, "b", 2, "p1"), (2, "c", 2, "p0")], cols), "upsert")
-    before = _rows(t.read())
-    t.compact()
-    assert _meta(t)["groups_in_tasks"] == 0
-    assert _rows(t.read()) == before
+    _write(both, spark, [(i, "a", 1, f"p{i % 3}") for i in range(30)], cols, "insert")
+    _write(both, spark, [(1, "b", 2, "p1"), (2, "c", 2, "p2"), (3, "d", 2, "p0")], cols)
+    groups = len({f.base for f in arrow.snapshot().logs})
+    arrow.compact()
+    spark_side.compact()
+    assert _meta(arrow)["groups_in_tasks"] == groups == 3
+    assert _rows(arrow.read()) == _rows(spark_side.read())
+    _assert_in_partition_folders(spark, arrow)
+
+    # Key 4 lives in p1 and its update moves it to p2: Spark's writer must place that group.
+    _write(both, spark, [(4, "moved", 3, "p2"), (5, "stays", 3, "p2")], cols)
+    groups = len({f.base for f in arrow.snapshot().logs})
+    before = _rows(arrow.read())
+    arrow.compact()
+    spark_side.compact()
+    assert groups == 2 and _meta(arrow)["groups_in_tasks"] == 1
+    assert _rows(arrow.read()) == before == _rows(spark_side.read())
+    p2 = _rows(arrow.read().filter("p = 'p2'"))
+    assert (4, "moved", 3, "p2") in p2 and p2 == _rows(spark_side.read().filter("p = 'p2'"))
+    assert not _rows(arrow.read().filter("p = 'p1' and id = 4"))
+    _assert_in_partition_folders(spark, arrow)
+
+
+def _assert_in_partition_folders(spark, t):
+    for f in t.snapshot().files:
+        values = {r[0] for r in spark.read.parquet(str(t.root / f.path)).select("p")
+                  .distinct().collect()}
+        assert f.partition == f"p={values.pop()}" and not values
+        assert f.path.startswith(f.partition + "/")
+    assert check_table(t.path).ok
 
 
 def test_int96_with_other_timestamps_is_merged_by_spark(spark, tmp_path):
