@@ -259,7 +259,8 @@ def _relative(url: str, root: str) -> str:
     return os.path.relpath(os.path.realpath(local), root).replace(os.sep, "/")
 
 
-def _arrow_schema(struct: StructType, tz: str) -> pa.Schema:
+def arrow_schema(struct: StructType, tz: str) -> pa.Schema:
+    """The Arrow schema of ``struct`` as Spark exchanges it with Python (timestamps in ``tz``)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from evonb.spark.columns import spark_read_type
@@ -299,7 +300,7 @@ def write_log_blocks(
     names = [f.name for f in struct.fields]
     avro = block_avro_schema(physical) if fmt == "avro" else None
     tz = df.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
-    arrow = _arrow_schema(struct, tz)
+    arrow = arrow_schema(struct, tz)
     root_s = os.path.realpath(root)
     version = physical.version_id
     rows_of = dict(base_rows or {})
@@ -512,7 +513,7 @@ def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
 
     struct = block_struct(physical)
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    arrow = _arrow_schema(struct, tz)
+    arrow = arrow_schema(struct, tz)
     spark_type = spark_read_type(struct)
     paths = [str(Path(root) / f.path) for f in files]
     if not paths:
@@ -544,7 +545,7 @@ def resolved_struct(physical: Schema) -> StructType:
 
 
 def winners(resolved: pa.Table) -> pa.Table:
-    """The records of a position-resolved table (:func:`_resolve` with the position among the
+    """The records of a position-resolved table (:func:`resolve_group` with the position among the
     keys) that go into a merge by position: valid after the key's last delete, and either
     following a delete or beating the base row (``_evo_over``)."""
     import pyarrow.compute as pc
@@ -575,8 +576,8 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
         by_name = {f.name: f for f in out.fields}
         out = StructType(tuple(by_name[n] for n in winners_of))
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    arrow = _arrow_schema(out, tz)
-    block_arrow = _arrow_schema(struct, tz)
+    arrow = arrow_schema(out, tz)
+    block_arrow = arrow_schema(struct, tz)
     spark_type = spark_read_type(out)
     listing = [(json.dumps([str(Path(root) / f.path)
                             for f in sorted(g, key=lambda f: (f.instant, f.path))]),)
@@ -589,7 +590,7 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for paths in batch.column(0).to_pylist():
-                table = _resolve(json.loads(paths), struct, block_arrow, key_names, pre)
+                table = resolve_group(json.loads(paths), struct, block_arrow, key_names, pre)
                 if kept is not None:
                     table = winners(table).select(kept)
                 yield from table.cast(arrow).to_batches()
@@ -597,8 +598,8 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     return spark.createDataFrame(listing, "paths string").mapInArrow(read, spark_type)
 
 
-def _resolve(paths: list[str], struct: StructType, arrow: pa.Schema, keys: list[str],
-             precombine: str | None) -> pa.Table:
+def resolve_group(paths: list[str], struct: StructType, arrow: pa.Schema, keys: list[str],
+                  precombine: str | None) -> pa.Table:
     """Resolve the records of one file group's blocks (``paths`` oldest first) per key, with
     Arrow kernels: the last delete of each key, then the winner among the later records
     (``arrow`` is the schema of the blocks, :func:`block_struct`). Only the key, order and
@@ -721,6 +722,7 @@ __all__ = [
     "DELETED",
     "FORMATS",
     "LOG_FORMAT_PROPERTY",
+    "arrow_schema",
     "avro_supported",
     "block_avro_schema",
     "block_struct",
@@ -728,6 +730,7 @@ __all__ = [
     "parse_log_name",
     "read_log_blocks",
     "read_resolved_groups",
+    "resolve_group",
     "resolved_struct",
     "winners",
     "write_log_blocks",

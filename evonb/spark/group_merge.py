@@ -5,7 +5,7 @@ version, and whose blocks list the base rows they replace (see :func:`evonb.tabl
 position_drops`), needs no projection and no join: the new base file is the old one without
 the listed rows, plus the winning log records. Each Spark task here does that for a bin of
 file groups with Arrow: it reads the base files with pyarrow, decodes the blocks with the
-columnar Avro decoder, resolves them per key (:func:`evonb.spark.avro_log._resolve`, the same
+columnar Avro decoder, resolves them per key (:func:`evonb.spark.avro_log.resolve_group`, the same
 code the snapshot read uses) and writes one Parquet file with the base files' own Parquet
 schema (names, field IDs, Spark's metadata), so no row crosses into the JVM.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evonb.schema.types import StructType
-from evonb.spark.avro_log import _arrow_schema, _resolve, block_struct, winners
+from evonb.spark.avro_log import arrow_schema, block_struct, resolve_group, winners
 from evonb.table.layout import META_COMMIT_TIME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,7 +67,7 @@ class MergeLayout:
     def of(cls, physical: Schema, keys: Sequence[str], precombine: str | None,
            timezone: str, partition_columns: Sequence[str] = ()) -> MergeLayout:
         struct = block_struct(physical)
-        return cls(struct=struct, block_arrow=_arrow_schema(struct, timezone), keys=tuple(keys),
+        return cls(struct=struct, block_arrow=arrow_schema(struct, timezone), keys=tuple(keys),
                    precombine=precombine,
                    columns=(*(f.name for f in physical.fields), META_COMMIT_TIME),
                    partition_columns=tuple(partition_columns))
@@ -123,7 +123,7 @@ def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
     keep = np.ones(base.num_rows, dtype=bool)
     keep[drops] = False
     kept = base.filter(pa.array(keep))
-    resolved = _resolve(list(spec.logs), layout.struct, layout.block_arrow,
+    resolved = resolve_group(list(spec.logs), layout.struct, layout.block_arrow,
                         list(layout.keys), layout.precombine)
     added = winners(resolved).select(list(base.column_names))
     if base.num_rows and added.num_rows:

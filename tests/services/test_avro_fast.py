@@ -22,9 +22,9 @@ from evonb.spark.avro_fast import (
     read_header,
 )
 from evonb.spark.avro_log import (
-    _arrow_schema,
     _BlockSink,
     _read_block,
+    arrow_schema,
     block_avro_schema,
     block_struct,
     decode_positions,
@@ -54,7 +54,7 @@ def _row(i: int) -> dict:
 def _block(tmp_path, ddl: str, rows: list[dict], codec: str = "null", batch: int = 700):
     schema = Schema.from_ddl(ddl)
     struct = block_struct(schema)
-    arrow = _arrow_schema(struct, "UTC")
+    arrow = arrow_schema(struct, "UTC")
     sink = _BlockSink(str(tmp_path), INSTANT, schema.version_id, 0, 0, "avro",
                       block_avro_schema(schema), struct, arrow, codec, {BASE: 10_000})
     full = [{f.name: r.get(f.name) for f in struct.fields} | {"_evo_commit_time": INSTANT}
@@ -97,7 +97,7 @@ def test_fields_matched_by_id_and_missing_ones_null(tmp_path):
                          *Schema.from_ddl("a int, b int, c string").fields[2:]))
     struct = block_struct(new)
     with open(path, "rb") as fh:
-        got = read_columnar(fh.read(), struct, _arrow_schema(struct, "UTC")).to_pylist()
+        got = read_columnar(fh.read(), struct, arrow_schema(struct, "UTC")).to_pylist()
     assert [(r["id"], r["cost"], r["c"]) for r in got] == [(1, 2.5, None), (2, None, None)]
 
 
@@ -112,7 +112,7 @@ def test_unsupported_or_unverifiable_blocks_fall_back(tmp_path, monkeypatch):
     # a block without lengths (an older writer), and one whose lengths are wrong
     schema = Schema.from_ddl("id bigint not null, v string")
     struct = block_struct(schema)
-    arrow = _arrow_schema(struct, "UTC")
+    arrow = arrow_schema(struct, "UTC")
     records = [{"id": i, "v": f"v{i}", "_evo_commit_time": INSTANT} for i in range(100)]
     for meta in ({}, {LENGTHS_KEY: encode_lengths([10] * 100)},
                  {LENGTHS_KEY: encode_lengths([10] * 99)}):

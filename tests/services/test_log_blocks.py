@@ -14,15 +14,15 @@ from evonb.schema.schema import Schema
 from evonb.spark.avro_log import (
     DEL,
     VALID,
-    _arrow_schema,
     _BlockSink,
     _read_block,
-    _resolve,
+    arrow_schema,
     avro_supported,
     block_avro_schema,
     block_struct,
     log_path,
     parse_log_name,
+    resolve_group,
 )
 
 INSTANTS = ("20260101000000001", "20260101000000002", "20260101000000003")
@@ -50,7 +50,7 @@ def test_block_schema_has_field_ids_and_hidden_columns():
 
 def _write(tmp_path: Path, schema: Schema, fmt: str, instant: str, rows: list[dict]) -> str:
     struct = block_struct(schema)
-    arrow = _arrow_schema(struct, "UTC")
+    arrow = arrow_schema(struct, "UTC")
     avro = block_avro_schema(schema) if fmt == "avro" else None
     sink = _BlockSink(str(tmp_path), instant, schema.version_id, 0, 0, fmt, avro, struct,
                       arrow, "null")
@@ -77,7 +77,7 @@ def test_blocks_round_trip(tmp_path, fmt):
             assert reader.metadata["evonb.instant"] == INSTANTS[0]
             assert json.loads(reader.metadata["avro.schema"])["fields"][0]["field-id"] == 1
     struct = block_struct(schema)
-    got = pa.Table.from_batches(list(_read_block(path, struct, _arrow_schema(struct, "UTC"))))
+    got = pa.Table.from_batches(list(_read_block(path, struct, arrow_schema(struct, "UTC"))))
     out = got.to_pylist()
     assert out[0]["s"] == {"a": 1, "b": "x"} and out[0]["tags"] == ["t", None]
     assert dict(out[0]["m"]) == {"k": 2}
@@ -92,7 +92,7 @@ def test_avro_fields_are_matched_by_id_not_name(tmp_path):
                          *Schema.from_ddl("a int, b int, c string").fields[2:]))
     struct = block_struct(new)
     (row,) = pa.Table.from_batches(
-        list(_read_block(path, struct, _arrow_schema(struct, "UTC")))).to_pylist()
+        list(_read_block(path, struct, arrow_schema(struct, "UTC")))).to_pylist()
     assert row["cost"] == 2.5 and row["c"] is None
 
 
@@ -109,14 +109,14 @@ def test_resolution_of_a_file_group(tmp_path):
                [{"id": 2, "v": "again", "ts": 0}, {"id": 5, "_evo_deleted": True}]),
     ]
     struct = block_struct(schema)
-    arrow = _arrow_schema(struct, "UTC")
-    got = {r["id"]: r for r in _resolve(paths, struct, arrow, ["id"], "ts").to_pylist()}
+    arrow = arrow_schema(struct, "UTC")
+    got = {r["id"]: r for r in resolve_group(paths, struct, arrow, ["id"], "ts").to_pylist()}
     assert (got[1]["v"], got[1][DEL], got[1][VALID]) == ("a", None, True)  # larger ts wins
     assert (got[2]["v"], got[2][DEL], got[2][VALID]) == ("again", INSTANTS[1], True)
     assert got[3]["v"] == "tie" and got[3]["_evo_commit_time"] == INSTANTS[1]  # later wins
     assert got[4]["v"] == "e"  # a null precombine loses
     assert (got[5][DEL], got[5][VALID]) == (INSTANTS[2], False)
-    no_pre = {r["id"]: r for r in _resolve(paths, struct, arrow, ["id"], None).to_pylist()}
+    no_pre = {r["id"]: r for r in resolve_group(paths, struct, arrow, ["id"], None).to_pylist()}
     assert no_pre[1]["v"] == "low"  # without a precombine the latest record wins
 
 
@@ -128,5 +128,5 @@ def test_names_that_are_not_avro_names(tmp_path):
                   [{"id": 1, "1st": 5, "é": {"2nd": "x"}}])
     struct = block_struct(schema)
     (row,) = pa.Table.from_batches(
-        list(_read_block(path, struct, _arrow_schema(struct, "UTC")))).to_pylist()
+        list(_read_block(path, struct, arrow_schema(struct, "UTC")))).to_pylist()
     assert row["1st"] == 5 and row["é"] == {"2nd": "x"}
