@@ -203,6 +203,7 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     staging.mkdir(parents=True, exist_ok=True)
     added: list[DataFile] = []
     leftover: list[DataFile] = []
+    report(progress, done, total, "compact")
     try:
         for start in range(0, len(bases), size):
             chunk = list(bases[start:start + size])

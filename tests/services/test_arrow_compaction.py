@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import evonb
+from evonb.services import ProgressLog
 from evonb.services.compaction import ARROW_PROPERTY
 from evonb.spark.group_merge import pack
 from evonb.table.check import check_table
@@ -218,7 +219,8 @@ def test_int96_alone_round_trips(spark, tmp_path):
 
 def test_many_groups_are_packed_into_fewer_files(spark, tmp_path):
     arrow, spark_side = _pair(tmp_path, "id bigint not null, v string, ts bigint",
-                              properties={"evonb.write.target.file.bytes": "0"})
+                              properties={"evonb.write.target.file.bytes": "0",
+                                          "evonb.compaction.batch.groups": "5"})
     cols = "id long, v string, ts long"
     df = spark.range(0, 600, 1, 12).selectExpr("id", "concat('v', id) as v", "1L as ts")
     for t in (arrow, spark_side):
@@ -226,11 +228,17 @@ def test_many_groups_are_packed_into_fewer_files(spark, tmp_path):
     assert len(arrow.snapshot().files) == 12
     _write((arrow, spark_side), spark, [(i, "u", 2) for i in range(0, 600, 7)], cols)
     before = _rows(arrow.read())
-    arrow.compact()
+    log = ProgressLog()
+    arrow.compact(progress=log)
     spark_side.compact()
     assert _meta(arrow)["groups_in_tasks"] == 12
+    # progress per batch of 5 groups, counting file groups
+    assert log.stages == ["plan", "compact", "done"]
+    assert [(e.done, e.total) for e in log.events if e.stage == "compact"] == [
+        (0, 12), (5, 12), (10, 12), (12, 12)]
+    # each batch of 5 (or 2) groups packed into as many files as the cores (at most a group each)
     cores = spark.sparkContext.defaultParallelism
-    assert len(arrow.snapshot().files) == min(12, cores)
+    assert len(arrow.snapshot().files) == 2 * min(5, cores) + min(2, cores)
     assert _rows(arrow.read()) == before == _rows(spark_side.read())
 
 
