@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from evonb.errors import DataValidationError, EvoError
+from evonb.errors import DataValidationError, EvoError, SchemaEvolutionError
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
@@ -57,9 +57,15 @@ def _numeric(t: Type) -> bool:
 
 
 def rewrite_update(schema: Schema, ddl: str) -> SchemaUpdate:
-    """The schema change of ``ddl``, allowing type changes that need a rewrite."""
+    """The schema change of ``ddl``, allowing type changes that need a rewrite. Table
+    properties are refused: they are changed with ``alter``, not by rewriting data."""
+    from evonb.sql import SetProperties, UnsetProperties, parse_alter
     from evonb.sql.apply import ddl_to_update
 
+    if any(isinstance(s, SetProperties | UnsetProperties) for s in parse_alter(ddl)):
+        raise SchemaEvolutionError(
+            "A rewrite cannot change table properties",
+            hint="run SET/UNSET TBLPROPERTIES with alter (%evo alter), then the rewrite")
     return ddl_to_update(schema, ddl, allow_set_not_null=True, allow_rewrite_type_changes=True)
 
 

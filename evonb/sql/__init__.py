@@ -21,8 +21,11 @@ from evonb.sql.statements import (
     ColumnSpec,
     CreateTable,
     DropColumns,
+    PropertyStatement,
     RenameColumn,
+    SetProperties,
     Statement,
+    UnsetProperties,
 )
 
 __all__ = [
@@ -34,8 +37,11 @@ __all__ = [
     "CreateTable",
     "DDLDefaultError",
     "DropColumns",
+    "PropertyStatement",
     "RenameColumn",
+    "SetProperties",
     "Statement",
+    "UnsetProperties",
     "apply_ddl",
     "ddl_to_update",
     "parse_alter",

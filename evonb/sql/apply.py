@@ -15,7 +15,9 @@ from evonb.sql.statements import (
     CreateTable,
     DropColumns,
     RenameColumn,
+    SetProperties,
     Statement,
+    UnsetProperties,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,7 +30,7 @@ def _with_sources(
     if isinstance(text_or_statements, str):
         return list(parse_with_sources(text_or_statements))
     if isinstance(text_or_statements, AddColumns | DropColumns | RenameColumn | AlterColumn
-                  | CreateTable):
+                  | CreateTable | SetProperties | UnsetProperties):
         return [(text_or_statements, None)]
     return [(s, None) for s in text_or_statements]
 
@@ -43,9 +45,10 @@ def ddl_to_update(
     """One :class:`SchemaUpdate` holding every ALTER statement of the text, in order.
 
     Paths resolve against ``schema`` (so two renames can swap names). All statements must name
-    the same table; CREATE TABLE is refused. The ``allow_*`` flags are passed to
-    :class:`SchemaUpdate` (``Table.rewrite`` allows type changes that need a rewrite). Errors are
-    the schema layer's own
+    the same table; CREATE TABLE is refused. ``SET``/``UNSET TBLPROPERTIES`` change no schema
+    and are skipped here (:meth:`evonb.table.table.Table.alter` applies them). The ``allow_*``
+    flags are passed to :class:`SchemaUpdate` (``Table.rewrite`` allows type changes that need
+    a rewrite). Errors are the schema layer's own
     (:class:`~evonb.errors.ColumnNotFoundError`, :class:`~evonb.errors.SchemaEvolutionError`,
     ...) with a note naming the statement that failed.
     """
@@ -121,6 +124,8 @@ def _apply(update: SchemaUpdate, schema: Schema, statement: Statement) -> None:
         update.rename_column(statement.path, statement.new_name)
     elif isinstance(statement, AlterColumn):
         _alter(update, schema, statement)
+    elif isinstance(statement, SetProperties | UnsetProperties):
+        pass  # no schema change: Table.alter applies them
     else:  # pragma: no cover - the parser makes no other kind
         raise TypeError(f"not a DDL statement: {statement!r}")
 

@@ -9,6 +9,8 @@ Grammar (keywords in any case; ``[]`` optional, ``{}`` repeated)::
                 | DROP (COLUMN|COLUMNS) [IF EXISTS] ('(' paths ')' | paths)
                 | RENAME COLUMN path TO name
                 | (ALTER|CHANGE) [COLUMN] path change {change} {',' path change {change}}
+                | SET TBLPROPERTIES '(' str '=' value {',' str '=' value} ')'
+                | UNSET TBLPROPERTIES [IF EXISTS] '(' str {',' str} ')'
     change     := TYPE type | COMMENT str | FIRST | AFTER name | BEFORE name
                 | (SET|DROP) NOT NULL | SET DEFAULT literal | DROP DEFAULT
     type       := primitive | decimal['(' p [',' s] ')'] | varchar '(' n ')' | array '<' type '>'
@@ -59,7 +61,9 @@ from evonb.sql.statements import (
     DropColumns,
     PositionKind,
     RenameColumn,
+    SetProperties,
     Statement,
+    UnsetProperties,
 )
 
 PRIMITIVE_NAMES: dict[str, Type] = {
@@ -489,12 +493,25 @@ class Parser:
             while self.accept_punct(","):
                 out.append(self._alter_column(table, hive))
             return out
-        actions = ["ADD", "DROP", "RENAME", "ALTER", "CHANGE"]
+        if self.accept_word("SET"):
+            self.expect_word("TBLPROPERTIES", "expected TBLPROPERTIES after SET",
+                             hint="SET TBLPROPERTIES ('key' = 'value', ...)")
+            return [SetProperties(table, self._properties("TBLPROPERTIES"))]
+        if self.accept_word("UNSET"):
+            self.expect_word("TBLPROPERTIES", "expected TBLPROPERTIES after UNSET",
+                             hint="UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)")
+            if_exists = self.accept_word("IF") is not None
+            if if_exists:
+                self.expect_word("EXISTS", "expected EXISTS after IF")
+            return [UnsetProperties(table, self._property_names(), if_exists)]
+        actions = ["ADD", "DROP", "RENAME", "ALTER", "CHANGE", "SET", "UNSET"]
         close = _closest(tok.value, actions) if tok.kind == WORD else None
         hint = f"did you mean {close.upper()}? " if close else ""
-        raise self.error(f"expected ADD, DROP, RENAME, ALTER or CHANGE after table {table!r}",
-                         hint=hint + "evonb DDL changes columns: ADD COLUMNS, DROP COLUMNS, "
-                         "RENAME COLUMN, ALTER COLUMN")
+        raise self.error(f"expected ADD, DROP, RENAME, ALTER, CHANGE, SET or UNSET after table "
+                         f"{table!r}",
+                         hint=hint + "evonb DDL changes columns (ADD COLUMNS, DROP COLUMNS, "
+                         "RENAME COLUMN, ALTER COLUMN) and table properties (SET/UNSET "
+                         "TBLPROPERTIES)")
 
     def _add(self, table: str) -> AddColumns:
         if not self.accept_word("COLUMN"):
@@ -705,6 +722,21 @@ class Parser:
             if not self.accept_punct(","):
                 break
         self.expect_punct(")", "expected ',' or ')' in PARTITIONED BY (...)")
+        return tuple(names)
+
+    def _property_names(self) -> tuple[str, ...]:
+        self.expect_punct("(", "expected '(' after UNSET TBLPROPERTIES",
+                          hint="UNSET TBLPROPERTIES ('key', ...)")
+        names: list[str] = []
+        while True:
+            if self.tok.kind == STR:
+                names.append(self.string("expected a property name"))
+            else:
+                names.append(".".join(self.path("expected a property name in UNSET "
+                                                "TBLPROPERTIES (...)")))
+            if not self.accept_punct(","):
+                break
+        self.expect_punct(")", "expected ',' or ')' in UNSET TBLPROPERTIES (...)")
         return tuple(names)
 
     def _properties(self, keyword: str) -> dict[str, str]:

@@ -117,7 +117,25 @@ class CreateTable:
     precombine: str | None = None
 
 
-AlterStatement = AddColumns | DropColumns | RenameColumn | AlterColumn
+@dataclass(frozen=True, slots=True)
+class SetProperties:
+    """``ALTER TABLE t SET TBLPROPERTIES ('k' = 'v', ...)``: values as strings."""
+
+    table: str
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class UnsetProperties:
+    """``ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)``."""
+
+    table: str
+    names: tuple[str, ...] = ()
+    if_exists: bool = False
+
+
+PropertyStatement = SetProperties | UnsetProperties
+AlterStatement = AddColumns | DropColumns | RenameColumn | AlterColumn | PropertyStatement
 Statement = AlterStatement | CreateTable
 
 __all__ = [
@@ -128,6 +146,9 @@ __all__ = [
     "ColumnSpec",
     "CreateTable",
     "DropColumns",
+    "PropertyStatement",
     "RenameColumn",
+    "SetProperties",
     "Statement",
+    "UnsetProperties",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import html
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,6 +36,7 @@ from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout, named_members
 from evonb.table.lock import lock_for_table
+from evonb.table.properties import changed_config
 from evonb.table.read_plan import physical_struct
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import DataFile, Snapshot, replay
@@ -412,11 +413,63 @@ class Table:
         """Run ``ALTER TABLE`` statements (one new schema version); returns the diff.
 
         No data file is touched. ``SET NOT NULL`` is checked against the data first.
+        ``SET TBLPROPERTIES`` / ``UNSET TBLPROPERTIES`` statements change table properties
+        (:meth:`set_properties`): they are checked before anything is committed and saved
+        after the schema change.
         """
-        from evonb.sql import ddl_to_update
+        from evonb.sql import SetProperties, UnsetProperties, ddl_to_update
+        from evonb.sql.parser import parse_with_sources
 
+        items = parse_with_sources(ddl, alter_only=True)
+        statements = [s for s, _ in items]
         update = ddl_to_update(self.schema, ddl, allow_set_not_null=True)
-        return self._commit_schema_update(update, ddl=ddl)
+        to_set: dict[str, str] = {}
+        to_unset: list[str] = []
+        if_exists = True
+        for st in statements:
+            if isinstance(st, SetProperties):
+                to_set.update(st.properties)
+                to_unset = [n for n in to_unset if n not in st.properties]
+            elif isinstance(st, UnsetProperties):
+                to_unset.extend(n for n in st.names if n not in to_unset)
+                for n in st.names:
+                    to_set.pop(n, None)
+                if_exists = if_exists and st.if_exists
+        properties = bool(to_set or to_unset)
+        if properties:
+            changed_config(self._config, to_set, tuple(to_unset), if_exists=if_exists)
+        if all(isinstance(st, SetProperties | UnsetProperties) for st in statements):
+            changes = update.preview()
+        else:
+            changes = self._commit_schema_update(update, ddl=ddl)
+        if properties:
+            self.set_properties(to_set, unset=to_unset, if_exists=if_exists)
+        return changes
+
+    @property
+    def properties(self) -> Mapping[str, str]:
+        """The table properties (read-only; see :meth:`set_properties`)."""
+        return self._config.properties
+
+    def set_properties(self, values: Mapping[str, Any] | None = None, *,
+                       unset: Iterable[str] = (), if_exists: bool = True) -> Mapping[str, str]:
+        """Set table properties (values become strings; booleans ``true``/``false``) and
+        remove those named in ``unset``; returns the properties now.
+
+        Every change is checked first (:mod:`evonb.table.properties`): the value of a
+        property evonb reads must parse and lie in range, an unknown ``evonb.*`` name is
+        refused with the closest known one, and the record key, precombine, lock provider and
+        adoption source cannot change. The config is reread and saved atomically under the
+        table lock, so concurrent changes of other properties are kept. Operations that start
+        afterwards use the new values; a property change is not a commit (it is not undone
+        by rollback or time travel). ``SQL``: ``ALTER TABLE t SET TBLPROPERTIES (...)``.
+        """
+        with self._locked():
+            fresh = TableConfig.load(self.root)
+            new = changed_config(fresh, values, tuple(unset), if_exists=if_exists)
+            new.save(self.root)
+        self._config = new
+        return new.properties
 
     def preview_alter(self, ddl: str) -> SchemaDiff:
         """The diff ``alter(ddl)`` would make, without committing."""

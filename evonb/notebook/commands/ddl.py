@@ -12,7 +12,7 @@ from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
 from evonb.schema.promotion import can_change_type
 from evonb.schema.types import Type
-from evonb.sql import CreateTable, Statement, parse_ddl
+from evonb.sql import CreateTable, SetProperties, Statement, UnsetProperties, parse_ddl
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -71,16 +71,37 @@ def _table_of(statements: list[Statement], usage: str) -> str:
 
 def alter(ctx: Context, text: str) -> SchemaDiffWidget:
     """Run ALTER TABLE statements as one schema change; show the diff."""
-    name = _table_of(parse_ddl(text), ALTER_USAGE)
+    statements = parse_ddl(text)
+    name = _table_of(statements, ALTER_USAGE)
     table = ctx.open(name)
     change = table.alter(text)
+    props = _property_note(statements)
     if change:
         note = (f"Committed schema version {change.after.version_id}: metadata only, no data "
-                "file was rewritten.")
+                "file was rewritten." + (f" {props}" if props else ""))
         kind = "ok"
+    elif props:
+        note, kind = f"{props} The schema is unchanged.", "ok"
     else:
         note, kind = "Nothing changed: the schema already is what the DDL asks for.", "info"
     return SchemaDiffWidget(change, title=f"ALTER TABLE {table.name}", note=note, note_kind=kind)
+
+
+def _property_note(statements: list[Statement]) -> str:
+    """What SET/UNSET TBLPROPERTIES statements did, in a sentence ("" when none)."""
+    set_: dict[str, str] = {}
+    unset: list[str] = []
+    for st in statements:
+        if isinstance(st, SetProperties):
+            set_.update(st.properties)
+        elif isinstance(st, UnsetProperties):
+            unset.extend(st.names)
+    parts = []
+    if set_:
+        parts.append("set " + ", ".join(f"{k}={v}" for k, v in set_.items()))
+    if unset:
+        parts.append("unset " + ", ".join(unset))
+    return f"Table properties: {'; '.join(parts)}." if parts else ""
 
 
 class AlterPreviewWidget(SchemaDiffWidget):

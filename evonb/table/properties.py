@@ -1,0 +1,152 @@
+"""Changing table properties after creation (``ALTER TABLE ... SET/UNSET TBLPROPERTIES``).
+
+The properties evonb reads are checked before anything is saved: the value must parse as what
+the property holds (a whole number, a number, a boolean, one of a few words) and lie in its
+range, and an unknown ``evonb.*`` name is refused with the closest known one. Properties of
+other names are the user's own and are kept as given. A few properties are fixed once the
+table exists: the record key and precombine aliases of ``CREATE TABLE ... TBLPROPERTIES``, the
+lock provider (writers that still hold the old one would not exclude the new one) and the
+provenance of adopted tables.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from evonb.errors import EvoError
+from evonb.table.config import TableConfig
+
+_Check = Callable[[TableConfig, str], object]
+
+
+def _whole(minimum: int) -> _Check:
+    def check(config: TableConfig, name: str) -> object:
+        try:
+            value = config.int_property(name)
+        except EvoError as exc:
+            raise EvoError(exc.message, hint=f"use a whole number of at least {minimum}"
+                           ) from None
+        if value < minimum:
+            raise EvoError(f"Table property {name}={value} is below {minimum}",
+                           hint=f"use a whole number of at least {minimum}")
+        return value
+    return check
+
+
+def _number(minimum: float) -> _Check:
+    def check(config: TableConfig, name: str) -> object:
+        try:
+            value = config.float_property(name)
+        except EvoError as exc:
+            raise EvoError(exc.message, hint=f"use a number of at least {minimum}") from None
+        if value < minimum:
+            raise EvoError(f"Table property {name}={value} is below {minimum}",
+                           hint=f"use a number of at least {minimum}")
+        return value
+    return check
+
+
+def _boolean(config: TableConfig, name: str) -> object:
+    return config.bool_property(name)
+
+
+def _one_of(*words: str) -> _Check:
+    def check(config: TableConfig, name: str) -> object:
+        value = (config.property(name) or "").strip().lower()
+        if value not in words:
+            raise EvoError(f"Table property {name}={config.property(name)!r} is not one of "
+                           f"{', '.join(words)}", hint=f"use one of {', '.join(words)}")
+        return value
+    return check
+
+
+def _text(config: TableConfig, name: str) -> object:
+    value = (config.property(name) or "").strip()
+    if not value:
+        raise EvoError(f"Table property {name} is empty", hint="give it a value, or unset it")
+    return value
+
+
+KNOWN: dict[str, _Check] = {
+    "evonb.write.target.file.bytes": _whole(0),
+    "evonb.write.direct_merge.bytes": _whole(0),
+    "evonb.write.add_columns": _boolean,
+    "evonb.write.fill_missing": _boolean,
+    "evonb.mor.log_format": _one_of("avro", "parquet"),
+    "evonb.mor.avro.codec": _one_of("null", "deflate", "bzip2", "snappy", "zstandard", "lz4",
+                                    "xz"),
+    "evonb.mor.log.positions": _boolean,
+    "evonb.compaction.inline.every": _whole(0),
+    "evonb.compaction.batch.groups": _whole(1),
+    "evonb.compaction.target.file.bytes": _whole(1),
+    "evonb.compaction.arrow.enabled": _boolean,
+    "evonb.clean.retain_commits": _whole(0),
+    "evonb.clean.retain_hours": _number(0),
+    "evonb.clean.keep_schema_versions": _whole(1),
+    "evonb.rollback.pending.timeout": _number(-1),
+    "evonb.lock.timeout": _number(0),
+    "evonb.conflict.policy": _text,
+}
+"""The properties evonb reads, each with the check of its value."""
+
+FREE_PREFIXES = ("evonb.write.parquet.",)
+"""Prefixes of properties passed on as they are (Parquet writer options)."""
+
+FIXED = {
+    "primarykey": "the record key is fixed when the table is created",
+    "primary_key": "the record key is fixed when the table is created",
+    "precombinefield": "the precombine column is fixed when the table is created",
+    "precombine": "the precombine column is fixed when the table is created",
+    "evonb.lock.provider": "writers that still use the old lock would not exclude the new one",
+    "evonb.adopted.source": "it records where an adopted table came from",
+}
+"""Properties that cannot change once the table exists, with why."""
+
+
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise EvoError(f"Table property name {name!r} is empty", hint="name the property")
+    reason = FIXED.get(name.lower())
+    if reason:
+        raise EvoError(f"Table property {name} cannot change after the table is created: "
+                       f"{reason}", hint="create a new table with it and copy the data")
+    if name.lower().startswith("evonb.") and name not in KNOWN and not name.startswith(
+            FREE_PREFIXES):
+        close = difflib.get_close_matches(name, list(KNOWN), n=1)
+        hint = (f"did you mean {close[0]}?" if close
+                else "see the table properties in docs/services.md")
+        raise EvoError(f"Unknown table property {name}", hint=hint)
+
+
+def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
+                   unset: tuple[str, ...] = (), *, if_exists: bool = True) -> TableConfig:
+    """``config`` with properties ``set_`` (values as strings; booleans ``true``/``false``)
+    and ``unset`` removed, every change checked (see the module docstring). Unsetting a
+    property the table does not have is an error unless ``if_exists``."""
+    set_ = dict(set_ or {})
+    for name in (*set_, *unset):
+        _check_name(name)
+    both = sorted(set(set_) & set(unset))
+    if both:
+        raise EvoError(f"Table property {both[0]} is both set and unset",
+                       hint="set it or unset it, not both")
+    if not if_exists:
+        missing = [n for n in unset if n not in config.properties]
+        if missing:
+            raise EvoError(f"Table property {missing[0]} is not set on this table",
+                           hint="UNSET TBLPROPERTIES IF EXISTS (...) ignores missing names")
+    for name, value in set_.items():
+        if value is None:
+            raise EvoError(f"Table property {name} needs a value",
+                           hint=f"to remove it: UNSET TBLPROPERTIES ('{name}')")
+    out = config.with_properties(set_).without_properties(*unset)
+    for name in set_:
+        check = KNOWN.get(name)
+        if check is not None:
+            check(out, name)
+    return out
+
+
+__all__ = ["FIXED", "FREE_PREFIXES", "KNOWN", "changed_config"]

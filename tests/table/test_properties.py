@@ -1,0 +1,138 @@
+"""Table properties after creation: ``ALTER TABLE ... SET/UNSET TBLPROPERTIES`` and
+``Table.set_properties``. Changes are checked before anything is saved (a bad change leaves
+the table as it was), saved atomically, seen by tables opened later, and used by operations
+that start afterwards."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import evonb
+from evonb.errors import DDLSyntaxError, EvoError, SchemaEvolutionError
+from evonb.sql import SetProperties, UnsetProperties, parse_alter
+from evonb.table.config import TableConfig
+from evonb.table.properties import changed_config
+
+
+def _config_text(t) -> str:
+    return TableConfig.path(t.root).read_text()
+
+
+def test_parse_set_and_unset():
+    assert parse_alter("ALTER TABLE t SET TBLPROPERTIES ('a.b' = '1', c = true, 'd' 2)") == [
+        SetProperties("t", {"a.b": "1", "c": "true", "d": "2"})]
+    assert parse_alter("alter table db.t unset tblproperties if exists ('a', b.c)") == [
+        UnsetProperties("db.t", ("a", "b.c"), True)]
+    assert parse_alter("ALTER TABLE t UNSET TBLPROPERTIES ('a')") == [
+        UnsetProperties("t", ("a",), False)]
+    with pytest.raises(DDLSyntaxError, match="expected TBLPROPERTIES after SET"):
+        parse_alter("ALTER TABLE t SET PROPERTIES ('a' = 1)")
+    with pytest.raises(DDLSyntaxError, match=r"expected '\(' after UNSET TBLPROPERTIES"):
+        parse_alter("ALTER TABLE t UNSET TBLPROPERTIES a")
+    with pytest.raises(DDLSyntaxError) as err:
+        parse_alter("ALTER TABLE t UNSETT TBLPROPERTIES ('a')")
+    assert "did you mean UNSET?" in str(err.value)
+
+
+def test_checks_without_spark():
+    config = TableConfig(name="t", table_type="cow")
+    out = changed_config(config, {"evonb.compaction.inline.every": 3, "owner": "ana",
+                                  "evonb.write.parquet.block.size": "1048576",
+                                  "evonb.compaction.arrow.enabled": False})
+    assert dict(out.properties) == {"evonb.compaction.inline.every": "3", "owner": "ana",
+                                    "evonb.write.parquet.block.size": "1048576",
+                                    "evonb.compaction.arrow.enabled": "false"}
+    assert dict(changed_config(out, unset=("owner",)).properties).keys() == {
+        "evonb.compaction.inline.every", "evonb.write.parquet.block.size",
+        "evonb.compaction.arrow.enabled"}
+    cases = {
+        "evonb.compaction.inline.evry": ("Unknown table property",
+                                         "did you mean evonb.compaction.inline.every?"),
+        "evonb.compaction.batch.groups": ("below 1", "at least 1"),
+        "evonb.write.target.file.bytes": ("not an integer", "whole number"),
+        "evonb.mor.log_format": ("not one of avro, parquet", "use one of"),
+        "evonb.mor.log.positions": ("not a boolean", "true or false"),
+        "evonb.clean.retain_hours": ("not a number", "number of at least 0"),
+        "primaryKey": ("cannot change after the table is created", "new table"),
+        "evonb.lock.provider": ("cannot change after the table is created", "new table"),
+    }
+    values = {"evonb.compaction.batch.groups": "0", "evonb.write.target.file.bytes": "big",
+              "evonb.mor.log_format": "orc", "evonb.mor.log.positions": "maybe",
+              "evonb.clean.retain_hours": "soon"}
+    for name, (message, hint) in cases.items():
+        with pytest.raises(EvoError) as err:
+            changed_config(out, {name: values.get(name, "1")})
+        assert message in err.value.message and hint in (err.value.hint or ""), name
+    with pytest.raises(EvoError, match="both set and unset"):
+        changed_config(out, {"owner": "x"}, ("owner",))
+    with pytest.raises(EvoError, match="is not set on this table"):
+        changed_config(out, unset=("missing",), if_exists=False)
+    with pytest.raises(EvoError, match="needs a value"):
+        changed_config(out, {"owner": None})
+
+
+@pytest.mark.spark
+def test_alter_sets_and_unsets_properties(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, v string", primary_key="id",
+                           table_type="mor", properties={"owner": "ana"})
+    diff = t.alter("ALTER TABLE t SET TBLPROPERTIES ('evonb.compaction.inline.every' = 2, "
+                   "'team' = 'lake')")
+    assert not diff and len(t.history()) == 1  # no schema version, no commit
+    assert dict(t.properties) == {"owner": "ana", "evonb.compaction.inline.every": "2",
+                                  "team": "lake"}
+    assert dict(evonb.open_table(t.path).properties) == dict(t.properties)
+    # a schema change and a property change in one call
+    diff = t.alter("ALTER TABLE t ADD COLUMN n int; "
+                   "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('owner', 'missing')")
+    assert [c.kind for c in diff] == ["added"]
+    assert dict(evonb.open_table(t.path).properties) == {"evonb.compaction.inline.every": "2",
+                                                         "team": "lake"}
+    assert t.set_properties({"team": "ops"}, unset=["evonb.compaction.inline.every"]) == {
+        "team": "ops"}
+
+
+@pytest.mark.spark
+def test_a_bad_change_leaves_the_table_as_it_was(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, v string", primary_key="id")
+    before_config = _config_text(t)
+    before_schema = t.schema
+    for ddl in [
+        "ALTER TABLE t ADD COLUMN n int; ALTER TABLE t SET TBLPROPERTIES "
+        "('evonb.write.direct_merge.bytes' = '-5')",
+        "ALTER TABLE t SET TBLPROPERTIES ('evonb.compaction.inline.evry' = 1); "
+        "ALTER TABLE t DROP COLUMN v",
+        "ALTER TABLE t UNSET TBLPROPERTIES ('never-set')",
+        "ALTER TABLE t SET TBLPROPERTIES ('precombineField' = 'v')",
+    ]:
+        with pytest.raises(EvoError):
+            t.alter(ddl)
+        fresh = evonb.open_table(t.path)
+        assert _config_text(fresh) == before_config
+        assert fresh.schema == before_schema and len(fresh.history()) == 1
+    with pytest.raises(SchemaEvolutionError, match="cannot change table properties"):
+        t.rewrite("ALTER TABLE t SET TBLPROPERTIES ('a' = 'b')")
+    assert _config_text(t) == before_config
+
+
+@pytest.mark.spark
+def test_a_new_property_drives_the_next_operations(spark, tmp_path):
+    """Inline compaction turned on for an existing merge-on-read table compacts after the
+    next write; a change made through another table object is kept by a later change."""
+    t = evonb.create_table(tmp_path / "m", "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts", table_type="mor")
+    cols = "id long, v string, ts long"
+    t.write(spark.createDataFrame([(i, "a", 1) for i in range(10)], cols), "insert")
+    t.write(spark.createDataFrame([(1, "b", 2)], cols), "upsert")
+    assert t.history()[-1].action == "deltacommit"
+    other = evonb.open_table(t.path)
+    other.alter("ALTER TABLE m SET TBLPROPERTIES ('owner' = 'ana')")
+    t.alter("ALTER TABLE m SET TBLPROPERTIES ('evonb.compaction.inline.every' = '1')")
+    assert json.loads(_config_text(t))["properties"] == {
+        "owner": "ana", "evonb.compaction.inline.every": "1"}
+    t.write(spark.createDataFrame([(2, "c", 2)], cols), "upsert")
+    assert t.history()[-1].action == "compaction"
+    assert not t.snapshot().logs
+    assert sorted(tuple(r) for r in t.read().collect())[:3] == [(0, "a", 1), (1, "b", 2),
+                                                                (2, "c", 2)]
