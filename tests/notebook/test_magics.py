@@ -140,6 +140,30 @@ def test_alter_line_and_nothing_to_change(evo, trips):
     assert "Nothing changed" in again.fallback_text()
 
 
+def test_alter_sets_table_properties(evo, trips):
+    before = len(trips.history())
+    widget = evo("alter table trips set tblproperties ('evonb.compaction.inline.every' = 5)")
+    assert not widget.diff and len(trips.history()) == before
+    text = widget.fallback_text()
+    assert "Table properties: set evonb.compaction.inline.every=5." in text
+    assert "schema is unchanged" in text
+    assert evonb.open_table(trips.path).properties["evonb.compaction.inline.every"] == "5"
+    widget = evo("", "ALTER TABLE trips ADD COLUMN tip double;\n"
+                     "ALTER TABLE trips UNSET TBLPROPERTIES ('evonb.compaction.inline.every')")
+    assert widget.diff.kinds == ["added"]
+    assert "Table properties: unset evonb.compaction.inline.every." in widget.fallback_text()
+    assert "evonb.compaction.inline.every" not in evonb.open_table(trips.path).properties
+
+
+def test_alter_with_a_bad_property_is_one_readable_error(evo, trips):
+    before = (len(trips.history()), dict(trips.properties))
+    with pytest.raises(UsageError) as err:
+        evo("alter table trips set tblproperties ('evonb.compaction.inline.evry' = 5)")
+    assert "did you mean evonb.compaction.inline.every?" in str(err.value)
+    fresh = evonb.open_table(trips.path)
+    assert (len(fresh.history()), dict(fresh.properties)) == before
+
+
 def test_preview_commits_nothing_and_says_metadata_only(evo, trips):
     before = len(trips.history())
     widget = evo("preview alter table trips alter column fare type string")
