@@ -173,17 +173,13 @@ def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> tup
                     raise _Unmergeable(f"{spec.base}: schema differs") from exc
             writer.write_table(merged)
             rows += merged.num_rows
-    except _Unmergeable:
+    except BaseException as exc:
         if writer is not None:
             writer.close()
         if os.path.exists(out):
             os.remove(out)
-        return UNMERGEABLE, 0
-    except BaseException:
-        if writer is not None:
-            writer.close()
-        if os.path.exists(out):
-            os.remove(out)
+        if isinstance(exc, _Unmergeable):
+            return UNMERGEABLE, 0
         raise
     if writer is not None:
         writer.close()
