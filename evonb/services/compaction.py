@@ -99,7 +99,7 @@ def rewrite_groups(
     total = done + len(bases) if total is None else total
     report(progress, done, total, stage)
     try:
-        for start in range(0, total, size):
+        for start in range(0, len(bases), size):
             chunk = list(bases[start:start + size])
             part = subset(snap, chunk)
             nbytes = sum(f.bytes for f in (*part.files, *part.logs))
@@ -221,6 +221,8 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                     leftover.extend(chunk[i] for i in members)
                     continue
                 partition = chunk[members[0]].partition
+                if rows == 0:
+                    continue  # every row deleted: the staging folder goes below
                 name = f"{uuid.uuid4().hex[:20]}_{start + j}_{instant}.parquet"
                 name = f"{partition}/{name}" if partition else name
                 dest = table.root / name
@@ -228,9 +230,6 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                 stats = footer_stats(footer, keys) if keys else None
                 nbytes = os.path.getsize(out)
                 os.replace(out, dest)
-                if rows == 0:
-                    dest.unlink()
-                    continue
                 added.append(DataFile(path=name, version=target.version_id, instant=instant,
                                       partition=partition, rows=footer.num_rows, bytes=nbytes,
                                       key_stats=stats))

@@ -128,7 +128,8 @@ def test_arrow_compaction_matches_spark_for_every_type(spark, tmp_path):
 
 
 def test_groups_arrow_cannot_merge_go_to_spark_in_the_same_commit(spark, tmp_path):
-    arrow, spark_side = _pair(tmp_path, "id bigint not null, v string, ts bigint")
+    arrow, spark_side = _pair(tmp_path, "id bigint not null, v string, ts bigint",
+                              properties={"evonb.compaction.batch.groups": "1"})
     both = (arrow, spark_side)
     _write(both, spark, [(i, f"a{i}", 1) for i in range(20)], "id long, v string, ts long",
            "insert")
@@ -139,10 +140,16 @@ def test_groups_arrow_cannot_merge_go_to_spark_in_the_same_commit(spark, tmp_pat
            "id long, v string, ts long, extra int", "insert")
     _write(both, spark, [(21, "y", 2, 1)], "id long, v string, ts long, extra int")
     before = _rows(arrow.read())
-    arrow.compact()
+    log = ProgressLog()
+    arrow.compact(progress=log)
     spark_side.compact()
     # the new group (latest version) in a task; the old one (and its old-version block) by Spark
     assert _meta(arrow)["groups_in_tasks"] == 1
+    # tasks first (start, one batch), then Spark (start, one step per batch of one group):
+    # no empty batch after the last group
+    steps = [(e.done, e.total) for e in log.events if e.stage == "compact"]
+    total = steps[0][1]
+    assert steps == [(0, total), (1, total), *((i, total) for i in range(1, total + 1))]
     assert _rows(arrow.read()) == before == _rows(spark_side.read())
     assert (1, "x", 2, 7) in before and (21, "y", 2, 1) in before
     assert {f.version for f in arrow.snapshot().files} == {arrow.schema.version_id}
