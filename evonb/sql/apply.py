@@ -101,6 +101,26 @@ def apply_ddl(schema: Schema, text: str | Statement | Sequence[Statement], *,
     return update.apply(version_id=version_id)
 
 
+def property_changes(statements: Iterable[Statement]
+                     ) -> tuple[dict[str, str], tuple[str, ...], bool]:
+    """What the ``SET``/``UNSET TBLPROPERTIES`` among ``statements`` do together, in order:
+    the properties set, the names unset (a later statement wins over an earlier one for the
+    same name), and whether every UNSET said ``IF EXISTS``."""
+    to_set: dict[str, str] = {}
+    to_unset: list[str] = []
+    if_exists = True
+    for st in statements:
+        if isinstance(st, SetProperties):
+            to_set.update(st.properties)
+            to_unset = [n for n in to_unset if n not in st.properties]
+        elif isinstance(st, UnsetProperties):
+            to_unset.extend(n for n in st.names if n not in to_unset)
+            for n in st.names:
+                to_set.pop(n, None)
+            if_exists = if_exists and st.if_exists
+    return to_set, tuple(to_unset), if_exists
+
+
 def _apply(update: SchemaUpdate, schema: Schema, statement: Statement) -> None:
     if isinstance(statement, AddColumns):
         for spec in statement.columns:

@@ -417,27 +417,15 @@ class Table:
         (:meth:`set_properties`): they are checked before anything is committed and saved
         after the schema change.
         """
-        from evonb.sql import SetProperties, UnsetProperties, ddl_to_update
-        from evonb.sql.parser import parse_with_sources
+        from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
+        from evonb.sql.apply import property_changes
 
-        items = parse_with_sources(ddl, alter_only=True)
-        statements = [s for s, _ in items]
+        statements = parse_alter(ddl)
         update = ddl_to_update(self.schema, ddl, allow_set_not_null=True)
-        to_set: dict[str, str] = {}
-        to_unset: list[str] = []
-        if_exists = True
-        for st in statements:
-            if isinstance(st, SetProperties):
-                to_set.update(st.properties)
-                to_unset = [n for n in to_unset if n not in st.properties]
-            elif isinstance(st, UnsetProperties):
-                to_unset.extend(n for n in st.names if n not in to_unset)
-                for n in st.names:
-                    to_set.pop(n, None)
-                if_exists = if_exists and st.if_exists
+        to_set, to_unset, if_exists = property_changes(statements)
         properties = bool(to_set or to_unset)
         if properties:
-            changed_config(self._config, to_set, tuple(to_unset), if_exists=if_exists)
+            changed_config(self._config, to_set, to_unset, if_exists=if_exists)
         if all(isinstance(st, SetProperties | UnsetProperties) for st in statements):
             changes = update.preview()
         else:

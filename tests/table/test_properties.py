@@ -12,6 +12,7 @@ import pytest
 import evonb
 from evonb.errors import DDLSyntaxError, EvoError, SchemaEvolutionError
 from evonb.sql import SetProperties, UnsetProperties, parse_alter
+from evonb.sql.apply import property_changes
 from evonb.table.config import TableConfig
 from evonb.table.properties import changed_config
 
@@ -27,6 +28,14 @@ def test_parse_set_and_unset():
         UnsetProperties("db.t", ("a", "b.c"), True)]
     assert parse_alter("ALTER TABLE t UNSET TBLPROPERTIES ('a')") == [
         UnsetProperties("t", ("a",), False)]
+    # later statements win for the same name
+    assert property_changes(parse_alter(
+        "ALTER TABLE t SET TBLPROPERTIES ('a' = 1, 'b' = 2); "
+        "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('a', 'c'); "
+        "ALTER TABLE t SET TBLPROPERTIES ('c' = 3)")) == ({"b": "2", "c": "3"}, ("a",), True)
+    assert property_changes(parse_alter(
+        "ALTER TABLE t UNSET TBLPROPERTIES ('a'); ALTER TABLE t ADD COLUMN x int")) == (
+        {}, ("a",), False)
     with pytest.raises(DDLSyntaxError, match="expected TBLPROPERTIES after SET"):
         parse_alter("ALTER TABLE t SET PROPERTIES ('a' = 1)")
     with pytest.raises(DDLSyntaxError, match=r"expected '\(' after UNSET TBLPROPERTIES"):

@@ -12,7 +12,8 @@ from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
 from evonb.schema.promotion import can_change_type
 from evonb.schema.types import Type
-from evonb.sql import CreateTable, SetProperties, Statement, UnsetProperties, parse_ddl
+from evonb.sql import CreateTable, Statement, parse_ddl
+from evonb.sql.apply import property_changes
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -89,13 +90,7 @@ def alter(ctx: Context, text: str) -> SchemaDiffWidget:
 
 def _property_note(statements: list[Statement]) -> str:
     """What SET/UNSET TBLPROPERTIES statements did, in a sentence ("" when none)."""
-    set_: dict[str, str] = {}
-    unset: list[str] = []
-    for st in statements:
-        if isinstance(st, SetProperties):
-            set_.update(st.properties)
-        elif isinstance(st, UnsetProperties):
-            unset.extend(st.names)
+    set_, unset, _ = property_changes(statements)
     parts = []
     if set_:
         parts.append("set " + ", ".join(f"{k}={v}" for k, v in set_.items()))
