@@ -46,13 +46,14 @@ from evonb.spark.avro_log import (
     write_log_blocks,
 )
 from evonb.spark.columns import spark_read_type, to_column
+from evonb.spark.literals import long_array
 from evonb.spark.reader import read_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.read_plan import plan_group, referenced_columns
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     from evonb.table.table import Table
     from evonb.table.writes import WriteJob
@@ -282,6 +283,7 @@ def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
 
 
 _BY_NAME = -1
+_NO_FILE = -2
 
 
 def _file_key(size: int, mtime_ms: int) -> int:
@@ -309,11 +311,12 @@ def file_keys(root: Path, files: Sequence[DataFile]) -> list[int]:
     return keys
 
 
-def _kept_rows(files: Sequence[DataFile], drops: dict[str, Any], keys: Sequence[int]
-               ) -> Column:
+def _kept_rows(spark: SparkSession, files: Sequence[DataFile], drops: dict[str, Any],
+               keys: Sequence[int]) -> Column:
     """A filter over a base scan (``_metadata``) that drops the rows at ``drops`` of each
-    file: a bitmap per file (64 rows per word) in one array literal, indexed by the file's
-    offset and the row's position (``_metadata.row_index``).
+    file: a bitmap per file (64 rows per word) in one compact array literal
+    (:func:`~evonb.spark.literals.long_array`), indexed by the file's offset and the row's
+    position (``_metadata.row_index``).
 
     The offset is found without a search: each file has a number from its size and
     modification time (``keys``, :func:`file_keys`), and an array literal indexed by that
@@ -344,28 +347,26 @@ def _kept_rows(files: Sequence[DataFile], drops: dict[str, Any], keys: Sequence[
             by_name[f.path.rsplit("/", 1)[-1]] = at
         at += n
 
-    def longs(values: Any) -> Column:
-        return F.from_json(F.lit(json.dumps(values)), "array<bigint>")
-
     # The slot table: the offset of the file whose key falls in the slot, or a mark for
-    # files found by name.
+    # files found by name, or for an empty slot.
     table = [slots[i][1] if i in slots and slots[i][1] is not None
-             else _BY_NAME if i in slots else None for i in range(modulus)]
-    bitmap = longs([int(v) for v in np.concatenate(words).tolist()])
+             else _BY_NAME if i in slots else _NO_FILE for i in range(modulus)]
+    bitmap = long_array(spark, np.concatenate(words))
     named = (F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
         F.col("_metadata.file_name")] if by_name else None)
     if modulus:
         meta = F.col("_metadata")
         key = (meta["file_size"] * F.lit(1_000_003)
                + F.unix_millis(meta["file_modification_time"]))
-        offset = F.element_at(longs(table), (F.pmod(key, F.lit(modulus)) + 1).cast("int"))
-        if named is not None:
-            offset = F.when(offset == _BY_NAME, named).otherwise(offset)
+        offset = F.element_at(long_array(spark, table),
+                              (F.pmod(key, F.lit(modulus)) + 1).cast("int"))
         # A file whose size and time Spark lists otherwise than planned (its slot is empty):
         # fail rather than drop its rows.
-        offset = F.coalesce(offset, F.raise_error(F.lit(
+        changed = F.raise_error(F.lit(
             "evonb: a base file's size or modification time differs from when this "
-            "merge-on-read read was planned; read the table again")))
+            "merge-on-read read was planned; read the table again"))
+        offset = (F.when(offset == _BY_NAME, named if named is not None else changed)
+                  .when(offset == _NO_FILE, changed).otherwise(offset))
     else:
         offset = named
     row = F.col("_metadata.row_index")
@@ -422,7 +423,7 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     part = subset(snap, bases)
     keys = file_keys(table.root, bases)
     kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
-                      row_filter=_kept_rows(bases, drops, keys))
+                      row_filter=_kept_rows(spark, bases, drops, keys))
     # Spark listed the files (sizes, times) inside read_files: unchanged before and after
     # means it saw the numbers the filter was built with.
     if file_keys(table.root, bases) != keys:
