@@ -47,6 +47,10 @@ LOCAL_DEFAULTS = {
     + str(Path(__file__).with_name("log4j2.properties")),
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
+    # Python workers (log blocks, compaction in tasks) talk to the JVM over a Unix domain
+    # socket: over loopback TCP each small exchange can wait out a delayed ACK (about 40 ms a
+    # Python task here).
+    "spark.python.unix.domain.socket.enabled": "true",
 }
 
 

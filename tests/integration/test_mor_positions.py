@@ -301,3 +301,32 @@ def test_position_winners_after_a_rename_and_an_added_column(spark, tmp_path):
     assert "_evo_pos" not in sent and "__evo_valid" not in sent and "_evo_commit_time" not in sent
     with_meta = position_winners(mor, snap.logs, mor.schema, meta=True)
     assert [r[-1] for r in with_meta.collect()] == [snap.logs[0].instant]
+
+
+def test_an_unchanged_snapshot_reuses_its_plan(spark, tmp_path):
+    """Reading an unchanged merge-on-read table again reuses the plan of its merge by position
+    (the same DataFrames); a new block, a touched base file or another query schema plans
+    afresh, and every read is right."""
+    from evonb.table.mor import _POSITION_PLANS
+
+    mor, cow = _equal_size_tables(spark, tmp_path)
+    _POSITION_PLANS.clear()
+    first = mor.read()
+    assert len(_POSITION_PLANS) == 1
+    again = mor.read()
+    assert len(_POSITION_PLANS) == 1
+    assert again.schema == first.schema and _rows(again) == _rows(first) == _rows(cow.read())
+    with_meta = mor.read(meta_columns=True)
+    assert len(_POSITION_PLANS) == 2 and "_evo_commit_time" in with_meta.columns
+    _write((mor, cow), spark, [(2, "again", 9), (7, "again", 9)])
+    assert _rows(mor.read()) == _rows(cow.read())
+    assert (2, "again", 9) in _rows(mor.read())
+    assert len(_POSITION_PLANS) == 3
+    _touch_all(mor, 1_700_000_000_000_000_000)
+    assert _rows(mor.read()) == _rows(cow.read())
+    assert len(_POSITION_PLANS) == 4
+    for t in (mor, cow):
+        t.alter("ALTER TABLE t RENAME COLUMN v TO w")
+    renamed = mor.read()
+    assert renamed.columns == ["id", "w", "ts"] and _rows(renamed) == _rows(cow.read())
+    assert len(_POSITION_PLANS) == 5
