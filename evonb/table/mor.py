@@ -483,15 +483,17 @@ _POSITION_PLANS = _PlanCache(8)
 
 def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[DataFile],
                        keys: Sequence[int], query: Schema, meta: bool) -> tuple[Any, ...] | None:
-    """What a merge by position's plan depends on: the session, the base files as Spark lists
-    them (path, size, time), the log blocks (path, size, time), the query schema and whether
-    commit times are read; ``None`` when the schema cannot be a key."""
+    """What a merge by position's plan depends on: the session (and its time zone, which the
+    log reader's timestamps carry), the base files as Spark lists them (path, size, time), the
+    log blocks (path, size, time), the query schema and whether commit times are read;
+    ``None`` when the schema cannot be a key."""
     spark = table.spark
     try:
         hash(query)
     except TypeError:  # pragma: no cover - schemas are frozen dataclasses
         return None
-    return (id(spark), spark.sparkContext.applicationId, str(table.root),
+    return (id(spark), spark.sparkContext.applicationId,
+            spark.conf.get("spark.sql.session.timeZone"), str(table.root),
             tuple(f.path for f in bases), tuple(keys),
             tuple(f.path for f in logs), tuple(file_keys(table.root, logs)), query, meta)
 
