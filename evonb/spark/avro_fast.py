@@ -175,9 +175,9 @@ def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _decode_field(buf: np.ndarray, pos: np.ndarray, kind: str, null_tag: int | None,
-                  value_tag: int) -> tuple[pa.Array, np.ndarray]:
+                  value_tag: int, *, keep: bool = True) -> tuple[pa.Array | None, np.ndarray]:
     """Decode one field of every record (records start at ``pos``): the Arrow array and the
-    positions after the field."""
+    positions after the field. ``keep=False`` only steps over the field (no array)."""
     import numpy as np
     import pyarrow as pa
 
@@ -193,6 +193,19 @@ def _decode_field(buf: np.ndarray, pos: np.ndarray, kind: str, null_tag: int | N
     vp = pos[valid]
     mask = None if valid.all() else ~valid
     after = pos.copy()
+    if not keep:
+        if kind in ("int", "long"):
+            after[valid] = vp + _varints(buf, vp)[1]
+        elif kind in ("float", "double"):
+            after[valid] = vp + (4 if kind == "float" else 8)
+        elif kind == "boolean":
+            after[valid] = vp + 1
+        else:  # string, bytes
+            lens, used = _varints(buf, vp)
+            if (lens < 0).any():
+                raise _Unsupported("negative length")
+            after[valid] = vp + used + lens
+        return None, after
     if kind in ("int", "long"):
         values, used = _varints(buf, vp)
         after[valid] = vp + used
@@ -283,13 +296,17 @@ def _read_columnar(data: bytes, struct: StructType, arrow: pa.Schema) -> pa.Reco
     buf = np.frombuffer(b"".join(payloads) + b"\x00" * 16, dtype=np.uint8)
     pos = ends - lengths
     by_id: dict[int, int] = {}
-    columns: list[pa.Array] = []
+    columns: list[pa.Array | None] = []
+    wanted = {field.id for field in struct.fields}
     for i, (f, (kind, null_tag, value_tag)) in enumerate(zip(written["fields"], kinds,
                                                              strict=True)):
-        arr, pos = _decode_field(buf, pos, kind, null_tag, value_tag)
+        fid = int(f["field-id"]) if "field-id" in f else None
+        # a field nobody reads (e.g. the commit time of a read without meta columns) is only
+        # stepped over
+        arr, pos = _decode_field(buf, pos, kind, null_tag, value_tag, keep=fid in wanted)
         columns.append(arr)
-        if "field-id" in f:
-            by_id[int(f["field-id"])] = i
+        if fid is not None:
+            by_id[fid] = i
     if not np.array_equal(pos, ends):
         raise _Unsupported("records do not end where their lengths say")
     n = len(lengths)
@@ -300,6 +317,7 @@ def _read_columnar(data: bytes, struct: StructType, arrow: pa.Schema) -> pa.Reco
             out.append(pa.nulls(n, target.type))
             continue
         col = columns[i]
+        assert col is not None  # a wanted field is always decoded
         if col.type != target.type:
             try:
                 col = col.cast(target.type)

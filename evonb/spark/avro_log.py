@@ -575,6 +575,8 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     if winners_of is not None:
         by_name = {f.name: f for f in out.fields}
         out = StructType(tuple(by_name[n] for n in winners_of))
+        if META_COMMIT_TIME not in winners_of:  # not decoded at all
+            struct = StructType(tuple(f for f in struct.fields if f.id != COMMIT_TIME_ID))
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
     arrow = arrow_schema(out, tz)
     block_arrow = arrow_schema(struct, tz)

@@ -130,3 +130,20 @@ def test_positions_round_trip():
     pos = [7, 0, 3, 3, 10_000_000]
     assert list(decode_positions(encode_positions(pos))) == [0, 3, 7, 10_000_000]
     assert list(decode_positions(encode_positions([]))) == []
+
+
+def test_fields_not_read_are_stepped_over(tmp_path, monkeypatch):
+    """A struct without some written fields (every type, nulls included) decodes the rest as
+    the full read does: the skipped fields are stepped over, not decoded."""
+    path, struct, arrow = _block(tmp_path, FLAT, [_row(i) for i in range(3000)])
+    with open(path, "rb") as fh:
+        data = fh.read()
+    full = pa.Table.from_batches([read_columnar(data, struct, arrow)])
+    skipped = {"t", "f", "d", "name", "raw", "ok", "_evo_commit_time"}
+    part = type(struct)(tuple(f for f in struct.fields if f.name not in skipped))
+    part_arrow = arrow_schema(part, "UTC")
+    got = read_columnar(data, part, part_arrow)
+    assert got is not None and got.schema == part_arrow
+    assert pa.Table.from_batches([got]).equals(full.select(part_arrow.names))
+    assert pa.Table.from_batches(list(_read_block(path, part, part_arrow))).equals(
+        _slow(path, part, part_arrow, monkeypatch))
