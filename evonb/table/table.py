@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import os
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
@@ -213,12 +214,23 @@ def open_table(path: str | Path, *, spark: SparkSession | None = None) -> Table:
     return table
 
 
+def _config_stamp(root: Path) -> tuple[int, int, int] | None:
+    """The config file's identity and version (inode, size, modification time), or ``None``
+    when it cannot be read. The config is replaced atomically, so any change changes it."""
+    try:
+        st = os.stat(TableConfig.path(root))
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class Table:
     """An evonb table. Obtain one with :func:`create_table` or :func:`open_table`."""
 
     def __init__(self, root: Path, config: TableConfig, *, spark: SparkSession | None = None):
         self.root = root
-        self._config = config
+        self._config_value = config
+        self._config_stamp = _config_stamp(root)
         self._spark = spark
         self.timeline = Timeline(root)
         self._store = SchemaStore(root)
@@ -226,6 +238,21 @@ class Table:
         self._snapshots: dict[tuple[int, str, str] | None, Snapshot] = {}
 
     # ---------------------------------------------------------------- basics
+    @property
+    def _config(self) -> TableConfig:
+        """The table's config, reread when its file changed since it was read (a property
+        set by another process or another ``Table`` object of the same table)."""
+        stamp = _config_stamp(self.root)
+        if stamp is not None and stamp != self._config_stamp:
+            self._config_value = TableConfig.load(self.root)
+            self._config_stamp = stamp
+        return self._config_value
+
+    @_config.setter
+    def _config(self, config: TableConfig) -> None:
+        self._config_value = config
+        self._config_stamp = _config_stamp(self.root)
+
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:

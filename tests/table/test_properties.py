@@ -145,3 +145,22 @@ def test_a_new_property_drives_the_next_operations(spark, tmp_path):
     assert not t.snapshot().logs
     assert sorted(tuple(r) for r in t.read().collect())[:3] == [(0, "a", 1), (1, "b", 2),
                                                                 (2, "c", 2)]
+
+
+def test_a_table_already_open_sees_a_change_made_elsewhere(spark, tmp_path):
+    """A ``Table`` object opened before a property change (by another object, as another
+    process would) uses the new value from its next operation on."""
+    t = evonb.create_table(tmp_path / "m", "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts", table_type="mor")
+    cols = "id long, v string, ts long"
+    t.write(spark.createDataFrame([(i, "a", 1) for i in range(10)], cols), "insert")
+    elsewhere = evonb.open_table(t.path)
+    assert dict(t.properties) == {}
+    elsewhere.set_properties({"evonb.compaction.inline.every": 1, "owner": "ana"})
+    assert dict(t.properties) == {"evonb.compaction.inline.every": "1", "owner": "ana"}
+    t.write(spark.createDataFrame([(1, "b", 2)], cols), "upsert")
+    assert [c.action for c in t.history()][-2:] == ["deltacommit", "compaction"]
+    elsewhere.alter("ALTER TABLE m UNSET TBLPROPERTIES ('evonb.compaction.inline.every')")
+    t.write(spark.createDataFrame([(2, "c", 2)], cols), "upsert")
+    assert t.history()[-1].action == "deltacommit"
+    assert dict(t.properties) == {"owner": "ana"}
