@@ -445,7 +445,7 @@ class _PlanCache:
     """The last few plans of merges by position (``maxsize``), by a key that names every
     input: base files and log blocks never change once written, so the same key gives the
     same DataFrames, and reading an unchanged table again skips building the bitmap literal,
-    the analysis of its filter and the log reader (about 0.15 s for the benchmark's 50 file
+    the analysis of its filter and the log reader (about 0.1 s for the benchmark's 50 file
     groups)."""
 
     def __init__(self, maxsize: int) -> None:

@@ -483,7 +483,7 @@ class Table:
             fresh = TableConfig.load(self.root)
             new = changed_config(fresh, values, tuple(unset), if_exists=if_exists)
             new.save(self.root)
-        self._config = new
+            self._config = new  # still under the lock: the saved file is this config
         return new.properties
 
     def preview_alter(self, ddl: str) -> SchemaDiff:
