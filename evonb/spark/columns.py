@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
 from evonb.schema.types import StructType
+from evonb.spark.kept import KeptCache
 from evonb.table.read_plan import (
     Cast,
     Coalesce,
@@ -130,15 +129,13 @@ def _plain_type(t):
     return type_to_spark(t)
 
 
-_RELATIONS: OrderedDict[tuple[Any, ...], DataFrame] = OrderedDict()
-_RELATIONS_MAX = 64
-_RELATIONS_LOCK = threading.Lock()
+_RELATIONS: KeptCache[DataFrame] = KeptCache(64)
 
 
 def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[str]
               ) -> DataFrame:
     """``spark.read.schema(read_type).parquet(*files)``, kept for the last
-    :data:`_RELATIONS_MAX` file lists and read types of the session's application, keyed by
+    64 file lists and read types of the session's application, keyed by
     each file's size and modification time too: data files never change once written, so the
     relation (Spark's listing of the files included) is the same every time, and reading the
     same snapshot again skips the listing and the analysis. Projections and filters are
@@ -148,16 +145,11 @@ def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[s
     except OSError:  # not a local path: no reuse
         return spark.read.schema(read_type).parquet(*files)
     key = (id(spark), spark.sparkContext.applicationId, read_type.json(), tuple(files), stats)
-    with _RELATIONS_LOCK:
-        found = _RELATIONS.get(key)
-        if found is not None:
-            _RELATIONS.move_to_end(key)
-            return found
+    found = _RELATIONS.get(key)
+    if found is not None:
+        return found
     df = spark.read.schema(read_type).parquet(*files)
-    with _RELATIONS_LOCK:
-        _RELATIONS[key] = df
-        while len(_RELATIONS) > _RELATIONS_MAX:
-            _RELATIONS.popitem(last=False)
+    _RELATIONS.put(key, df)
     return df
 
 

@@ -19,8 +19,6 @@ small), so base files are not shuffled either way.
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import lru_cache, reduce
@@ -48,6 +46,7 @@ from evonb.spark.avro_log import (
     write_log_blocks,
 )
 from evonb.spark.columns import spark_read_type, to_column
+from evonb.spark.kept import KeptCache
 from evonb.spark.literals import long_array
 from evonb.spark.reader import read_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
@@ -425,7 +424,7 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     part = subset(snap, bases)
     keys = file_keys(table.root, bases)
     plan_key = _position_plan_key(table, bases, part.logs, keys, query, meta)
-    found = _POSITION_PLANS.get(plan_key)
+    found = _POSITION_PLANS.get(plan_key) if plan_key is not None else None
     if found is not None:
         return list(found)
     kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
@@ -437,48 +436,17 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                        "merge-on-read read was being planned",
                        hint="base files are never modified in place; read the table again")
     frames = [kept, position_winners(table, part.logs, query, meta)]
-    _POSITION_PLANS.put(plan_key, tuple(frames))
+    if plan_key is not None:
+        _POSITION_PLANS.put(plan_key, tuple(frames))
     return frames
 
 
-class _PlanCache:
-    """The last few plans of merges by position (``maxsize``), by a key that names every
-    input: base files and log blocks never change once written, so the same key gives the
-    same DataFrames, and reading an unchanged table again skips building the bitmap literal,
-    the analysis of its filter and the log reader (about 0.1 s for the benchmark's 50 file
-    groups)."""
-
-    def __init__(self, maxsize: int) -> None:
-        self._plans: OrderedDict[tuple[Any, ...], tuple[DataFrame, ...]] = OrderedDict()
-        self._maxsize = maxsize
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...] | None) -> tuple[DataFrame, ...] | None:
-        if key is None:
-            return None
-        with self._lock:
-            found = self._plans.get(key)
-            if found is not None:
-                self._plans.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[Any, ...] | None, frames: tuple[DataFrame, ...]) -> None:
-        if key is None:
-            return
-        with self._lock:
-            self._plans[key] = frames
-            while len(self._plans) > self._maxsize:
-                self._plans.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._plans.clear()
-
-    def __len__(self) -> int:
-        return len(self._plans)
-
-
-_POSITION_PLANS = _PlanCache(8)
+_POSITION_PLANS: KeptCache[tuple[DataFrame, ...]] = KeptCache(8)
+"""The last plans of merges by position, by a key that names every input
+(:func:`_position_plan_key`): base files and log blocks never change once written, so the same
+key gives the same DataFrames, and reading an unchanged table again skips building the bitmap
+literal, the analysis of its filter and the log reader (about 0.1 s for the benchmark's 50 file
+groups)."""
 
 
 def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[DataFile],
