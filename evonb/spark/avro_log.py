@@ -13,9 +13,10 @@ length). Every record has hidden fields besides the table's columns: ``_evo_comm
 instant), ``_evo_pos`` (the base row position of its key), ``_evo_over`` (whether it beats the
 base row) and ``_evo_deleted`` (the delete marker; a delete record holds only its key).
 Blocks are written by Spark tasks (``mapInArrow``: one block per file group and task, stats
-returned to the driver) and read by Spark tasks too, since spark-avro is not part of pyspark.
-Names start with a dot, so directory listings of Spark and Hadoop skip them; their reader is
-evonb.
+returned to the driver) and read by Spark tasks too: here, in Python workers that resolve each
+file group per key, or by Spark's own reader inside the JVM for groups that need no resolution
+(:mod:`evonb.spark.block_scan`). Names start with a dot, so directory listings of Spark and
+Hadoop skip them; their reader is evonb.
 """
 
 from __future__ import annotations

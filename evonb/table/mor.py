@@ -11,9 +11,10 @@ update to a column dropped since is ignored and a column added later reads its d
 block does not have it. The log records of a file group are resolved per key first. Blocks
 that carry the base row position of each record (and list the base rows they replace) are
 merged by position: the base scan drops those rows with a bitmap filter and the winning records
-are added, with no join. Other groups (older blocks, blocks of several schema versions) are
-merged by key: the resolved records are joined to the base rows (broadcast when the logs are
-small), so base files are not shuffled either way.
+are added, with no join (read by Spark's own reader when one commit wrote all of a group's
+blocks, see :func:`position_winners`). Other groups (older blocks, blocks of several schema
+versions) are merged by key: the resolved records are joined to the base rows (broadcast when
+the logs are small), so base files are not shuffled either way.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import os
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import lru_cache, reduce
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
 from evonb.schema.schema import Schema
+from evonb.schema.types import StructType
 from evonb.spark.avro_log import (
     BASE,
     BASE_ROWS_KEY,
@@ -39,11 +41,19 @@ from evonb.spark.avro_log import (
     POSITIONS_PROPERTY,
     VALID,
     avro_supported,
+    block_avro_schema,
     block_header,
+    block_struct,
     decode_positions,
     read_log_blocks,
     read_resolved_groups,
     write_log_blocks,
+)
+from evonb.spark.block_scan import (
+    JVM_READ_PROPERTY,
+    jvm_blocks_available,
+    jvm_readable,
+    scan_blocks,
 )
 from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.kept import KeptCache
@@ -230,22 +240,23 @@ def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine:
         for i, c in enumerate(cols)])
 
 
-def _listed_rows(path: str) -> tuple[str | None, str | None, Any] | None:
-    """The base file, base row count and dropped positions a log block's header lists (None
-    when it lists none). Blocks are never changed once written, so the answer is kept per
-    path, size and modification time (:func:`_header_listing`): reads of the same snapshot do
-    not reopen every block."""
+def _listed_rows(path: str) -> tuple[str | None, str | None, Any, str] | None:
+    """The base file, base row count and dropped positions a log block's header lists, and
+    its Avro codec (``null`` for Parquet blocks); None when it lists no positions. Blocks are
+    never changed once written, so the answer is kept per path, size and modification time
+    (:func:`_header_listing`): reads of the same snapshot do not reopen every block."""
     st = os.stat(path)
     return _header_listing(path, st.st_size, st.st_mtime_ns)
 
 
 @lru_cache(maxsize=4096)
 def _header_listing(path: str, size: int, mtime_ns: int
-                    ) -> tuple[str | None, str | None, Any] | None:
+                    ) -> tuple[str | None, str | None, Any, str] | None:
     """:func:`_listed_rows` of the block at ``path`` as it is at ``size`` and ``mtime_ns``."""
     header = block_header(path)
     return ((header.get("evonb.base"), header.get(BASE_ROWS_KEY),
-             decode_positions(header[DROP_KEY])) if DROP_KEY in header else None)
+             decode_positions(header[DROP_KEY]), header.get("avro.codec") or "null")
+            if DROP_KEY in header else None)
 
 
 def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
@@ -284,7 +295,9 @@ def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
 
 
 _BY_NAME = -1
-_NO_FILE = -2
+_NO_FILE = -(2**31 - 1)
+"""The mark of an empty slot: far enough below zero that no word index reaches the bitmap
+(at most :data:`POSITION_MAX_ROWS` / 64 words)."""
 
 
 def _file_key(size: int, mtime_ms: int) -> int:
@@ -353,24 +366,31 @@ def _kept_rows(spark: SparkSession, files: Sequence[DataFile], drops: dict[str, 
     table = [slots[i][1] if i in slots and slots[i][1] is not None
              else _BY_NAME if i in slots else _NO_FILE for i in range(modulus)]
     bitmap = long_array(spark, np.concatenate(words))
-    named = (F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
-        F.col("_metadata.file_name")] if by_name else None)
+    row = F.col("_metadata.row_index")
+    # A file whose size and time Spark lists otherwise than planned: fail rather than drop
+    # its rows.
+    changed = F.raise_error(F.lit(
+        "evonb: a base file's size or modification time differs from when this "
+        "merge-on-read read was planned; read the table again"))
     if modulus:
         meta = F.col("_metadata")
         key = (meta["file_size"] * F.lit(1_000_003)
                + F.unix_millis(meta["file_modification_time"]))
         offset = F.element_at(long_array(spark, table),
                               (F.pmod(key, F.lit(modulus)) + 1).cast("int"))
-        # A file whose size and time Spark lists otherwise than planned (its slot is empty):
-        # fail rather than drop its rows.
-        changed = F.raise_error(F.lit(
-            "evonb: a base file's size or modification time differs from when this "
-            "merge-on-read read was planned; read the table again"))
-        offset = (F.when(offset == _BY_NAME, named if named is not None else changed)
-                  .when(offset == _NO_FILE, changed).otherwise(offset))
+    if modulus and not by_name:
+        # The usual case, without a branch per row: an empty slot's mark puts the word's
+        # index out of the bitmap, where try_element_at gives null, and the null fails.
+        word = F.try_element_at(bitmap, (offset + F.shiftright(row, 6) + 1).cast("int"))
+        return F.coalesce(F.getbit(word, (row % 64).cast("int")) == 0,
+                          changed.cast("boolean"))
+    named = F.from_json(F.lit(json.dumps(by_name)), "map<string,bigint>")[
+        F.col("_metadata.file_name")]
+    if modulus:
+        offset = (F.when(offset == _BY_NAME, named).when(offset == _NO_FILE, changed)
+                  .otherwise(offset))
     else:
         offset = named
-    row = F.col("_metadata.row_index")
     word = F.element_at(bitmap, (offset + F.shiftright(row, 6) + 1).cast("int"))
     return F.getbit(word, (row % 64).cast("int")) == 0
 
@@ -453,7 +473,8 @@ def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[D
                        keys: Sequence[int], query: Schema, meta: bool) -> tuple[Any, ...] | None:
     """What a merge by position's plan depends on: the session (and its time zone, which the
     log reader's timestamps carry), the base files as Spark lists them (path, size, time), the
-    log blocks (path, size, time), the query schema and whether commit times are read;
+    log blocks (path, size, time), the query schema, whether commit times are read and whether
+    the table lets Spark's reader read its blocks (``evonb.mor.read.jvm``);
     ``None`` when the schema cannot be a key."""
     spark = table.spark
     try:
@@ -463,15 +484,21 @@ def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[D
     return (id(spark), spark.sparkContext.applicationId,
             spark.conf.get("spark.sql.session.timeZone"), str(table.root),
             tuple(f.path for f in bases), tuple(keys),
-            tuple(f.path for f in logs), tuple(file_keys(table.root, logs)), query, meta)
+            tuple(f.path for f in logs), tuple(file_keys(table.root, logs)), query, meta,
+            table._config.bool_property(JVM_READ_PROPERTY, True))
 
 
 def position_winners(table: Table, logs: Sequence[DataFile], query: Schema, meta: bool
                      ) -> DataFrame:
     """The log records a merge by position adds, in ``query`` (with ``_evo_commit_time`` when
     ``meta``): per key and base position, the winner that follows a delete or beats its base
-    row. Blocks of one schema version; the Python workers that resolve the blocks send only
-    these records, with only the columns the query reads, to the JVM."""
+    row. Blocks of one schema version.
+
+    A file group whose blocks were all written by one commit holds each key (and base
+    position) once, so its winners are simply its records that beat their base rows and are
+    not deletes: Spark's own reader reads them inside the JVM (:mod:`evonb.spark.block_scan`)
+    when it can. The blocks of other groups are resolved per key by Python workers, which send
+    only the winners, with only the columns the query reads, to the JVM."""
     from pyspark.sql import functions as F
 
     versions = {f.version for f in logs}
@@ -483,15 +510,59 @@ def position_winners(table: Table, logs: Sequence[DataFile], query: Schema, meta
     needed = sorted(set().union(*(referenced_columns(e) for _, e in group.columns)))
     if not needed:
         needed = [layout.name(config.primary_key_ids[0])]
-    raw = read_resolved_groups(
-        table.spark, table.root, list(file_groups(Snapshot(None, schema.version_id, (),
-                                                           tuple(logs))).values()),
-        table.physical_query(schema, layout),
-        [layout.name(i) for i in config.primary_key_ids] + [POS],
-        layout.name(config.precombine_id) if config.precombine_id is not None else None,
-        winners_of=[*needed, *([META_COMMIT_TIME] if meta else [])])
+    physical = table.physical_query(schema, layout)
+    columns = [*needed, *([META_COMMIT_TIME] if meta else [])]
+    groups = list(file_groups(Snapshot(None, schema.version_id, (), tuple(logs))).values())
+    in_jvm = [g for g in groups if len({f.instant for f in g}) == 1
+              and all(_jvm_codec(str(table.root / f.path)) for f in g)]
+    if in_jvm and not _jvm_blocks(table, physical, needed):
+        in_jvm = []
+    frames = []
+    by_format: dict[str, list[str]] = {}
+    for g in in_jvm:
+        for f in g:
+            by_format.setdefault(PurePosixPath(f.path).suffix.lstrip("."), []).append(
+                str(table.root / f.path))
+    struct = block_struct(physical)
+    wanted = set(columns) | {OVER, DELETED}
+    read = StructType(tuple(f for f in struct.fields if f.name in wanted))
+    for fmt, paths in sorted(by_format.items()):
+        records = scan_blocks(table.spark, paths, fmt, read,
+                              block_avro_schema(physical) if fmt == "avro" else None)
+        beats = F.coalesce(F.col(OVER), F.lit(False)) & ~F.coalesce(F.col(DELETED), F.lit(False))
+        frames.append(records.filter(beats).select(*[F.col(f"`{c}`") for c in columns]))
+    chosen = {id(g) for g in in_jvm}
+    rest = [g for g in groups if id(g) not in chosen]
+    if rest or not frames:
+        frames.append(read_resolved_groups(
+            table.spark, table.root, rest, physical,
+            [layout.name(i) for i in config.primary_key_ids] + [POS],
+            layout.name(config.precombine_id) if config.precombine_id is not None else None,
+            winners_of=columns))
+    raw = reduce(lambda a, b: a.unionByName(b), frames)
     return raw.select(*[to_column(e).alias(name) for name, e in group.columns],
                       *([F.col(META_COMMIT_TIME)] if meta else []))
+
+
+JVM_AVRO_CODECS = frozenset({"null", "deflate", "snappy", "bzip2", "xz", "zstandard"})
+"""The Avro codecs Spark's reader decodes (fastavro also writes ``lz4``, which it does not)."""
+
+
+def _jvm_codec(path: str) -> bool:
+    """Whether Spark's reader decodes the block at ``path`` (listed in a merge by position)."""
+    listed = _listed_rows(path)
+    return listed is not None and listed[3] in JVM_AVRO_CODECS
+
+
+def _jvm_blocks(table: Table, physical: Schema, needed: Sequence[str]) -> bool:
+    """Whether log blocks of ``physical`` can be read by Spark's reader for the columns
+    ``needed``: the table allows it (``evonb.mor.read.jvm``), the session's Spark can, and
+    each column reads exactly there."""
+    if not table._config.bool_property(JVM_READ_PROPERTY, True):
+        return False
+    by_name = {f.name: f for f in physical.fields}
+    return (all(jvm_readable(by_name[n]) for n in needed)
+            and jvm_blocks_available(table.spark))
 
 
 # ------------------------------------------------------------------------------- writing

@@ -78,6 +78,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.mor.avro.codec": _one_of("null", "deflate", "bzip2", "snappy", "zstandard", "lz4",
                                     "xz"),
     "evonb.mor.log.positions": _boolean,
+    "evonb.mor.read.jvm": _boolean,
     "evonb.compaction.inline.every": _whole(0),
     "evonb.compaction.batch.groups": _whole(1),
     "evonb.compaction.target.file.bytes": _whole(1),

@@ -1,0 +1,118 @@
+"""Log blocks read inside the JVM, by Spark's own Avro (or Parquet) reader.
+
+Spark 4 ships its Avro file format in ``spark-sql`` (``org.apache.spark.sql.avro.AvroFileFormat``;
+the short name ``avro`` still needs the external module), and its file sources take the
+``ignoredPathSegmentRegex`` read option, which lets a read list files whose names start with a
+dot, as log blocks' names do. Reading blocks there costs no Python worker and no hand-over of
+rows from Python to the JVM: for a merge by position it halves the work of the log side of a
+snapshot read (``docs/services.md``).
+
+A column is read here when Spark's reader gives it exactly: its name and every nested name is
+a valid Avro name (blocks store other names encoded, see
+:func:`evonb.schema.avro_convert.avro_name`) and no member is a ``tinyint`` or ``smallint``
+(stored as Avro ``int``). Callers fall back to the Python reader otherwise, and when the
+session's Spark lacks the format or the option (:func:`jvm_blocks_available`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from evonb.schema.types import (
+    SMALLINT,
+    TINYINT,
+    ArrayType,
+    MapType,
+    NestedField,
+    StructType,
+    Type,
+)
+from evonb.spark.kept import KeptCache
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+AVRO_FORMAT = "org.apache.spark.sql.avro.AvroFileFormat"
+"""Spark's Avro file format, by class: part of ``spark-sql`` since Spark 4."""
+HIDDEN_OPTION = "ignoredPathSegmentRegex"
+"""The read option naming the file names a listing skips (Spark 4.1 and later)."""
+HIDDEN_CONF = "spark.sql.files.ignoredPathSegmentRegex"
+KEEP_DOT_NAMES = "^_"
+"""Skip names starting with an underscore only: log blocks' names start with a dot."""
+JVM_READ_PROPERTY = "evonb.mor.read.jvm"
+"""Table property: read log blocks with Spark's reader where it can (``true``, the default)."""
+
+_AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_AVAILABLE: KeptCache[bool] = KeptCache(8)
+
+
+def jvm_blocks_available(spark: SparkSession) -> bool:
+    """Whether the session's Spark has the Avro file format and the option that lists files
+    whose names start with a dot (checked once per application)."""
+    key = (id(spark), spark.sparkContext.applicationId)
+    found = _AVAILABLE.get(key)
+    if found is None:
+        found = _probe(spark)
+        _AVAILABLE.put(key, found)
+    return found
+
+
+def _probe(spark: SparkSession) -> bool:
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName(AVRO_FORMAT)  # type: ignore[union-attr]
+        # A registered option has a value (its default at least); an unknown one raises.
+        return spark.conf.get(HIDDEN_CONF) is not None
+    except Exception:  # no JVM, or a Spark without them
+        return False
+
+
+def jvm_readable(field: NestedField) -> bool:
+    """Whether Spark's reader gives ``field`` exactly (see the module docstring)."""
+    return _AVRO_NAME.match(field.name) is not None and _readable_type(field.type)
+
+
+def _readable_type(t: Type) -> bool:
+    if isinstance(t, StructType):
+        return all(jvm_readable(f) for f in t.fields)
+    if isinstance(t, ArrayType):
+        return _readable_type(t.element.type)
+    if isinstance(t, MapType):
+        return _readable_type(t.key.type) and _readable_type(t.value.type)
+    return t not in (TINYINT, SMALLINT)
+
+
+def scan_blocks(spark: SparkSession, paths: Sequence[str], fmt: str, struct: StructType,
+                avro: dict | None = None) -> DataFrame:
+    """The records of the blocks at ``paths`` (all in ``fmt``, ``avro`` or ``parquet``), with
+    the columns of ``struct`` (physical names, each :func:`jvm_readable`).
+
+    ``avro`` is the blocks' own Avro schema (:func:`evonb.spark.avro_log.block_avro_schema`):
+    its fields outside ``struct`` are left out of the reader's schema, so Avro steps over them
+    without building their values. Dates and timestamps are read as written (proleptic
+    Gregorian, no rebasing).
+    """
+    from evonb.spark.columns import spark_read_type
+
+    reader = (spark.read.schema(spark_read_type(struct))
+              .option(HIDDEN_OPTION, KEEP_DOT_NAMES)
+              .option("datetimeRebaseMode", "CORRECTED"))
+    if fmt == "parquet":
+        return reader.option("int96RebaseMode", "CORRECTED").parquet(*paths)
+    if avro is not None:
+        wanted = {f.name for f in struct.fields}
+        projected = {k: v for k, v in avro.items() if not k.startswith("evonb-")}
+        projected["fields"] = [f for f in avro["fields"] if f["name"] in wanted]
+        reader = reader.option("avroSchema", json.dumps(projected))
+    return reader.format(AVRO_FORMAT).load(list(paths))
+
+
+__all__ = [
+    "AVRO_FORMAT",
+    "JVM_READ_PROPERTY",
+    "jvm_blocks_available",
+    "jvm_readable",
+    "scan_blocks",
+]
