@@ -42,6 +42,13 @@ HIDDEN_OPTION = "ignoredPathSegmentRegex"
 HIDDEN_CONF = "spark.sql.files.ignoredPathSegmentRegex"
 KEEP_DOT_NAMES = "^_"
 """Skip names starting with an underscore only: log blocks' names start with a dot."""
+RAW_LOCAL_OPTIONS = {"fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+                     "fs.file.impl.disable.cache": "true"}
+"""Hadoop settings of a block scan of local paths: read through the raw local file system.
+Hadoop's default local file system checks for ``.crc`` files and, without one, still reads
+through its checksum layer in 512-byte chunks; blocks have no ``.crc`` files, and Avro reads
+them in small pieces (the checksum layer cost a tenth of the Avro scan). A read option applies
+to this scan only; the uncached instance is what makes Hadoop honour it."""
 JVM_READ_PROPERTY = "evonb.mor.read.jvm"
 """Table property: read log blocks with Spark's reader where it can (``true``, the default)."""
 
@@ -99,6 +106,8 @@ def scan_blocks(spark: SparkSession, paths: Sequence[str], fmt: str, struct: Str
     reader = (spark.read.schema(spark_read_type(struct))
               .option(HIDDEN_OPTION, KEEP_DOT_NAMES)
               .option("datetimeRebaseMode", "CORRECTED"))
+    if all(p.startswith("/") for p in paths):
+        reader = reader.options(**RAW_LOCAL_OPTIONS)
     if fmt == "parquet":
         return reader.option("int96RebaseMode", "CORRECTED").parquet(*paths)
     if avro is not None:
