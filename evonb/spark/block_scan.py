@@ -17,10 +17,10 @@ session's Spark lacks the format or the option (:func:`jvm_blocks_available`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from evonb.schema.avro_convert import avro_name
 from evonb.schema.types import (
     SMALLINT,
     TINYINT,
@@ -52,7 +52,6 @@ to this scan only; the uncached instance is what makes Hadoop honour it."""
 JVM_READ_PROPERTY = "evonb.mor.read.jvm"
 """Table property: read log blocks with Spark's reader where it can (``true``, the default)."""
 
-_AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _AVAILABLE: KeptCache[bool] = KeptCache(8)
 
 
@@ -78,7 +77,7 @@ def _probe(spark: SparkSession) -> bool:
 
 def jvm_readable(field: NestedField) -> bool:
     """Whether Spark's reader gives ``field`` exactly (see the module docstring)."""
-    return _AVRO_NAME.match(field.name) is not None and _readable_type(field.type)
+    return avro_name(field.name, set()) == field.name and _readable_type(field.type)
 
 
 def _readable_type(t: Type) -> bool:

@@ -192,3 +192,31 @@ def test_parquet_blocks_are_read_by_sparks_parquet_reader(spark, tmp_path):
     assert "MapInArrow" not in plan
     assert any("FileScan parquet" in line and "_evo_over" in line for line in plan.splitlines())
     assert _same(_rows(read), _rows(cow.read()))
+
+
+def test_which_columns_sparks_reader_gives_exactly():
+    from evonb.schema.types import (
+        INT,
+        SMALLINT,
+        STRING,
+        TINYINT,
+        ArrayType,
+        MapType,
+        NestedField,
+        StructType,
+    )
+    from evonb.spark.block_scan import jvm_readable
+
+    def f(name, t):
+        return NestedField(1, name, t)
+
+    assert jvm_readable(f("a_b", STRING)) and jvm_readable(f("_x9", INT))
+    assert not jvm_readable(f("a b", STRING)) and not jvm_readable(f("9a", INT))
+    assert not jvm_readable(f("a", TINYINT)) and not jvm_readable(f("a", SMALLINT))
+    inner = StructType((NestedField(2, "ok", INT), NestedField(3, "x-y", INT)))
+    assert not jvm_readable(f("s", inner))
+    assert not jvm_readable(f("arr", ArrayType(NestedField(4, "element", TINYINT))))
+    assert not jvm_readable(f("m", MapType(NestedField(5, "key", STRING),
+                                           NestedField(6, "value", SMALLINT))))
+    assert jvm_readable(f("m", MapType(NestedField(5, "key", STRING),
+                                       NestedField(6, "value", inner.fields[0].type))))
