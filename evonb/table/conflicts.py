@@ -22,6 +22,12 @@ checks file groups like Hudi's optimistic concurrency control:
 - A rollback of completed commits conflicts with everything that started before it; clean
   commits and rollbacks of failed attempts never conflict.
 
+Whatever the policy, an upsert on a record-key table also fails when a commit since it started
+added base files that may hold a key in the range of its incoming keys (by the files' key
+statistics, :mod:`evonb.table.key_stats`; a file without them may hold any key): the upsert
+did not look in those files, so a key it inserts could exist twice. Table services (compaction,
+rewrite) only restate keys that already existed and are not counted.
+
 A table picks another policy with the property ``evonb.conflict.policy``: ``"default"``,
 ``"strict"`` (any commit since the start conflicts: serial execution) or ``"module:Class"``.
 The class is built with ``Class.from_table(root, properties)`` when it has that classmethod,
@@ -40,11 +46,14 @@ from evonb.errors import ConflictError, EvoError
 from evonb.table.timeline import CommitRecord
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evonb.table.key_stats import KeyRange
     from evonb.table.snapshot import DataFile
     from evonb.table.table import Table
 
 POLICY_PROPERTY = "evonb.conflict.policy"
 DEFAULT_POLICY = "default"
+RESTATING_OPERATIONS = frozenset({"compact", "rewrite"})
+"""Operations whose added files only restate keys that existed before them."""
 
 OperationKind = Literal["write", "ddl", "service"]
 
@@ -267,10 +276,13 @@ def check(table: Table, op: Operation) -> str:
 
 def check_write(table: Table, mode: str, base: CommitRecord | None,
                 touched: Sequence[DataFile], *, evolved: bool,
-                schema_change: str | None = None, instant: str | None = None) -> str:
+                schema_change: str | None = None, instant: str | None = None,
+                key_ranges: Sequence[KeyRange] | None = None) -> str:
     """The conflict check of a write (see :meth:`evonb.table.writes.WriteJob.run`): ``touched``
-    are the base files it rewrites or adds log blocks to. Returns the schema version to record
-    (for an evolving write, its own new version when ``instant`` is given)."""
+    are the base files it rewrites or adds log blocks to; ``key_ranges``, for an upsert that
+    wrote rows, the range of its incoming keys (:func:`check_new_keys`). Returns the schema
+    version to record (for an evolving write, its own new version when ``instant`` is
+    given)."""
     from evonb.schema.schema import INITIAL_VERSION
     from evonb.table.writes import ACTION
 
@@ -288,7 +300,31 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
         file_groups=frozenset(f.base or f.path if f.kind == "log" else f.path for f in touched),
         instant=instant,
     )
-    return check(table, op)
+    version = check(table, op)
+    if mode == "upsert" and key_ranges is not None:
+        check_new_keys(table, op, key_ranges)
+    return version
+
+
+def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange]) -> None:
+    """Under the lock: fail an upsert (``ranges``: its incoming keys' range on each key column;
+    empty when no column has one) if a commit since it started added a base file that may hold
+    one of its keys. The upsert did not look in that file, so a key it inserts could then
+    exist twice."""
+    from evonb.table.key_stats import may_hold
+    from evonb.table.snapshot import DataFile
+
+    for other in commits_since(table, op.base_instant, base_completion=op.base_completion):
+        if other.action in ("clean", "rollback") or other.operation in RESTATING_OPERATIONS:
+            continue
+        for entry in other.metadata.get("added", ()):
+            if not isinstance(entry, Mapping) or entry.get("kind", "base") != "base":
+                continue
+            added = DataFile.from_dict(entry)
+            if may_hold(added, ranges, table.version):
+                raise _lost(op, other, f"it added rows (file {added.path}) whose keys may be "
+                                       "among the keys this upsert writes, and this upsert did "
+                                       "not look for them there, so a key could exist twice")
 
 
 def check_service(table: Table, operation: str, action: str, base: CommitRecord | None,
@@ -316,11 +352,13 @@ def check_service(table: Table, operation: str, action: str, base: CommitRecord 
 
 __all__ = [
     "POLICY_PROPERTY",
+    "RESTATING_OPERATIONS",
     "ConflictPolicy",
     "DefaultConflictPolicy",
     "Operation",
     "StrictConflictPolicy",
     "check",
+    "check_new_keys",
     "check_service",
     "check_write",
     "commits_since",

@@ -392,8 +392,10 @@ class WriteJob:
         an implicit column addition from a write)."""
         from evonb.table.conflicts import check_write
 
+        inserts = self.mode == "upsert" and not self.incoming_empty
         return check_write(self.table, self.mode, base, removed, evolved=evolved,
-                           instant=instant, schema_change=schema_change)
+                           instant=instant, schema_change=schema_change,
+                           key_ranges=(self.key_ranges or []) if inserts else None)
 
 
 def _named(schema: Schema) -> list[Any]:

@@ -151,6 +151,65 @@ def test_overwrite_loses_to_a_concurrent_insert(spark, table) -> None:
     assert len(content(evonb.open_table(table.path))) == 5
 
 
+# ------------------------------------------------------------------ keys inserted meanwhile
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("how", ["insert", "upsert"])
+def test_an_upsert_loses_to_a_concurrent_write_of_a_key_in_its_range(spark, warehouse,
+                                                                      table_type, how) -> None:
+    """The other writer adds key 5 in a new file group while this upsert (which inserts 5 and
+    did not see that file) runs: committing both would leave key 5 twice."""
+    t = evonb.create_table(warehouse / f"{table_type}_{how}", "id bigint not null, v string",
+                           primary_key="id", table_type=table_type)
+    t.write(rows(spark, (1, "a"), (2, "b")))
+    t.write(rows(spark, (8, "h"), (9, "i")))
+    a, b = evonb.open_table(t.path), evonb.open_table(t.path)
+    before = data_files(t.path)
+    won: list[Any] = []
+    during_next_commit(a, lambda: won.append(b.write(rows(spark, (5, "B")), how)))
+    with pytest.raises(ConflictError) as info:
+        a.write(rows(spark, (5, "A"), (1, "A")), "upsert")
+    winner = won[0].instant
+    added = {f["path"] for f in t.timeline.get(winner).metadata["added"]}
+    assert info.value.winner == winner and winner in info.value.message
+    assert "twice" in info.value.message
+    assert any(path in info.value.message for path in added)  # names the file
+    assert data_files(t.path) == before | added  # nothing of the loser is left
+    got = sorted((r["id"], r["v"]) for r in evonb.open_table(t.path).read().collect())
+    assert got == [(1, "a"), (2, "b"), (5, "B"), (8, "h"), (9, "i")]
+    assert check_table(t.path).ok
+    a.write(rows(spark, (5, "A"), (1, "A")), "upsert")  # the retry sees key 5 and updates it
+    got = sorted((r["id"], r["v"]) for r in evonb.open_table(t.path).read().collect())
+    assert got == [(1, "A"), (2, "b"), (5, "A"), (8, "h"), (9, "i")]
+
+
+def test_an_upsert_and_a_concurrent_insert_outside_its_range_both_commit(spark, table) -> None:
+    a, b = evonb.open_table(table.path), evonb.open_table(table.path)
+    won: list[Any] = []
+    during_next_commit(a, lambda: won.append(b.write(rows(spark, (20, "B")))))
+    _both_commit_first_time(table, a, won,
+                            lambda: a.write(rows(spark, (5, "A"), (1, "A")), "upsert"))
+    got = sorted((r["id"], r["v"]) for r in evonb.open_table(table.path).read().collect())
+    assert got == [(1, "A"), (2, "b"), (3, "c"), (4, "d"), (5, "A"), (20, "B")]
+
+
+def test_a_compaction_meanwhile_adds_no_keys(spark, warehouse) -> None:
+    """Compaction rewrites a file group whose key range holds the upsert's new key, but only
+    restates the keys it had."""
+    t = evonb.create_table(warehouse / "m", "id bigint not null, v string", primary_key="id",
+                           table_type="mor")
+    t.write(rows(spark, (1, "a"), (9, "i")))
+    t.write(rows(spark, (20, "t"), (21, "u")))
+    t.write(rows(spark, (9, "I")), "upsert")
+    a, b = evonb.open_table(t.path), evonb.open_table(t.path)
+    won: list[Any] = []
+    during_next_commit(a, lambda: won.append(b.compact()))
+    a.write(rows(spark, (5, "A")), "upsert")
+    assert won and won[0].operation == "compact"
+    got = sorted((r["id"], r["v"]) for r in evonb.open_table(t.path).read().collect())
+    assert got == [(1, "a"), (5, "A"), (9, "I"), (20, "t"), (21, "u")]
+    assert evonb.open_table(t.path).timeline.last_completed().operation == "upsert"
+
+
 # ------------------------------------------------------------------------- DDL against DDL
 def during_ddl(table, action: Callable[[], Any]) -> None:
     """Run ``action`` when ``table``'s next DDL has been validated, before it locks."""
