@@ -37,7 +37,7 @@ else ``Class()``, and must implement :class:`ConflictPolicy`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
@@ -277,10 +277,12 @@ def check(table: Table, op: Operation) -> str:
 def check_write(table: Table, mode: str, base: CommitRecord | None,
                 touched: Sequence[DataFile], *, evolved: bool,
                 schema_change: str | None = None, instant: str | None = None,
-                key_ranges: Sequence[KeyRange] | None = None) -> str:
+                key_ranges: Sequence[KeyRange] | None = None,
+                seen: Collection[str] = frozenset()) -> str:
     """The conflict check of a write (see :meth:`evonb.table.writes.WriteJob.run`): ``touched``
     are the base files it rewrites or adds log blocks to; ``key_ranges``, for an upsert that
-    wrote rows, the range of its incoming keys (:func:`check_new_keys`). Returns the schema
+    wrote rows, the range of its incoming keys, and ``seen``, the base files of the snapshot
+    it planned on (:func:`check_new_keys`). Returns the schema
     version to record (for an evolving write, its own new version when ``instant`` is
     given)."""
     from evonb.schema.schema import INITIAL_VERSION
@@ -302,15 +304,17 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
     )
     version = check(table, op)
     if mode == "upsert" and key_ranges is not None:
-        check_new_keys(table, op, key_ranges)
+        check_new_keys(table, op, key_ranges, seen)
     return version
 
 
-def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange]) -> None:
+def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange],
+                   seen: Collection[str] = frozenset()) -> None:
     """Under the lock: fail an upsert (``ranges``: its incoming keys' range on each key column;
     empty when no column has one) if a commit since it started added a base file that may hold
-    one of its keys. The upsert did not look in that file, so a key it inserts could then
-    exist twice."""
+    one of its keys and that was not in the snapshot it planned on (``seen``: a commit can
+    complete after the upsert took its base and before it read its snapshot). The upsert did
+    not look in that file, so a key it inserts could then exist twice."""
     from evonb.table.key_stats import may_hold
     from evonb.table.snapshot import DataFile
 
@@ -321,7 +325,7 @@ def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange]) -> N
             if not isinstance(entry, Mapping) or entry.get("kind", "base") != "base":
                 continue
             added = DataFile.from_dict(entry)
-            if may_hold(added, ranges, table.version):
+            if added.path not in seen and may_hold(added, ranges, table.version):
                 raise _lost(op, other, f"it added rows (file {added.path}) whose keys may be "
                                        "among the keys this upsert writes, and this upsert did "
                                        "not look for them there, so a key could exist twice")

@@ -62,6 +62,7 @@ class WriteJob:
         # whether any row came in, from the job that checks the incoming rows.
         self.key_ranges: list[KeyRange] | None = None
         self.incoming_empty = False
+        self.seen: frozenset[str] = frozenset()  # the base files its snapshot had
         self.key_lookup: dict[str, int] | None = None
 
     # ------------------------------------------------------------- schemas
@@ -101,6 +102,7 @@ class WriteJob:
             # May hold commits that completed after the base (the conflict check sees them
             # too); replayed in completion order, a file this write replaces stays replaced.
             snapshot = table.snapshot()
+            self.seen = frozenset(f.path for f in snapshot.files)
             physical = self._physical(matched, target, layout, instant,
                                       ranges=self.mode in ("upsert", "delete")
                                       and bool(snapshot.files))
@@ -395,7 +397,8 @@ class WriteJob:
         inserts = self.mode == "upsert" and not self.incoming_empty
         return check_write(self.table, self.mode, base, removed, evolved=evolved,
                            instant=instant, schema_change=schema_change,
-                           key_ranges=(self.key_ranges or []) if inserts else None)
+                           key_ranges=(self.key_ranges or []) if inserts else None,
+                           seen=self.seen)
 
 
 def _named(schema: Schema) -> list[Any]:
