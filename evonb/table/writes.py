@@ -391,7 +391,8 @@ class WriteJob:
         """Under the lock: fail if a commit since ``base`` conflicts; the schema version to
         record otherwise. The table's conflict policy decides (``evonb.table.conflicts``; by
         default Hudi RFC-33: a write may commit after another change only if that change was
-        an implicit column addition from a write)."""
+        an implicit column addition from a write); an upsert also fails if a write meanwhile
+        added files that may hold its keys (:func:`evonb.table.conflicts.check_new_keys`)."""
         from evonb.table.conflicts import check_write
 
         inserts = self.mode == "upsert" and not self.incoming_empty
