@@ -282,9 +282,8 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
     """The conflict check of a write (see :meth:`evonb.table.writes.WriteJob.run`): ``touched``
     are the base files it rewrites or adds log blocks to; ``key_ranges``, for an upsert that
     wrote rows, the range of its incoming keys, and ``seen``, the base files of the snapshot
-    it planned on (:func:`check_new_keys`). Returns the schema
-    version to record (for an evolving write, its own new version when ``instant`` is
-    given)."""
+    it planned on (:func:`check_new_keys`). Returns the schema version to record (for an
+    evolving write, its own new version when ``instant`` is given)."""
     from evonb.schema.schema import INITIAL_VERSION
     from evonb.table.writes import ACTION
 
@@ -302,23 +301,28 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
         file_groups=frozenset(f.base or f.path if f.kind == "log" else f.path for f in touched),
         instant=instant,
     )
-    version = check(table, op)
+    since = commits_since(table, op.base_instant, base_completion=op.base_completion)
+    version = policy_for(table).check(op, since)
     if mode == "upsert" and key_ranges is not None:
-        check_new_keys(table, op, key_ranges, seen)
+        check_new_keys(table, op, key_ranges, seen, since)
     return version
 
 
 def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange],
-                   seen: Collection[str] = frozenset()) -> None:
+                   seen: Collection[str] = frozenset(),
+                   since: Sequence[CommitRecord] | None = None) -> None:
     """Under the lock: fail an upsert (``ranges``: its incoming keys' range on each key column;
     empty when no column has one) if a commit since it started added a base file that may hold
     one of its keys and that was not in the snapshot it planned on (``seen``: a commit can
     complete after the upsert took its base and before it read its snapshot). The upsert did
-    not look in that file, so a key it inserts could then exist twice."""
+    not look in that file, so a key it inserts could then exist twice. ``since``: the commits
+    since it started, when the caller has them already."""
     from evonb.table.key_stats import may_hold
     from evonb.table.snapshot import DataFile
 
-    for other in commits_since(table, op.base_instant, base_completion=op.base_completion):
+    if since is None:
+        since = commits_since(table, op.base_instant, base_completion=op.base_completion)
+    for other in since:
         if other.action in ("clean", "rollback") or other.operation in RESTATING_OPERATIONS:
             continue
         for entry in other.metadata.get("added", ()):
