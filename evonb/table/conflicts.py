@@ -267,11 +267,12 @@ def commits_since(table: Table, base_instant: str | None, *,
     return table.timeline.completed_after(base_instant)
 
 
-def check(table: Table, op: Operation) -> str:
+def check(table: Table, op: Operation, since: Sequence[CommitRecord] | None = None) -> str:
     """Under the lock: run ``table``'s policy on the commits that completed since ``op``
-    started."""
-    return policy_for(table).check(op, commits_since(table, op.base_instant,
-                                                     base_completion=op.base_completion))
+    started (``since``, when the caller has listed them already)."""
+    if since is None:
+        since = commits_since(table, op.base_instant, base_completion=op.base_completion)
+    return policy_for(table).check(op, since)
 
 
 def check_write(table: Table, mode: str, base: CommitRecord | None,
@@ -302,26 +303,23 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
         instant=instant,
     )
     since = commits_since(table, op.base_instant, base_completion=op.base_completion)
-    version = policy_for(table).check(op, since)
+    version = check(table, op, since)
     if mode == "upsert" and key_ranges is not None:
         check_new_keys(table, op, key_ranges, seen, since)
     return version
 
 
 def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange],
-                   seen: Collection[str] = frozenset(),
-                   since: Sequence[CommitRecord] | None = None) -> None:
+                   seen: Collection[str], since: Sequence[CommitRecord]) -> None:
     """Under the lock: fail an upsert (``ranges``: its incoming keys' range on each key column;
     empty when no column has one) if a commit since it started added a base file that may hold
     one of its keys and that was not in the snapshot it planned on (``seen``: a commit can
     complete after the upsert took its base and before it read its snapshot). The upsert did
     not look in that file, so a key it inserts could then exist twice. ``since``: the commits
-    since it started, when the caller has them already."""
+    that completed since it started."""
     from evonb.table.key_stats import may_hold
     from evonb.table.snapshot import DataFile
 
-    if since is None:
-        since = commits_since(table, op.base_instant, base_completion=op.base_completion)
     for other in since:
         if other.action in ("clean", "rollback") or other.operation in RESTATING_OPERATIONS:
             continue
