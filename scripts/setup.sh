@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what evonb needs on a fresh machine: a Java runtime for Spark (through apt when
+# Installs what evonb needs on a fresh machine: a JDK for Spark (through apt when
 # `java` is missing), Chromium for the browser tests (with --test), and the Python packages.
 # Safe to run again: each step is skipped when its result is already there.
 set -euo pipefail
@@ -21,9 +21,15 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@"
 }
 
+# A JDK: Spark runs on its Java, and its javac compiles evonb's Parquet source for
+# merge-on-read reads on first use (without javac those reads use Spark's built-in filter).
 if ! command -v java >/dev/null 2>&1; then
-  echo "setup: installing a Java runtime for Spark"
-  apt_install openjdk-17-jre-headless || apt_install default-jre-headless
+  echo "setup: installing a Java development kit for Spark"
+  apt_install openjdk-17-jdk-headless || apt_install default-jdk-headless
+elif ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]; then
+  echo "setup: installing javac (the JDK) for evonb's Parquet source"
+  apt_install openjdk-17-jdk-headless || apt_install default-jdk-headless \
+    || echo "setup: no javac; merge-on-read reads will use Spark's built-in filter" >&2
 fi
 
 if [ "$want_test" = "1" ] && [ ! -x /usr/bin/chromium ]; then

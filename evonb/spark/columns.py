@@ -153,14 +153,33 @@ def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[s
     return df
 
 
+def _position_relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[str],
+                       positions: str) -> DataFrame:
+    """The files' rows that ``positions`` keep, through evonb's Parquet source
+    (:mod:`evonb.spark.position_source`)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from evonb.spark.position_source import DELETED, OPTION, SOURCE
+
+    schema = T.StructType([*read_type.fields, T.StructField(DELETED, T.BooleanType(), True)])
+    df = spark.read.format(SOURCE).schema(schema).option(OPTION, positions).load(list(files))
+    return df.filter(~F.col(DELETED))
+
+
 def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ...] = (),
                with_file: bool = False, with_position: bool = False,
-               row_filter: Column | None = None) -> DataFrame:
+               row_filter: Column | None = None, positions: str | None = None) -> DataFrame:
     """Read one scan group and project it onto the query columns (``with_file``: plus the
     file's path as ``_evo_file``; ``with_position``: plus the row's position in its file,
     ``_metadata.row_index``, as ``_evo_pos``; ``row_filter``: only the rows it keeps, over
-    the file's columns and ``_metadata``)."""
-    df = _relation(spark, spark_read_type(group.read_type, group.read_defaults), group.files)
+    the file's columns and ``_metadata``; ``positions``: only the rows these bitmaps keep,
+    :func:`evonb.spark.position_source.encode`, read by evonb's Parquet source)."""
+    read_type = spark_read_type(group.read_type, group.read_defaults)
+    if positions is not None:
+        df = _position_relation(spark, read_type, group.files, positions)
+    else:
+        df = _relation(spark, read_type, group.files)
     if row_filter is not None:
         df = df.filter(row_filter)
     cols = [f"{to_sql(e)} AS {_quote(name)}" for name, e in group.columns]

@@ -86,14 +86,15 @@ def _with_meta(group: ScanGroup, meta: bool, files: Sequence[DataFile]) -> ScanG
 def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query: Schema,
                versions: VersionLookup, *, meta: bool = False,
                with_file: bool = False, with_position: bool = False,
-               row_filter: Column | None = None, strategy: Strategy = "merged") -> DataFrame:
+               row_filter: Column | None = None, positions: str | None = None,
+               strategy: Strategy = "merged") -> DataFrame:
     """One DataFrame in ``query``'s schema over ``files`` (each read with its own version);
-    see :func:`~evonb.spark.columns.scan_group` for ``with_file``, ``with_position`` and
-    ``row_filter``."""
+    see :func:`~evonb.spark.columns.scan_group` for ``with_file``, ``with_position``,
+    ``row_filter`` and ``positions``."""
     groups = plan_read(root, files, query, versions, meta=meta, strategy=strategy,
                        native_defaults=reader_fills_defaults(spark))
     frames = [scan_group(spark, g, with_file=with_file, with_position=with_position,
-                         row_filter=row_filter) for g in groups]
+                         row_filter=row_filter, positions=positions) for g in groups]
     if not frames:
         return empty_frame(spark, query, meta=meta, with_file=with_file,
                            with_position=with_position)

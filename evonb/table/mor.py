@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import StructType
+from evonb.spark import position_source
 from evonb.spark.avro_log import (
     BASE,
     BASE_ROWS_KEY,
@@ -327,8 +328,9 @@ def file_keys(root: Path, files: Sequence[DataFile]) -> list[int]:
 
 def _kept_rows(spark: SparkSession, files: Sequence[DataFile], drops: dict[str, Any],
                keys: Sequence[int]) -> Column:
-    """A filter over a base scan (``_metadata``) that drops the rows at ``drops`` of each
-    file: a bitmap per file (64 rows per word) in one compact array literal
+    """A filter of Spark's built-in expressions over a base scan (``_metadata``), for sessions
+    without evonb's Parquet source (:mod:`evonb.spark.position_source`), that drops the rows
+    at ``drops`` of each file: a bitmap per file (64 rows per word) in one compact array literal
     (:func:`~evonb.spark.literals.long_array`), indexed by the file's offset and the row's
     position (``_metadata.row_index``).
 
@@ -443,12 +445,22 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     spark = table.spark
     part = subset(snap, bases)
     keys = file_keys(table.root, bases)
-    plan_key = _position_plan_key(table, bases, part.logs, keys, query, meta)
+    names = [Path(f.path).name for f in bases]
+    in_reader = (table._config.bool_property(position_source.PROPERTY, True)
+                 and len(set(names)) == len(names) and position_source.available(spark))
+    plan_key = _position_plan_key(table, bases, part.logs, keys, query, meta, in_reader)
     found = _POSITION_PLANS.get(plan_key) if plan_key is not None else None
     if found is not None:
         return list(found)
-    kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
-                      row_filter=_kept_rows(spark, bases, drops, keys))
+    if in_reader:
+        # Dropped inside the Parquet reader, which checks each file's row count.
+        kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
+                          positions=position_source.encode([
+                              (n, f.rows, drops[f.path])
+                              for n, f in zip(names, bases, strict=True)]))
+    else:
+        kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
+                          row_filter=_kept_rows(spark, bases, drops, keys))
     # Spark listed the files (sizes, times) inside read_files: unchanged before and after
     # means it saw the numbers the filter was built with.
     if file_keys(table.root, bases) != keys:
@@ -470,12 +482,14 @@ groups)."""
 
 
 def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[DataFile],
-                       keys: Sequence[int], query: Schema, meta: bool) -> tuple[Any, ...] | None:
+                       keys: Sequence[int], query: Schema, meta: bool, in_reader: bool
+                       ) -> tuple[Any, ...] | None:
     """What a merge by position's plan depends on: the session (and its time zone, which the
     log reader's timestamps carry), the base files as Spark lists them (path, size, time), the
-    log blocks (path, size, time), the query schema, whether commit times are read and whether
-    the table lets Spark's reader read its blocks (``evonb.mor.read.jvm``);
-    ``None`` when the schema cannot be a key."""
+    log blocks (path, size, time), the query schema, whether commit times are read, whether
+    the table lets Spark's reader read its blocks (``evonb.mor.read.jvm``) and whether rows
+    are dropped in evonb's Parquet source (``in_reader``); ``None`` when the schema cannot be a
+    key."""
     spark = table.spark
     try:
         hash(query)
@@ -485,7 +499,7 @@ def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[D
             spark.conf.get("spark.sql.session.timeZone"), str(table.root),
             tuple(f.path for f in bases), tuple(keys),
             tuple(f.path for f in logs), tuple(file_keys(table.root, logs)), query, meta,
-            table._config.bool_property(JVM_READ_PROPERTY, True))
+            table._config.bool_property(JVM_READ_PROPERTY, True), in_reader)
 
 
 def position_winners(table: Table, logs: Sequence[DataFile], query: Schema, meta: bool

@@ -79,6 +79,7 @@ KNOWN: dict[str, _Check] = {
                                     "xz"),
     "evonb.mor.log.positions": _boolean,
     "evonb.mor.read.jvm": _boolean,
+    "evonb.mor.read.jvm_filter": _boolean,
     "evonb.compaction.inline.every": _whole(0),
     "evonb.compaction.batch.groups": _whole(1),
     "evonb.compaction.target.file.bytes": _whole(1),

@@ -51,9 +51,11 @@ def _write(tables, spark, rows, mode="upsert", cols=COLS):
         t.write(df, mode)
 
 
+@pytest.mark.parametrize("in_reader", ["true", "false"], ids=["in-reader", "built-in"])
 @pytest.mark.parametrize("fmt", ["avro", "parquet"])
-def test_position_merge_matches_key_merge_and_cow(spark, tmp_path, fmt):
-    mor, cow = _tables(spark, tmp_path, fmt)
+def test_position_merge_matches_key_merge_and_cow(spark, tmp_path, fmt, in_reader):
+    """Rows dropped in evonb's Parquet source and by the built-in filter alike."""
+    mor, cow = _tables(spark, tmp_path, fmt, {"evonb.mor.read.jvm_filter": in_reader})
     both = (mor, cow)
     _write(both, spark, [(i, f"b{i}", 5 if i % 4 else None) for i in range(40)], "insert")
     # wins (ts 9), loses (ts 1), ties (ts 5), beats a null base (ts 0), null precombine (loses
@@ -241,9 +243,11 @@ def _touch_all(t, ns):
 
 @pytest.mark.parametrize("same_time", [False, True])
 def test_base_files_are_told_apart_by_size_and_time_or_by_name(spark, tmp_path, same_time):
-    """Base files are found by their size and modification time; files that share both are
-    found by name."""
+    """The built-in filter finds base files by their size and modification time; files that
+    share both are found by name."""
     mor, cow = _equal_size_tables(spark, tmp_path)
+    mor.alter("ALTER TABLE t SET TBLPROPERTIES ('evonb.mor.read.jvm_filter' = 'false')")
+    assert "EvonbParquet" not in mor.read()._jdf.queryExecution().executedPlan().toString()
     if same_time:  # equal sizes and times: those files go by name
         _touch_all(mor, 1_700_000_000_123_000_000)
     by_pos, by_key = _both(mor)
