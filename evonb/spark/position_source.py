@@ -9,7 +9,10 @@ against the Spark that runs it, with the JDK's ``javac``, into a jar in a cache 
 (``EVONB_JVM_CACHE``, else ``~/.cache/evonb``); a session evonb starts loads that jar.
 
 Where there is no ``javac``, or a session was started without the jar, reads use the built-in
-filter: the same rows, slower. :func:`available` says which one a session has.
+filter: the same rows, slower. :func:`available` says which one a session has. A session of
+your own gets the source by listing :func:`jar` in ``spark.jars`` when it starts::
+
+    SparkSession.builder.config("spark.jars", str(evonb.spark.position_source.jar()))
 """
 
 from __future__ import annotations
@@ -113,8 +116,9 @@ def _compile(javac: str, jars: Path, target: Path) -> Path | None:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
             for f in sorted(out.rglob("*.class")):
                 z.write(f, f.relative_to(out).as_posix())
-        shutil.copyfile(partial, target.with_suffix(".part"))
-        os.replace(target.with_suffix(".part"), target)
+        part = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.part")
+        shutil.copyfile(partial, part)
+        os.replace(part, target)
     return target
 
 
