@@ -98,6 +98,8 @@ def test_write_evolve_read_on_a_standalone_cluster(tmp_path: Path) -> None:
         assert done["rows"] == 250 + 7 - 5  # 0..249, 7 new keys upserted, 5 deleted
         assert done["log_blocks"] > 0  # merge-on-read log blocks written by the executors
         assert done["compacted"] and done["same_after_compaction"]
+        positions = events["positions"]
+        assert positions["in_reader"] and positions["right"] and positions["rows"] == 294
         from evonb.table.check import check_table
 
         assert check_table(tmp_path / "t").ok

@@ -298,6 +298,21 @@ def cluster(args: dict[str, Any], log: Log) -> int:
         same_after_compaction=before == after, compacted=compacted is not None,
         executor_processes=len(daemons), sample=[list(r) for r in after[:3]],
         schema=str(t.schema.struct.simple_string()))
+    # One upsert and one delete on a fresh table: merged by position, with the replaced base
+    # rows dropped inside the executors' Parquet readers by evonb's source (from spark.jars).
+    p = evonb.create_table(args["table"] + "_pos", "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts", table_type="mor")
+    cols = "id bigint, v string, ts bigint"
+    p.write(spark.createDataFrame([(i, f"b{i}", 1) for i in range(300)], cols).repartition(3),
+            "insert")
+    p.write(spark.createDataFrame([(i, f"u{i}", 2) for i in range(0, 300, 5)], cols), "upsert")
+    p.write(spark.createDataFrame([(i,) for i in range(1, 300, 50)], "id bigint"), "delete")
+    read = p.read()
+    got = sorted(tuple(r) for r in read.collect())
+    want = sorted((i, f"u{i}" if i % 5 == 0 else f"b{i}", 2 if i % 5 == 0 else 1)
+                  for i in range(300) if i % 50 != 1)
+    log(event="positions", rows=len(got), right=got == want,
+        in_reader="EvonbParquet" in read._jdf.queryExecution().executedPlan().toString())
     return 0
 
 
