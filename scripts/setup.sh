@@ -21,15 +21,15 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@"
 }
 
-# A JDK: Spark runs on its Java, and its javac compiles evonb's Parquet source for
-# merge-on-read reads on first use (without javac those reads use Spark's built-in filter).
+# A JDK: Spark runs on its Java, and its javac compiles evonb's Spark sources (Java) for
+# merge-on-read reads on first use (without javac those reads use Spark's own readers).
 if ! command -v java >/dev/null 2>&1; then
   echo "setup: installing a Java development kit for Spark"
   apt_install openjdk-17-jdk-headless || apt_install default-jdk-headless
 elif ! command -v javac >/dev/null 2>&1 && [ ! -x "${JAVA_HOME:-/nonexistent}/bin/javac" ]; then
-  echo "setup: installing javac (the JDK) for evonb's Parquet source"
+  echo "setup: installing javac (the JDK) for evonb's Spark sources"
   apt_install openjdk-17-jdk-headless || apt_install default-jdk-headless \
-    || echo "setup: no javac; merge-on-read reads will use Spark's built-in filter" >&2
+    || echo "setup: no javac; merge-on-read reads will use Spark's own readers" >&2
 fi
 
 if [ "$want_test" = "1" ] && [ ! -x /usr/bin/chromium ]; then

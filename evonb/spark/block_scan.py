@@ -22,7 +22,17 @@ from typing import TYPE_CHECKING
 
 from evonb.schema.avro_convert import avro_name
 from evonb.schema.types import (
+    BIGINT,
+    BINARY,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
     SMALLINT,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
     TINYINT,
     ArrayType,
     MapType,
@@ -37,6 +47,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 AVRO_FORMAT = "org.apache.spark.sql.avro.AvroFileFormat"
 """Spark's Avro file format, by class: part of ``spark-sql`` since Spark 4."""
+BLOCK_FORMAT = "org.evonb.spark.LogBlockAvro"
+"""evonb's Avro source for flat blocks (:mod:`evonb.spark.jvm`): Spark's Avro source with a
+decoder that reads each record straight into a Spark row."""
+FLAT_TYPES = frozenset({BOOLEAN, INT, BIGINT, FLOAT, DOUBLE, STRING, BINARY, DATE, TIMESTAMP,
+                        TIMESTAMP_NTZ})
+"""The column types :data:`BLOCK_FORMAT` decodes."""
 HIDDEN_OPTION = "ignoredPathSegmentRegex"
 """The read option naming the file names a listing skips (Spark 4.1 and later)."""
 HIDDEN_CONF = "spark.sql.files.ignoredPathSegmentRegex"
@@ -91,15 +107,18 @@ def _readable_type(t: Type) -> bool:
 
 
 def scan_blocks(spark: SparkSession, paths: Sequence[str], fmt: str, struct: StructType,
-                avro: dict | None = None) -> DataFrame:
+                avro: dict | None = None, *, own_reader: bool = True) -> DataFrame:
     """The records of the blocks at ``paths`` (all in ``fmt``, ``avro`` or ``parquet``), with
     the columns of ``struct`` (physical names, each :func:`jvm_readable`).
 
-    ``avro`` is the blocks' own Avro schema (:func:`evonb.spark.avro_log.block_avro_schema`):
-    its fields outside ``struct`` are left out of the reader's schema, so Avro steps over them
-    without building their values. Dates and timestamps are read as written (proleptic
-    Gregorian, no rebasing).
+    Avro blocks whose columns are all of :data:`FLAT_TYPES` go to evonb's own decoder
+    (:data:`BLOCK_FORMAT`) where the session has it and ``own_reader``; others to Spark's Avro
+    reader, with ``avro``, the blocks' own Avro schema
+    (:func:`evonb.spark.avro_log.block_avro_schema`), as the reader's schema less the fields
+    outside ``struct``, so Avro steps over them without building their values. Dates and
+    timestamps are read as written (proleptic Gregorian, no rebasing).
     """
+    from evonb.spark import jvm
     from evonb.spark.columns import spark_read_type
 
     reader = (spark.read.schema(spark_read_type(struct))
@@ -109,6 +128,9 @@ def scan_blocks(spark: SparkSession, paths: Sequence[str], fmt: str, struct: Str
         reader = reader.options(**RAW_LOCAL_OPTIONS)
     if fmt == "parquet":
         return reader.option("int96RebaseMode", "CORRECTED").parquet(*paths)
+    if (own_reader and all(f.type in FLAT_TYPES for f in struct.fields)
+            and jvm.loadable(spark, BLOCK_FORMAT)):
+        return reader.format(BLOCK_FORMAT).load(list(paths))
     if avro is not None:
         wanted = {f.name for f in struct.fields}
         projected = {k: v for k, v in avro.items() if not k.startswith("evonb-")}
@@ -119,6 +141,8 @@ def scan_blocks(spark: SparkSession, paths: Sequence[str], fmt: str, struct: Str
 
 __all__ = [
     "AVRO_FORMAT",
+    "BLOCK_FORMAT",
+    "FLAT_TYPES",
     "JVM_READ_PROPERTY",
     "jvm_blocks_available",
     "jvm_readable",

@@ -79,7 +79,7 @@ def session() -> SparkSession:
             if _master.startswith("local"):
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             builder = SparkSession.builder.appName("evonb").master(_master)
-            from evonb.spark.position_source import with_jar
+            from evonb.spark.jvm import with_jar
 
             settings = with_jar({**LOCAL_DEFAULTS, **REQUIRED_SQL_CONF, **_extra_conf})
             for key, value in settings.items():

@@ -49,6 +49,11 @@ def _plan(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
+def _avro_scan(plan: str) -> bool:
+    """Whether ``plan`` reads Avro blocks inside the JVM (Spark's Avro source or evonb's)."""
+    return "FileScan avro" in plan or "FileScan evonb-avro-blocks" in plan
+
+
 def _same(a, b):
     """Rows equal, with NaN equal to itself."""
     def norm(rows):
@@ -85,7 +90,7 @@ def test_jvm_reader_agrees_with_python_and_cow_on_every_type(spark, tmp_path):
     snap = mor.snapshot()
     assert set(position_drops(mor, snap)) == {f.base for f in snap.logs}
     jvm = mor.read()
-    assert "FileScan avro" in _plan(jvm) and "MapInArrow" not in _plan(jvm)
+    assert _avro_scan(_plan(jvm)) and "MapInArrow" not in _plan(jvm)
     got = _rows(jvm)
     assert _same(got, _rows(cow.read()))
     by_id = {r[0]: r for r in got}
@@ -94,12 +99,12 @@ def test_jvm_reader_agrees_with_python_and_cow_on_every_type(spark, tmp_path):
     assert by_id[4][13] is None and by_id[1][13] == (1, "b1")
     mor.set_properties({"evonb.mor.read.jvm": "false"})
     python = mor.read()
-    assert "FileScan avro" not in _plan(python) and "MapInArrow" in _plan(python)
+    assert not _avro_scan(_plan(python)) and "MapInArrow" in _plan(python)
     assert _same(_rows(python), got)
     python_meta = _rows(mor.read(meta_columns=True))
     mor.set_properties({"evonb.mor.read.jvm": "true"})
     jvm_meta = mor.read(meta_columns=True)
-    assert "FileScan avro" in _plan(jvm_meta)
+    assert _avro_scan(_plan(jvm_meta))
     assert _same(_rows(jvm_meta), python_meta)
     by_key = read_snapshot(mor, snap, mor.schema, meta=True, positions=False)
     assert _same(python_meta, _rows(by_key))
@@ -120,13 +125,13 @@ def test_deletes_and_groups_of_several_commits(spark, tmp_path):
     groups = file_groups(mor.snapshot())
     assert len(groups) >= 2 and all(len({f.instant for f in g}) == 1 for g in groups.values())
     one = mor.read()
-    assert "FileScan avro" in _plan(one) and "MapInArrow" not in _plan(one)
+    assert _avro_scan(_plan(one)) and "MapInArrow" not in _plan(one)
     assert _rows(one) == _rows(cow.read())
     assert not any(r[0] in (1, 2) for r in _rows(one)) and (11, "u", 9) in _rows(one)
     _write(both, spark, [(1, "back", 0), (13, "u13", 7)], cols)  # both groups: two commits
     _write(both, spark, [(15, "u15", 8)], cols)
     mixed = mor.read()
-    assert "MapInArrow" in _plan(mixed) and "FileScan avro" in _plan(mixed)
+    assert "MapInArrow" in _plan(mixed) and _avro_scan(_plan(mixed))
     assert _rows(mixed) == _rows(cow.read())
     assert (1, "back", 0) in _rows(mixed) and (12, "b12", 5) in _rows(mixed)
     snap = mor.snapshot()
@@ -145,7 +150,7 @@ def test_names_are_read_by_their_physical_names(spark, tmp_path):
                 "insert")
         t.write(spark.createDataFrame([(2, "new", (20,), 9)], schema), "upsert")
     read = mor.read()
-    assert "FileScan avro" in _plan(read) and "MapInArrow" not in _plan(read)
+    assert _avro_scan(_plan(read)) and "MapInArrow" not in _plan(read)
     assert read.columns == ["id", "v w", "s", "ts"]
     assert _rows(read) == _rows(cow.read()) and (2, "new", (20,), 9) in _rows(read)
 
@@ -159,7 +164,7 @@ def test_a_tinyint_column_uses_python(spark, tmp_path):
         t.write(spark.createDataFrame([(i, i, i * 100, 5) for i in range(6)], schema), "insert")
         t.write(spark.createDataFrame([(2, -3, -300, 9)], schema), "upsert")
     read = mor.read()
-    assert "MapInArrow" in _plan(read) and "FileScan avro" not in _plan(read)
+    assert "MapInArrow" in _plan(read) and not _avro_scan(_plan(read))
     assert _rows(read) == _rows(cow.read()) and (2, -3, -300, 9) in _rows(read)
 
 
@@ -174,12 +179,12 @@ def test_a_codec_spark_cannot_decode_uses_python(spark, tmp_path, monkeypatch):
     _write((mor, cow), spark, [(i, f"b{i}", 5) for i in range(10)], cols, "insert")
     _write((mor, cow), spark, [(3, "u", 9)], cols)
     read = mor.read()
-    assert "FileScan avro" in _plan(read)
+    assert _avro_scan(_plan(read))
     assert _rows(read) == _rows(cow.read()) and (3, "u", 9) in _rows(read)
     monkeypatch.setattr(mor_module, "JVM_AVRO_CODECS", frozenset({"null"}))
     mor_module._POSITION_PLANS.clear()
     read = mor.read()
-    assert "MapInArrow" in _plan(read) and "FileScan avro" not in _plan(read)
+    assert "MapInArrow" in _plan(read) and not _avro_scan(_plan(read))
     assert _rows(read) == _rows(cow.read())
 
 

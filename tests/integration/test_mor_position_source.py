@@ -16,7 +16,7 @@ import zipfile
 import pytest
 
 import evonb
-from evonb.spark import position_source
+from evonb.spark import jvm, position_source
 from evonb.table.mor import read_snapshot
 
 pytestmark = pytest.mark.spark
@@ -78,7 +78,7 @@ def _by_key(t):
 
 def test_the_shared_session_has_the_source(spark):
     assert position_source.available(spark)
-    jar = position_source.jar(build=False)
+    jar = jvm.jar(build=False)
     assert jar is not None and str(jar) in spark.conf.get("spark.jars")
 
 
@@ -186,13 +186,15 @@ def test_a_row_past_the_planned_rows_fails_the_read(spark, tmp_path):
 
 def test_the_jar_is_compiled_into_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("EVONB_JVM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(position_source, "_built", {})
-    assert position_source.jar(build=False) is None  # not in this cache yet
-    jar = position_source.jar()
+    monkeypatch.setattr(jvm, "_built", {})
+    assert jvm.jar(build=False) is None  # not in this cache yet
+    jar = jvm.jar()
     assert jar is not None and jar.parent == tmp_path / "cache"
     with zipfile.ZipFile(jar) as z:
-        assert "org/evonb/spark/PositionFilteredParquet.class" in z.namelist()
-    settings = position_source.with_jar({"spark.jars": "/x/other.jar", "k": "v"})
+        names = z.namelist()
+    assert "org/evonb/spark/PositionFilteredParquet.class" in names
+    assert "org/evonb/spark/LogBlockAvro.class" in names
+    settings = jvm.with_jar({"spark.jars": "/x/other.jar", "k": "v"})
     assert settings == {"spark.jars": f"/x/other.jar,{jar}", "k": "v"}
 
 
@@ -200,9 +202,9 @@ def test_without_javac_there_is_no_jar_and_reads_fall_back(tmp_path, monkeypatch
     monkeypatch.setenv("EVONB_JVM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.setattr(position_source, "_built", {})
-    with caplog.at_level(logging.INFO, logger=position_source.__name__):
-        assert position_source.jar() is None
+    monkeypatch.setattr(jvm, "_built", {})
+    with caplog.at_level(logging.INFO, logger=jvm.__name__):
+        assert jvm.jar() is None
     assert "no javac" in caplog.text
-    assert position_source.with_jar({"k": "v"}) == {"k": "v"}
+    assert jvm.with_jar({"k": "v"}) == {"k": "v"}
     assert not (tmp_path / "cache").exists()
