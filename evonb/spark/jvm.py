@@ -37,7 +37,7 @@ JAVA_DIR = Path(__file__).with_name("jvm")
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _built: dict[str, Path | None] = {}
-_checked: dict[tuple[int, str], bool] = {}
+_checked: dict[tuple[int, str, str], bool] = {}
 
 
 def sources() -> list[Path]:
@@ -136,7 +136,7 @@ def loadable(spark: SparkSession, name: str) -> bool:
     """Whether ``spark`` can load the class ``name`` (its session was started with the jar);
     checked once per session."""
     sc = spark.sparkContext
-    key = (id(sc._jsc), name)  # type: ignore[attr-defined]
+    key = (id(sc._jsc), sc.applicationId, name)  # type: ignore[attr-defined]
     found = _checked.get(key)
     if found is None:
         try:
