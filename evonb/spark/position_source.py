@@ -39,17 +39,25 @@ def available(spark: SparkSession) -> bool:
     return jvm.loadable(spark, SOURCE)
 
 
+def bitmap(rows: int, positions: Any) -> Any:
+    """A bit per row of a file of ``rows`` rows, set at ``positions`` (an integer array), 64
+    rows a word (row ``p`` is bit ``p % 64`` of word ``p // 64``): a NumPy ``uint64`` array
+    of at least one word."""
+    import numpy as np
+
+    bits = np.zeros(max(1, -(-rows // 64)), dtype=np.uint64)
+    pos = np.asarray(positions, dtype=np.int64)
+    np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
+    return bits
+
+
 def encode(files: Sequence[tuple[str, int, Any]]) -> str:
     """The option :data:`OPTION` for ``files``: each a file name, its number of rows and the
     positions its rows are dropped at (an integer array)."""
-    import numpy as np
-
     parts = [struct.pack("<i", len(files))]
     for name, rows, positions in files:
         raw = name.encode("utf-8")
-        bits = np.zeros(max(1, -(-rows // 64)), dtype=np.uint64)
-        pos = np.asarray(positions, dtype=np.int64)
-        np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
+        bits = bitmap(rows, positions)
         parts += [struct.pack("<i", len(raw)), raw, struct.pack("<qi", rows, len(bits)),
                   bits.astype("<u8").tobytes()]
     return base64.b64encode(b"".join(parts)).decode("ascii")

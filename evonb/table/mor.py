@@ -350,10 +350,7 @@ def _kept_rows(spark: SparkSession, files: Sequence[DataFile], drops: dict[str, 
     modulus = _size_slots(keys)
     words, slots, by_name, at = [], {}, {}, 0
     for f, key in zip(files, keys, strict=True):
-        n = max(1, -(-f.rows // 64))
-        bits = np.zeros(n, dtype=np.uint64)
-        pos = np.asarray(drops[f.path], dtype=np.int64)
-        np.bitwise_or.at(bits, pos >> 6, np.uint64(1) << (pos & 63).astype(np.uint64))
+        bits = position_source.bitmap(f.rows, drops[f.path])
         words.append(bits.view(np.int64))
         if modulus and count[key] == 1:
             slots[key % modulus] = (key, at)
@@ -361,7 +358,7 @@ def _kept_rows(spark: SparkSession, files: Sequence[DataFile], drops: dict[str, 
             if modulus:
                 slots[key % modulus] = (key, None)  # shared by several files: by name
             by_name[f.path.rsplit("/", 1)[-1]] = at
-        at += n
+        at += len(bits)
 
     # The slot table: the offset of the file whose key falls in the slot, or a mark for
     # files found by name, or for an empty slot.
