@@ -450,7 +450,7 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     if found is not None:
         return list(found)
     if in_reader:
-        # Dropped inside the Parquet reader, which checks each file's row count.
+        # Dropped inside the Parquet reader, which fails on a row past a file's planned rows.
         kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
                           positions=position_source.encode([
                               (n, f.rows, drops[f.path])
