@@ -12,6 +12,9 @@ from IPython.core.error import UsageError
 from evonb.errors import DDLSyntaxError, EvoError
 
 _PLAN = re.compile(r";\s*\n\s*['\w]")
+_EVONB_CAUSE = re.compile(r"[\w.$]+(?:Exception|Error): (evonb: [^\n]+)")
+"""An exception line of the JVM whose message is one of evonb's own checks: evonb's Spark
+readers (:mod:`evonb.spark.jvm`) start theirs with ``evonb:``."""
 
 
 def format_evo_error(exc: EvoError) -> str:
@@ -25,15 +28,40 @@ def format_evo_error(exc: EvoError) -> str:
     return text
 
 
+def evonb_cause(exc: BaseException) -> str | None:
+    """The message of an evonb check that failed inside Spark's JVM and reached Python as
+    ``exc`` (a failed task: Spark's ``FAILED_READ_FILE``, or py4j's ``Py4JJavaError`` around
+    the aborted job), or None when no such check is in it."""
+    match = _EVONB_CAUSE.search(str(exc))
+    return match.group(1).strip() if match else None
+
+
 def format_spark_error(exc: BaseException) -> str:
     """A Spark error without the JVM stack and the logical plan Spark appends (a SQL excerpt
-    with carets, when Spark gives one, is kept)."""
+    with carets, when Spark gives one, is kept). A failed evonb check inside the JVM
+    (:func:`evonb_cause`) is what the message says: alone for a job py4j reports as aborted,
+    after Spark's own first lines otherwise."""
+    cause = evonb_cause(exc)
+    if cause is not None and _is_java_error(exc):
+        return cause
     text = str(exc).split("\nJVM stacktrace:", 1)[0].split("\n\tat ", 1)[0].strip("\n")
     if "== SQL" not in text:
         match = _PLAN.search(text)
         if match:
             text = text[: match.start()]
-    return text.strip() or type(exc).__name__
+    text = text.strip()
+    if cause is not None and cause not in text:
+        text = f"{text}\n{cause}".strip()
+    return text or type(exc).__name__
+
+
+def _is_java_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is py4j's wrapper of a JVM exception (a job that failed in a task)."""
+    try:
+        from py4j.protocol import Py4JJavaError
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(exc, Py4JJavaError)
 
 
 @contextlib.contextmanager
@@ -66,7 +94,9 @@ def _spark_error_types() -> tuple[type[BaseException], ...]:
 
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
-    """Re-raise evonb errors and Spark SQL errors as :class:`UsageError`."""
+    """Re-raise evonb errors, Spark SQL errors and evonb checks that failed inside Spark's JVM
+    (:func:`evonb_cause`) as :class:`UsageError`; other errors are bugs and keep their
+    traceback."""
     try:
         with quiet_spark_logs():
             yield
@@ -75,4 +105,8 @@ def user_errors() -> Iterator[None]:
     except EvoError as exc:
         raise UsageError(format_evo_error(exc)) from None
     except _spark_error_types() as exc:
+        raise UsageError(format_spark_error(exc)) from None
+    except Exception as exc:
+        if not (_is_java_error(exc) and evonb_cause(exc)):
+            raise
         raise UsageError(format_spark_error(exc)) from None

@@ -56,3 +56,48 @@ def test_user_errors_turns_evo_errors_into_usage_errors():
         raise ColumnNotFoundError("x")
     with pytest.raises(KeyError), user_errors():
         raise KeyError("a bug stays a bug")
+
+
+def test_an_evonb_check_in_a_spark_error_is_shown_after_sparks_lines():
+    exc = FakeSparkError(
+        "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file:/t/a.avro. "
+        "SQLSTATE: KD001\n\nJVM stacktrace:\norg.apache.spark.SparkException: ...\n"
+        "\tat org.apache.Foo\nCaused by: java.lang.IllegalArgumentException: evonb: the log "
+        "block reader cannot read column x of Avro type ENUM; set evonb.mor.read.jvm=false\n"
+        "\tat org.evonb.Bar")
+    assert format_spark_error(exc) == (
+        "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file file:/t/a.avro. "
+        "SQLSTATE: KD001\nevonb: the log block reader cannot read column x of Avro type ENUM; "
+        "set evonb.mor.read.jvm=false")
+
+
+@pytest.mark.spark
+def test_a_check_failing_inside_the_jvm_is_one_readable_message(evo, spark, warehouse):
+    """A merge-on-read base file replaced in place by a longer one: evonb's Parquet source
+    stops the read, and ``%evo read`` shows its message, not py4j's report and the JVM stack."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import evonb
+    from evonb.spark import position_source
+
+    assert position_source.available(spark)
+    t = evonb.create_table(warehouse / "m", "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts", table_type="mor")
+    t.write(spark.range(0, 50, 1, 1).selectExpr("id", "concat('b', id) AS v", "1L AS ts"),
+            "insert")
+    t.write(spark.createDataFrame([(3, "u", 2)], "id long, v string, ts long"), "upsert")
+    assert sorted(r.v for r in t.read().collect() if r.id == 3) == ["u"]
+    (base,) = t.snapshot().files
+    path = t.root / base.path
+    rows = pq.read_table(path)
+    pq.write_table(pa.concat_tables([rows, rows]), path)  # 100 rows where 50 were written
+
+    with pytest.raises(Exception) as raw:
+        t.read().collect()
+    want = (f"evonb: base file {path.name} has a row at position 50, past the 50 rows "
+            "planned; read the table again")
+    assert format_spark_error(raw.value) == want
+    with pytest.raises(UsageError) as shown:
+        evo("read m")
+    assert str(shown.value) == want
