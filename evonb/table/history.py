@@ -56,9 +56,31 @@ class Commit:
         value = self.metadata.get("completion_time")
         return value if isinstance(value, str) else self.instant
 
+    @property
+    def effect(self) -> str:
+        """What the commit did, in a few words: files added and removed and rows written; for
+        a clean, what it deleted and the first commit it kept readable; for a rollback, the
+        commits it undid and what it deleted."""
+        meta = self.metadata
+        if self.action == "clean":
+            return (f"deleted {_count(meta.get('cleaned_files'), 'file')} and "
+                    f"{_count(meta.get('cleaned_versions'), 'schema version')}; commits from "
+                    f"{meta.get('earliest_retained', '?')} on stay readable")
+        if self.action == "rollback":
+            undone = [str(i) for i in meta.get("rolled_back", ())]
+            return (f"rolled back {', '.join(undone) or 'nothing'}; deleted "
+                    f"{_count(meta.get('files_deleted'), 'file')} and "
+                    f"{_count(meta.get('versions_deleted'), 'schema version')}")
+        return f"+{self.files_added}/-{self.files_removed} files, {self.rows_written} rows"
+
     def __str__(self) -> str:
-        return (f"{self.instant} {self.operation:<10} schema {self.schema_version} "
-                f"+{self.files_added}/-{self.files_removed} files, {self.rows_written} rows")
+        return f"{self.instant} {self.operation:<10} schema {self.schema_version} {self.effect}"
+
+
+def _count(items: Any, noun: str) -> str:
+    """``items`` (a list recorded in a commit, or a count) as "N nouns"."""
+    n = items if isinstance(items, int) else len(items) if isinstance(items, list | tuple) else 0
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 _COLUMNS = ("instant", "time", "action", "operation", "schema_version", "files_added",

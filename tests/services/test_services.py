@@ -144,6 +144,11 @@ def test_clean_retention_and_schema_pruning(spark, tmp_path):
     # versions: the latest (policy) and the one the upsert's file uses stay; the first goes
     assert commit.metadata["cleaned_versions"] == [versions[0]]
     assert t._store.versions() == versions[1:]
+    assert str(commit).endswith(
+        f"clean      schema {t.schema.version_id} deleted {len(gone)} file"
+        f"{'' if len(gone) == 1 else 's'} and 1 schema version; commits from {c3} on stay "
+        "readable")
+    assert str(t.history()[-1]) == str(commit)
     assert {f.version for f in t.snapshot().files} == {versions[1]}
     assert _rows(t.read()) == before
     assert t.read(as_of=c3).count() == 2
@@ -164,6 +169,8 @@ def test_rollback_of_the_last_write_and_of_a_ddl(spark, tmp_path):
     commit = t.rollback()
     assert commit.operation == "rollback" and commit.metadata["rolled_back"] == [undone]
     assert _rows(t.read()) == before and _data_files(t) == files
+    assert str(commit) == (f"{commit.instant} rollback   schema {commit.schema_version} "
+                           f"rolled back {undone}; deleted 1 file and 0 schema versions")
     assert undone not in [c.instant for c in t.history()]
     with pytest.raises(CommitNotFoundError):
         t.read(as_of=undone)
