@@ -31,6 +31,7 @@ from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
+from evonb.spark.kept import KeptCache
 from evonb.table.config import TableConfig
 from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
@@ -56,6 +57,9 @@ CommitRef = str | Commit | CommitRecord | datetime | date
 
 PROP_ADD_COLUMNS = "evonb.write.add_columns"
 PROP_FILL_MISSING = "evonb.write.fill_missing"
+SNAPSHOTS_KEPT = 64
+"""Snapshots an open table keeps (the most recently read first): reading one again skips
+replaying the timeline."""
 
 
 def _layout_file(root: Path, version: str) -> Path:
@@ -235,7 +239,9 @@ class Table:
         self.timeline = Timeline(root)
         self._store = SchemaStore(root)
         self._layouts: dict[str, Layout] = {}
-        self._snapshots: dict[tuple[int, str, str] | None, Snapshot] = {}
+        # Snapshots by (commits replayed, last instant, its completion): the latest ones
+        # read, so time travel over a long history keeps a bounded number.
+        self._snapshots: KeptCache[Snapshot] = KeptCache(SNAPSHOTS_KEPT)
 
     # ---------------------------------------------------------------- basics
     @property
@@ -429,10 +435,10 @@ class Table:
             commits = [c for c in commits if c.order <= target.order]
         key = (len(commits), commits[-1].instant, commits[-1].completion) if commits else None
         cached = self._snapshots.get(key)
-        if cached is not None and len(self._snapshots) < 64:
+        if cached is not None:
             return cached
         snap = replay(commits, INITIAL_VERSION)
-        self._snapshots[key] = snap
+        self._snapshots.put(key, snap)
         return snap
 
     # ------------------------------------------------------------------- DDL
