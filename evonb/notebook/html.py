@@ -190,16 +190,26 @@ def note_html(text: str, kind: str = "info") -> str:
 def commit_line(c: Commit) -> str:
     """``20261122101500000 · commit/upsert · schema … · +1/-0 files · 3 rows``."""
     what = c.operation if c.operation == c.action else f"{c.action}/{c.operation}"
+    if c.action in TABLE_SERVICES_THAT_DELETE:  # what it deleted, not "+0/-0 files"
+        return f"{c.instant} · {what} · schema {c.schema_version} · {c.effect}"
     return (f"{c.instant} · {what} · schema {c.schema_version} · "
             f"+{c.files_added}/-{c.files_removed} files · {c.rows_written} rows")
+
+
+TABLE_SERVICES_THAT_DELETE = ("clean", "rollback")
+"""Actions whose commits add and remove no live file but delete files (``Commit.effect``)."""
 
 
 def commit_html(c: Commit) -> str:
     """A small key/value table describing one commit."""
     rows = [("instant", c.instant), ("time", c.time), ("completed", c.completed),
             ("action", c.action),
-            ("operation", c.operation), ("schema version", c.schema_version),
-            ("files", f"+{c.files_added} / -{c.files_removed}"), ("rows written", c.rows_written)]
+            ("operation", c.operation), ("schema version", c.schema_version)]
+    if c.action in TABLE_SERVICES_THAT_DELETE:
+        rows.append(("effect", c.effect))
+    else:
+        rows += [("files", f"+{c.files_added} / -{c.files_removed}"),
+                 ("rows written", c.rows_written)]
     body = "".join(f'<tr><td style="{CELL} {MUTED}">{e(k)}</td>'
                    f'<td style="{CELL} {MONO}">{e(v)}</td></tr>' for k, v in rows)
     return f'<table class="evonb-commit" style="{FONT} border-collapse: collapse;">{body}</table>'

@@ -116,6 +116,27 @@ def test_timeline_selection_shows_schema_change_and_data_then(trips, spark):
 
 
 @pytest.mark.spark
+def test_timeline_says_what_a_rollback_deleted(trips, spark):
+    trips.write(spark.createDataFrame([(4, "dave", 15.0, "rome", 2)],
+                                      "trip_id bigint, rider string, fare double, "
+                                      "city string, ts bigint"), mode="upsert")
+    undone = trips.history()[-1].instant
+    rolled = trips.rollback()
+    widget = TimelineWidget(trips)
+    label = {v: text for text, v in widget.selector.options}[rolled.instant]
+    assert label.endswith(f"· rollback · schema {rolled.schema_version} · rolled back "
+                          f"{undone}; deleted 1 file and 0 schema versions")
+    widget.select(rolled.instant)
+    assert f"rolled back {undone}; deleted 1 file" in widget._details.value
+    assert "rows written" not in widget._details.value
+    written = trips.history()[1]
+    widget.select(written.instant)  # a data commit keeps its files and rows
+    assert written.files_added >= 1 and written.rows_written == 3
+    assert "rows written" in widget._details.value
+    assert f"+{written.files_added} / -0" in widget._details.value
+
+
+@pytest.mark.spark
 def test_timeline_preview_errors_stay_inside_the_widget(trips, monkeypatch):
     widget = TimelineWidget(trips)
 
