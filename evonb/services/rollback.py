@@ -161,16 +161,26 @@ def _undo_attempt(table: Table, inst: Instant, plan: dict[str, Any]) -> list[str
         _remove_paths(root, plan.get("files", ()))
         _drop_versions(table, plan.get("versions", ()))
         removed.extend(plan.get("files", ()))
-    for p in files_of_instant(root, inst.timestamp):
-        p.unlink(missing_ok=True)
-        removed.append(p.relative_to(root).as_posix())
+    removed.extend(_remove_files_of(root, inst.timestamp))
     shutil.rmtree(staging_dir(root, inst.timestamp), ignore_errors=True)
     if inst.action != "rollback":
         referenced = {r.metadata.get("schema_version") for r in table.timeline.completed()}
         if inst.timestamp not in referenced:
             _drop_versions(table, [inst.timestamp])
     table.timeline.abort(inst.timestamp)
+    # A task of the killed writer may still have placed a log block since the look above;
+    # one placed from here on finds the attempt gone and removes its block itself
+    # (evonb.table.timeline.instant_on_timeline).
+    removed.extend(_remove_files_of(root, inst.timestamp))
     return removed
+
+
+def _remove_files_of(root: Path, instant: str) -> list[str]:
+    """Delete the files named with ``instant`` (:func:`files_of_instant`); their paths."""
+    paths = files_of_instant(root, instant)
+    for p in paths:
+        p.unlink(missing_ok=True)
+    return [p.relative_to(root).as_posix() for p in paths]
 
 
 def rollback_failed(table: Table) -> list[str]:

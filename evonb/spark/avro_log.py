@@ -30,7 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from evonb.errors import SchemaEvolutionError
+from evonb.errors import EvoError, SchemaEvolutionError
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BIGINT,
@@ -51,6 +51,7 @@ from evonb.spark.avro_fast import (
 )
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.snapshot import DataFile
+from evonb.table.timeline import instant_on_timeline
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -481,6 +482,13 @@ class _BlockSink:
             self.writer.close()
         full = os.path.join(self.root, self.final)
         os.replace(self.tmp, full)
+        if not instant_on_timeline(self.root, self.instant):
+            # The attempt was rolled back (its driver was killed) while this task wrote:
+            # the rollback may have looked for its files already, so this one goes here.
+            os.unlink(full)
+            raise EvoError(f"The write {self.instant} was rolled back while a task wrote its "
+                           f"log block {self.final}; the block is removed",
+                           hint="write again: the table is as it was before that write")
         self.stats.append((self.final, self.base, self.rows, os.path.getsize(full)))
         self.base = None
 

@@ -197,6 +197,19 @@ def _point(ref: InstantRef | datetime | date) -> str:
     return instant_from_datetime(ref)
 
 
+def instant_on_timeline(root: str | os.PathLike[str], instant: str) -> bool:
+    """Whether the timeline of the table at ``root`` still has a file of ``instant`` (requested,
+    inflight or completed): False once a rollback has aborted the attempt. Spark tasks that
+    write into the table folder ask it after placing a file, so that a task outliving its
+    killed driver does not leave a file behind the rollback of its attempt."""
+    prefix = f"{instant}."
+    try:
+        with os.scandir(evo_dir(root) / TIMELINE_DIR) as entries:
+            return any(e.name.startswith(prefix) for e in entries)
+    except FileNotFoundError:
+        return False
+
+
 class Timeline:
     """The timeline of the table at ``root`` (see the module docstring for the layout)."""
 

@@ -212,3 +212,45 @@ def test_cli_exit_codes_and_json(table) -> None:
     fixed = run_cli("check", table.path, "--repair")
     assert fixed.returncode == 0 and "removed eeee_0_20200101000000000.parquet" in fixed.stdout
     assert run_cli("check").returncode == 2
+
+
+def test_a_log_block_placed_while_its_attempt_is_rolled_back_is_removed(table, monkeypatch):
+    """A task of a killed writer can outlive it and place a log block during the rollback of
+    its attempt: before the rollback's abort (its second look removes the block), or after it
+    (the task sees the attempt gone and removes the block itself)."""
+    from evonb.services import rollback as rb
+    from evonb.spark.avro_log import _BlockSink, log_path
+    from evonb.table.timeline import instant_on_timeline
+
+    inst = table.timeline.requested("deltacommit", plan={"operation": "upsert",
+                                                         "writer": writer(dead_pid())})
+    ts = inst.timestamp
+    late = log_path("aaaa_0_x.parquet", ts, 3, "avro")
+    real_abort = table.timeline.abort
+
+    def abort_after_a_late_block(instant):  # the block lands after the rollback's first look
+        (table.root / late).write_bytes(b"a late block")
+        real_abort(instant)
+
+    monkeypatch.setattr(type(table.timeline), "abort",
+                        lambda self, i: abort_after_a_late_block(i)
+                        if self is table.timeline else real_abort(i))
+    assert instant_on_timeline(table.root, ts)
+    assert rb.rollback_failed(table) == [ts]
+    assert not (table.root / late).exists()
+    assert not instant_on_timeline(table.root, ts)
+    assert table.timeline.last_completed().metadata["files_deleted"] == [late]
+    monkeypatch.undo()
+
+    # After the abort: the task's block sink finds the attempt gone when it places the block.
+    struct_schema = pa.schema([("id", pa.int64())])
+    from evonb.schema.types import BIGINT, NestedField, StructType
+
+    struct = StructType((NestedField(1, "id", BIGINT, True),))
+    sink = _BlockSink(str(table.root), ts, table.schema.version_id, 0, 0, "parquet", None,
+                      struct, struct_schema, "null")
+    sink.add("aaaa_0_x.parquet", pa.record_batch([pa.array([1, 2])], schema=struct_schema))
+    with pytest.raises(evonb.EvoError, match=f"The write {ts} was rolled back while a task"):
+        sink.close()
+    assert not list(table.root.glob(f".aaaa_0_x.log.{ts}_*"))
+    assert check_table(table.path).ok

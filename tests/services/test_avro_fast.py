@@ -55,6 +55,9 @@ def _block(tmp_path, ddl: str, rows: list[dict], codec: str = "null", batch: int
     schema = Schema.from_ddl(ddl)
     struct = block_struct(schema)
     arrow = arrow_schema(struct, "UTC")
+    timeline = tmp_path / ".evo" / "timeline"  # the write the block belongs to is under way
+    timeline.mkdir(parents=True, exist_ok=True)
+    (timeline / f"{INSTANT}.deltacommit.requested").write_text("{}")
     sink = _BlockSink(str(tmp_path), INSTANT, schema.version_id, 0, 0, "avro",
                       block_avro_schema(schema), struct, arrow, codec, {BASE: 10_000})
     full = [{f.name: r.get(f.name) for f in struct.fields} | {"_evo_commit_time": INSTANT}

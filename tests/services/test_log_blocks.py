@@ -52,6 +52,9 @@ def _write(tmp_path: Path, schema: Schema, fmt: str, instant: str, rows: list[di
     struct = block_struct(schema)
     arrow = arrow_schema(struct, "UTC")
     avro = block_avro_schema(schema) if fmt == "avro" else None
+    timeline = tmp_path / ".evo" / "timeline"  # the write the block belongs to is under way
+    timeline.mkdir(parents=True, exist_ok=True)
+    (timeline / f"{instant}.deltacommit.requested").write_text("{}")
     sink = _BlockSink(str(tmp_path), instant, schema.version_id, 0, 0, fmt, avro, struct,
                       arrow, "null")
     full = [{f.name: r.get(f.name) for f in struct.fields} | {"_evo_commit_time": instant}
