@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from evonb.schema.diffing import KINDS, format_value
 from evonb.schema.render import display_name, type_label
 from evonb.schema.schema import ROOT_ID, walk
+from evonb.table.history import DELETING_ACTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -190,14 +191,10 @@ def note_html(text: str, kind: str = "info") -> str:
 def commit_line(c: Commit) -> str:
     """``20261122101500000 · commit/upsert · schema … · +1/-0 files · 3 rows``."""
     what = c.operation if c.operation == c.action else f"{c.action}/{c.operation}"
-    if c.action in TABLE_SERVICES_THAT_DELETE:  # what it deleted, not "+0/-0 files"
+    if c.action in DELETING_ACTIONS:  # what it deleted, not "+0/-0 files"
         return f"{c.instant} · {what} · schema {c.schema_version} · {c.effect}"
     return (f"{c.instant} · {what} · schema {c.schema_version} · "
             f"+{c.files_added}/-{c.files_removed} files · {c.rows_written} rows")
-
-
-TABLE_SERVICES_THAT_DELETE = ("clean", "rollback")
-"""Actions whose commits add and remove no live file but delete files (``Commit.effect``)."""
 
 
 def commit_html(c: Commit) -> str:
@@ -205,7 +202,7 @@ def commit_html(c: Commit) -> str:
     rows = [("instant", c.instant), ("time", c.time), ("completed", c.completed),
             ("action", c.action),
             ("operation", c.operation), ("schema version", c.schema_version)]
-    if c.action in TABLE_SERVICES_THAT_DELETE:
+    if c.action in DELETING_ACTIONS:
         rows.append(("effect", c.effect))
     else:
         rows += [("files", f"+{c.files_added} / -{c.files_removed}"),

@@ -62,19 +62,24 @@ class Commit:
         a clean, what it deleted and the first commit it kept readable; for a rollback, the
         commits it undid and what it deleted."""
         meta = self.metadata
+        if self.action not in DELETING_ACTIONS:
+            return f"+{self.files_added}/-{self.files_removed} files, {self.rows_written} rows"
         if self.action == "clean":
             return (f"deleted {_count(meta.get('cleaned_files'), 'file')} and "
                     f"{_count(meta.get('cleaned_versions'), 'schema version')}; commits from "
                     f"{meta.get('earliest_retained', '?')} on stay readable")
-        if self.action == "rollback":
-            undone = [str(i) for i in meta.get("rolled_back", ())]
-            return (f"rolled back {', '.join(undone) or 'nothing'}; deleted "
-                    f"{_count(meta.get('files_deleted'), 'file')} and "
-                    f"{_count(meta.get('versions_deleted'), 'schema version')}")
-        return f"+{self.files_added}/-{self.files_removed} files, {self.rows_written} rows"
+        undone = [str(i) for i in meta.get("rolled_back", ())]
+        return (f"rolled back {', '.join(undone) or 'nothing'}; deleted "
+                f"{_count(meta.get('files_deleted'), 'file')} and "
+                f"{_count(meta.get('versions_deleted'), 'schema version')}")
 
     def __str__(self) -> str:
         return f"{self.instant} {self.operation:<10} schema {self.schema_version} {self.effect}"
+
+
+DELETING_ACTIONS = ("clean", "rollback")
+"""Actions whose commits add and remove no live file but delete files: their
+:attr:`Commit.effect` says what they deleted."""
 
 
 def _count(items: Any, noun: str) -> str:
