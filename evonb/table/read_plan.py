@@ -147,14 +147,18 @@ def physical_struct(schema: Schema, layout: Layout) -> StructType:
 
 
 def _same(a: Type, b: Type) -> bool:
-    """Equal names and types (IDs, nullability, defaults and comments aside)."""
+    """Equal field IDs, names and types at every depth (nullability, defaults and comments
+    aside): a file struct read as it is then has exactly the query's members. Names alone are
+    not enough: after a swap of two names, or a drop and re-add under the old name, the file's
+    physical names can equal the query's names while their IDs differ."""
     if a.is_primitive or b.is_primitive:
         return a == b
     if type(a) is not type(b):
         return False
     ca, cb = a.children(), b.children()
     return len(ca) == len(cb) and all(
-        x.name == y.name and _same(x.type, y.type) for x, y in zip(ca, cb, strict=True)
+        x.id == y.id and x.name == y.name and _same(x.type, y.type)
+        for x, y in zip(ca, cb, strict=True)
     )
 
 
