@@ -96,10 +96,12 @@ class ColumnNotFoundError(EvoError):
 class CommitNotFoundError(EvoError):
     """An instant, commit or schema version that the table does not have."""
 
-    def __init__(self, ref: object, nearest: Iterable[str] = (), *, what: str = "commit") -> None:
+    def __init__(self, ref: object, nearest: Iterable[str] = (), *, what: str = "commit",
+                 hint: str | None = None) -> None:
         self.ref = ref
         self.nearest = list(nearest)
-        hint = f"nearest: {', '.join(self.nearest)}" if self.nearest else None
+        if hint is None and self.nearest:
+            hint = f"nearest: {', '.join(self.nearest)}"
         super().__init__(f"No such {what}: {ref!r}", hint=hint)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from evonb.table.refs import expand_ref
+
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.table import Table
-
-_INDEX_REF = re.compile(r"@(-?\d+)\Z")
 
 
 @dataclass
@@ -143,17 +142,8 @@ def identifier(value: str) -> str:
 
 
 def resolve_ref(table: Table, ref: str) -> str:
-    """A commit reference as the library takes it; ``@N`` is the N-th commit of the history
-    (``@0`` the first, ``@-1`` the latest)."""
-    match = _INDEX_REF.match(ref.strip())
-    if not match:
-        return ref.strip()
-    history = table.history()
-    index = int(match.group(1))
-    try:
-        return history[index].instant
-    except IndexError:
-        raise UsageError(
-            f"{ref}: the table {table.name!r} has {len(history)} commits "
-            f"(use @0 .. @{len(history) - 1}, or @-1 for the latest)"
-        ) from None
+    """A commit reference as the library takes it (:mod:`evonb.table.refs`, the one parser):
+    ``@N`` becomes the instant of the N-th commit of the history (``@0`` the first, ``@-1`` the
+    latest); ``latest``, instants, date-times and schema version ids are passed on as text."""
+    return str(expand_ref(ref, table.timeline.completed(), table_name=table.name,
+                          keep_latest=True))

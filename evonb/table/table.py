@@ -40,6 +40,7 @@ from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout, named_me
 from evonb.table.lock import lock_for_table
 from evonb.table.properties import changed_config
 from evonb.table.read_plan import physical_struct
+from evonb.table.refs import expand_ref, history_index, is_latest
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import DataFile, Snapshot, replay
 from evonb.table.timeline import CommitRecord, Timeline
@@ -353,13 +354,13 @@ class Table:
         return [self._store.load(v) for v in versions if v in stored]
 
     def schema_at(self, ref: CommitRef) -> Schema:
-        """The schema in force at a commit (an instant, a Commit, or a date-time)."""
+        """The schema in force at a commit (any reference :meth:`commit` takes)."""
         return self._store.load(self.commit(ref).schema_version)
 
     def _resolve_schema(self, ref: Schema | str | CommitRef) -> Schema:
         if isinstance(ref, Schema):
             return ref
-        if isinstance(ref, str) and ref.lower() == "latest":
+        if is_latest(ref):
             return self.schema
         if isinstance(ref, str) and is_instant(ref) and ref in self._store.versions():
             return self._store.load(ref)
@@ -367,7 +368,9 @@ class Table:
 
     def diff(self, a: Schema | str | CommitRef, b: Schema | str | CommitRef = "latest"
              ) -> SchemaDiff:
-        """What changed between two schema versions or the schemas of two commits."""
+        """What changed between two schema versions or the schemas of two commits: each of
+        ``a`` and ``b`` is a :class:`Schema`, a schema version id, or a commit reference as
+        :meth:`commit` takes it (``"@0"``, ``"latest"``, an instant, a date-time)."""
         return diff(self._resolve_schema(a), self._resolve_schema(b))
 
     def column_history(self, path: str | tuple[str, ...]) -> ColumnHistory:
@@ -407,8 +410,13 @@ class Table:
                        table_name=self.name)
 
     def commit(self, ref: CommitRef) -> CommitRecord:
-        """The completed commit that ``ref`` names: an instant (exact), a :class:`Commit`, or a
-        date-time (the last commit that completed at or before it)."""
+        """The completed commit that ``ref`` names: an instant (exact), a :class:`Commit`, a
+        date-time (the last commit that completed at or before it), ``"@N"`` (the N-th commit
+        of the history, ``@-1`` the latest) or ``"latest"`` (:mod:`evonb.table.refs`)."""
+        if isinstance(ref, str):
+            ref = ref.strip()
+            if is_latest(ref) or history_index(ref) is not None:
+                ref = str(expand_ref(ref, self.timeline.completed(), table_name=self.name))
         if isinstance(ref, Commit | CommitRecord):
             return self.timeline.get(ref.instant)
         if isinstance(ref, str) and is_instant(ref):

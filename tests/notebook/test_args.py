@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
+import evonb
+from evonb.errors import CommitNotFoundError
 from evonb.notebook.args import literal, parse_args, positive_int, resolve_ref
 
 
@@ -58,27 +60,14 @@ def test_literal():
     assert literal("text") == "text"
 
 
-class _History(list):
-    pass
-
-
-class _Table:
-    name = "t"
-
-    def history(self):
-        commit = type("C", (), {})
-        items = []
-        for instant in ("20260101000000000", "20260102000000000"):
-            c = commit()
-            c.instant = instant
-            items.append(c)
-        return items
-
-
-def test_resolve_ref_by_position():
-    t = _Table()
-    assert resolve_ref(t, "@0") == "20260101000000000"
-    assert resolve_ref(t, "@-1") == "20260102000000000"
-    assert resolve_ref(t, " 20260101000000000 ") == "20260101000000000"
-    with pytest.raises(UsageError, match="has 2 commits"):
+def test_resolve_ref_by_position(warehouse):
+    t = evonb.create_table(warehouse / "t", "a int")
+    t.alter("ALTER TABLE t ADD COLUMN b int")
+    first, last = (c.instant for c in t.history())
+    assert resolve_ref(t, "@0") == first
+    assert resolve_ref(t, "@-1") == last
+    assert resolve_ref(t, f" {first} ") == first
+    assert resolve_ref(t, "LATEST") == "latest"  # kept for the library ("today's schema")
+    assert resolve_ref(t, "2026-11-22 10:15") == "2026-11-22 10:15"
+    with pytest.raises(CommitNotFoundError, match="has 2 commits"):
         resolve_ref(t, "@5")

@@ -14,6 +14,7 @@ from evonb.notebook.commands.ddl import AlterPreviewWidget
 from evonb.notebook.commands.services import ServiceResult
 from evonb.notebook.display import TableInfo
 from evonb.notebook.preview import Preview
+from evonb.table.instants import parse_instant
 
 pytestmark = pytest.mark.spark
 
@@ -241,6 +242,23 @@ def test_diff_defaults_to_latest_and_needs_a_commit(evo, trips):
     assert evo(f"diff trips {first} {last}").diff == widget.diff
     with pytest.raises(UsageError, match="Name the schema to compare with"):
         evo("diff trips")
+
+
+def test_commit_references_in_every_form(evo, trips):
+    evo("alter table trips rename column rider to passenger")
+    renamed = ["renamed  2: rider -> passenger"]
+    assert [str(c) for c in evo("diff trips @0 latest").diff] == renamed
+    assert [str(c) for c in evo("diff trips @1 @-1").diff] == renamed
+    write = trips.timeline.completed()[1]
+    when = parse_instant(write.completion).isoformat(sep=" ", timespec="milliseconds")
+    for ref in ("@1", "@-2", write.instant, f"'{when}'"):
+        old = evo(f"read trips as of {ref}")
+        assert list(old.pandas.columns) == ["trip_id", "rider", "fare", "city", "ts"], ref
+        assert f"as of {write.instant}" in old.caption
+    assert "2: passenger" in repr(evo("describe trips as of latest"))
+    assert len(evo("read trips as of latest").rows) == 3
+    with pytest.raises(UsageError, match="table 'trips' has 3 commits"):
+        evo("read trips as of @3")
 
 
 # --------------------------------------------------------------------------------- reads

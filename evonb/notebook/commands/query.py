@@ -39,7 +39,7 @@ def read(ctx: Context, text: str) -> Preview:
     schema_ref = args.clauses.get("schema")
     schema = None
     if schema_ref is not None:
-        schema = "latest" if schema_ref.lower() == "latest" else resolve_ref(table, schema_ref)
+        schema = resolve_ref(table, schema_ref)
     columns = args.options.get("columns")
     if since is not None:
         start = table.commit(resolve_ref(table, since)).instant
