@@ -1,6 +1,6 @@
 """The ``evonb`` command line (also ``python -m evonb``).
 
-``evonb check <table> [--repair [--force]] [--json]`` verifies a table (see
+``evonb check <table> [--deep] [--repair [--force]] [--json]`` verifies a table (see
 :mod:`evonb.table.check`): exit code 0 when it is clean, 1 when problems remain, 2 on a usage
 error.
 """
@@ -18,12 +18,18 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = sub.add_parser(
         "check", help="verify a table; --repair rolls back failed attempts and removes orphans",
-        description="Verify an evonb table: every file a live commit references exists, every "
-        "live file's schema version exists, no orphan files, a well-formed timeline. Exit code "
-        "0 when clean, 1 when problems remain.")
+        description="Verify an evonb table: every file a live commit references exists, has "
+        "the size its commit recorded and a readable Parquet footer or Avro header, every "
+        "live file's schema version exists, no orphan files, a well-formed timeline, no commit "
+        "whose completed file went missing. Exit code 0 when clean, 1 when problems remain.")
     check.add_argument("table", help="the table's folder (a path or a file: URI)")
+    check.add_argument("--deep", action="store_true",
+                       help="also read every row group of every live Parquet file and every "
+                       "block of every Avro log block")
     check.add_argument("--repair", action="store_true",
-                       help="roll back failed attempts and remove orphans, then check again")
+                       help="restore commits whose completed file went missing (when "
+                       "provable), roll back failed attempts and remove orphans, then check "
+                       "again")
     check.add_argument("--force", action="store_true",
                        help="with --repair: also roll back attempts that may still be running "
                        "(only when no writer is running)")
@@ -44,8 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.force and not args.repair:
         parser.error("--force needs --repair")
     try:
-        report = (repair_table(args.table, force=args.force) if args.repair
-                  else check_table(args.table))
+        report = (repair_table(args.table, force=args.force, deep=args.deep) if args.repair
+                  else check_table(args.table, deep=args.deep))
     except EvoError as exc:
         print(f"evonb check: {exc}", file=sys.stderr)
         return 1

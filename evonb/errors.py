@@ -132,6 +132,29 @@ class MetadataCorruptError(EvoError):
         )
 
 
+class DataFileError(EvoError):
+    """A data file or log block of a table that cannot be read; names the file and suggests
+    ``python -m evonb check``. ``path`` is the file, ``table`` the table's folder (or None)."""
+
+    def __init__(self, path: str, reason: str, *, table: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.table = table
+        super().__init__(
+            f"Cannot read {path}: {reason}",
+            hint=f"run `python -m evonb check {table or '<table>'}` to list every damaged file "
+                 "(restore them from a backup, or roll back the commits that wrote them)",
+        )
+
+
+class CorruptFileError(DataFileError):
+    """A data file or log block that is truncated or not a valid Parquet/Avro file."""
+
+
+class DataFileMissingError(DataFileError):
+    """A data file or log block that a commit lists and that is gone."""
+
+
 class DataValidationError(EvoError):
     """Data that does not satisfy a requested change (e.g. nulls under SET NOT NULL)."""
 
@@ -150,7 +173,10 @@ __all__ = [
     "ColumnNotFoundError",
     "CommitNotFoundError",
     "ConflictError",
+    "CorruptFileError",
     "DDLSyntaxError",
+    "DataFileError",
+    "DataFileMissingError",
     "DataValidationError",
     "EvoError",
     "InvalidDefaultError",

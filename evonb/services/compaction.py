@@ -284,7 +284,9 @@ def compact(table: Table, *, upgrade_schema: bool = True,
                 table, snap, rest, read_query=table.physical_query(latest, layout),
                 target=latest, layout=layout, instant=inst.timestamp, progress=progress,
                 stage="compact", done=len(chosen) - len(rest), total=len(chosen)))
-        table.timeline.inflight(inst, {"added": [f.path for f in added]})
+        table.timeline.inflight(inst, {"added": [f.path for f in added],
+                                       "files": [f.to_dict() for f in added],
+                                       "removed": removed})
         with table._locked():
             check_service(table, "compact", "compaction", base, [f.path for f in chosen],
                           instant=inst.timestamp)

@@ -281,8 +281,10 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
                                target=target, layout=layout, instant=instant,
                                transform=retype.transform(layout), progress=progress,
                                stage="rewrite")
-        table.timeline.inflight(inst, {"added": [f.path for f in added]})
         removed = removed_paths(snap, snap.files)
+        table.timeline.inflight(inst, {"added": [f.path for f in added],
+                                       "files": [f.to_dict() for f in added],
+                                       "removed": removed})
         with table._locked():
             check_service(table, "rewrite", "replacecommit", base,
                           [f.path for f in snap.files], instant=instant,

@@ -14,6 +14,11 @@ records its host, process id and process start time in its requested plan; an at
 rolled back when its process is gone (same host) or when it is older than the table property
 ``evonb.rollback.pending.timeout`` (seconds, default 3600), so a write still running in another
 process is left alone.
+
+An attempt whose completed file is missing is not always a failed one: the file may have been
+lost after the commit (a disk error, a manual removal). :func:`lost_commit` tells the two
+apart, and such an attempt is never rolled back (its files belong to the table; ``evonb check
+--repair`` restores its completed file).
 """
 
 from __future__ import annotations
@@ -22,18 +27,19 @@ import os
 import re
 import shutil
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evonb.errors import EvoError
+from evonb.errors import EvoError, MetadataCorruptError
 from evonb.spark.avro_log import parse_log_name
-from evonb.table.fsutil import EVO_DIR
+from evonb.table.fsutil import EVO_DIR, evo_dir, read_json
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
 from evonb.table.snapshot import replay
-from evonb.table.timeline import CommitRecord, Instant, State
+from evonb.table.timeline import COMMIT_COPY_KEY, COMPLETION_KEY, CommitRecord, Instant, State
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.table import CommitRef, Table
@@ -141,6 +147,134 @@ def _drop_versions(table: Table, versions: Sequence[str]) -> list[str]:
     return dropped
 
 
+# ------------------------------------------------------------------------ lost commits
+@dataclass(frozen=True)
+class LostCommit:
+    """A pending attempt that provably committed: its completed file went missing.
+
+    ``reason`` says what proves it; ``metadata`` is the completed file to restore (with its
+    ``completion_time``), or None when it cannot be rebuilt exactly."""
+
+    instant: str
+    action: str
+    reason: str
+    metadata: dict[str, Any] | None
+
+
+def _json_or_none(path: Path) -> Any:
+    try:
+        return read_json(path)
+    except (OSError, MetadataCorruptError):
+        return None
+
+
+def _rolled_back(folder: Path, completed: Sequence[tuple[str, Mapping[str, Any]]]) -> set[str]:
+    """Instants a rollback (completed, or pending: stopped midway) names as undone on
+    purpose."""
+    out: set[str] = set()
+    plans = [m for _, m in completed if m.get("operation") == "rollback"]
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        names = []
+    plans += [_json_or_none(folder / n) for n in names if n.endswith(".rollback.requested")]
+    for plan in plans:
+        if isinstance(plan, dict) and isinstance(plan.get("rolled_back"), list):
+            out.update(str(x) for x in plan["rolled_back"])
+    return out
+
+
+def lost_commit(root: Path, instant: str, action: str,
+                completed: Sequence[tuple[str, Mapping[str, Any]]]) -> LostCommit | None:
+    """Whether the pending attempt ``instant`` (``action``) committed and lost its completed
+    file, given the completed commits ``(instant, metadata)`` in completion order; None when
+    nothing shows that it committed (or a rollback undid it on purpose).
+
+    Proofs, in order: its inflight record holds the copy of the commit written right after the
+    commit point (restored exactly); a completed commit names it as its base
+    (``base_instant``: restored from the files its inflight record lists, at the completion
+    time that commit recorded for its base); a completed commit is in the schema version it
+    made, removes one of its files, or adds a log block to one (not restorable exactly: kept
+    and reported). Intact files alone prove nothing: a writer killed just before its commit
+    point leaves them too.
+    """
+    from evonb.table.check import commit_defect
+
+    folder = evo_dir(root) / "timeline"
+    if instant in _rolled_back(folder, completed):
+        return None
+    inflight = _json_or_none(folder / f"{instant}.{action}.inflight")
+    inflight = inflight if isinstance(inflight, dict) else {}
+    copy = inflight.get(COMMIT_COPY_KEY)
+    if isinstance(copy, dict) and commit_defect(copy) is None:
+        return LostCommit(instant, action, "its inflight record holds the commit it published",
+                          dict(copy))
+    entries = inflight.get("files")
+    entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else None
+    files = {p for p in inflight.get("added", ()) if isinstance(p, str)}
+    files.update(str(e.get("path")) for e in entries or ())
+    for ts, meta in completed:
+        if ts == instant:
+            continue
+        reason = None
+        if meta.get("base_instant") == instant:
+            completion = meta.get("base_completion")
+            reason = f"commit {ts} names it as its base"
+            if entries is not None and isinstance(completion, str):
+                rebuilt = _rebuilt(root, instant, action, inflight, entries, completion,
+                                   completed)
+                if commit_defect(rebuilt) is None:
+                    return LostCommit(instant, action, reason, rebuilt)
+        elif meta.get("schema_version") == instant and meta.get("operation") != "rollback":
+            reason = f"commit {ts} is in the schema version it made"
+        elif files & set(meta.get("removed", ())):
+            reason = f"commit {ts} removes one of its files"
+        elif any(e.get("base") in files for e in meta.get("added", ())):
+            reason = f"commit {ts} adds a log block to one of its files"
+        if reason:
+            return LostCommit(instant, action, reason, None)
+    return None
+
+
+def _rebuilt(root: Path, instant: str, action: str, inflight: Mapping[str, Any],
+             entries: list[dict[str, Any]], completion: str,
+             completed: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """The completed file of a lost commit, from its plan and its inflight record."""
+    plan = _json_or_none(evo_dir(root) / "timeline" / f"{instant}.{action}.requested")
+    plan = plan if isinstance(plan, dict) else {}
+    if (evo_dir(root) / "schemas" / f"{instant}.schema.json").exists():
+        version = instant  # it evolved the schema
+    else:
+        before = [m for ts, m in completed if str(m.get(COMPLETION_KEY, ts)) < completion]
+        version = str(before[-1].get("schema_version")) if before else instant
+    return {"operation": plan.get("operation", action), "schema_version": version,
+            "added": entries, "removed": list(inflight.get("removed", ())),
+            "rows_written": sum(int(e.get("rows", 0)) for e in entries),
+            COMPLETION_KEY: completion, "restored": "rebuilt from the inflight record"}
+
+
+def restore_lost(table: Table) -> list[LostCommit]:
+    """Restore the completed file of every lost commit whose metadata is known (under the
+    table lock); returns those restored."""
+    from evonb.table.fsutil import atomic_write_json
+
+    done = []
+    with table._locked():
+        completed = [(r.instant, r.metadata) for r in table.timeline.completed()]
+        for inst in table.timeline.pending():
+            lost = lost_commit(table.root, inst.timestamp, inst.action, completed)
+            if lost is None or lost.metadata is None:
+                continue
+            path = table.timeline.path / f"{inst.timestamp}.{inst.action}"
+            try:
+                atomic_write_json(path, lost.metadata, exclusive=True)
+            except FileExistsError:
+                continue
+            done.append(lost)
+    table._snapshots.clear()
+    return done
+
+
 # --------------------------------------------------------------------- failed attempts
 def _plan_of(table: Table, inst: Instant) -> dict[str, Any]:
     try:
@@ -197,9 +331,12 @@ def rollback_failed(table: Table) -> list[str]:
     after: str | None = None
     with table._locked():
         still = {i.timestamp for i in table.timeline.pending()}
+        completed = [(r.instant, r.metadata) for r in table.timeline.completed()]
         for inst in candidates:
             if inst.timestamp not in still:
                 continue
+            if lost_commit(table.root, inst.timestamp, inst.action, completed) is not None:
+                continue  # it committed: its files belong to the table (evonb check)
             plan = _plan_of(table, inst)
             if inst.action == "rollback":
                 undone.extend(str(x) for x in plan.get("rolled_back", ()))
@@ -317,8 +454,11 @@ def _check_restorable(table: Table, remaining: list[CommitRecord],
 __all__ = [
     "DEFAULT_PENDING_TIMEOUT",
     "PENDING_TIMEOUT_PROPERTY",
+    "LostCommit",
     "files_of_instant",
     "is_abandoned",
+    "lost_commit",
+    "restore_lost",
     "rollback",
     "rollback_failed",
     "writer_gone",

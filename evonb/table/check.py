@@ -9,6 +9,12 @@ with the file it concerns:
   well formed: two commits with one completion time, a commit completing before it started or
   before its base, a commit without a completion time after commits that have one);
 - ``missing-file``: a data file or log block of the latest snapshot that is gone;
+- ``corrupt-file``: a data file or log block of the latest snapshot whose size is not the one
+  its commit recorded, or whose Parquet footer or Avro header does not read (with ``deep``:
+  whose row groups or Avro blocks do not read, or hold another number of rows);
+- ``lost-commit``: a pending attempt that provably committed (its completed file went
+  missing): its files are kept, and repair restores the completed file when its metadata is
+  known (:func:`evonb.services.rollback.lost_commit`);
 - ``missing-schema``: a schema version (or its layout) that a live file or the latest commit
   needs and that is gone;
 - ``failed-attempt``: a pending instant whose writer is gone (or that is older than the table
@@ -17,7 +23,7 @@ with the file it concerns:
   versions that no commit references and no pending attempt owns.
 
 Attempts still in progress, and temporary files of atomic writes, are reported as notes, not
-problems. :func:`repair_table` rolls back failed attempts (with
+problems. :func:`repair_table` restores lost commits, rolls back failed attempts (with
 :func:`evonb.services.rollback.rollback_failed`), removes orphans under the table lock, and checks
 again. Repair never removes anything while a completed commit is unreadable: it could not tell
 which files are live.
@@ -349,6 +355,86 @@ def _scan_schemas(root: Path) -> tuple[set[str], set[str], list[str]]:
     return schemas, layouts, odd
 
 
+# ------------------------------------------------------------------------------ file check
+def file_defect(path: Path, entry: Mapping[str, Any], *, deep: bool = False) -> str | None:
+    """What is wrong with the data file or log block at ``path`` that the commit entry
+    ``entry`` describes, or ``None``: its size must be the ``bytes`` the commit recorded (when
+    it recorded one), a Parquet file's footer and an Avro block's header must read, and an
+    Avro block must end with its sync marker. ``deep`` also reads every row group (verifying
+    page checksums where the writer stored them) and every Avro block, and compares the rows
+    read with the ``rows`` recorded."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return "the file is missing"
+    recorded = entry.get("bytes")
+    if isinstance(recorded, int) and recorded > 0 and size != recorded:
+        cut = " (truncated)" if size < recorded else ""
+        return f"its size is {size} bytes, its commit recorded {recorded}{cut}"
+    try:
+        if path.name.endswith(".avro"):
+            return _avro_defect(path, entry, deep=deep)
+        return _parquet_defect(path, entry, deep=deep)
+    except Exception as exc:  # any failure to decode is the finding
+        return f"unreadable: {_first_line(exc)}"
+
+
+def _parquet_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path, page_checksum_verification=deep)
+    except Exception as exc:
+        return f"the Parquet footer does not read: {_first_line(exc)}"
+    rows = entry.get("rows")
+    if isinstance(rows, int) and rows > 0 and pf.metadata.num_rows != rows:
+        return f"its footer holds {pf.metadata.num_rows} rows, its commit recorded {rows}"
+    if deep:
+        for i in range(pf.num_row_groups):
+            try:
+                pf.read_row_group(i)
+            except Exception as exc:
+                return (f"row group {i} of {pf.num_row_groups} does not read: "
+                        f"{_first_line(exc)}")
+    return None
+
+
+def _avro_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
+    import fastavro
+
+    with open(path, "rb") as fh:
+        try:
+            reader = fastavro.reader(fh)
+            sync = reader._header["sync"]
+        except Exception as exc:
+            return f"the Avro header does not read: {_first_line(exc)}"
+        body = fh.tell()
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        if end > body:
+            fh.seek(end - len(sync))
+            if fh.read(len(sync)) != sync:
+                return "the last Avro block is cut off (no sync marker at the end)"
+        if not deep:
+            return None
+        fh.seek(0)
+        count = 0
+        try:
+            for _ in fastavro.reader(fh):
+                count += 1
+        except Exception as exc:
+            return f"Avro record {count} does not read: {_first_line(exc)}"
+    rows = entry.get("rows")
+    if isinstance(rows, int) and rows > 0 and count != rows:
+        return f"it holds {count} records, its commit recorded {rows}"
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
 # ---------------------------------------------------------------------------------- check
 def _pending_timeout(root: Path, properties: Mapping[str, str]) -> float:
     from evonb.services.rollback import DEFAULT_PENDING_TIMEOUT, PENDING_TIMEOUT_PROPERTY
@@ -359,8 +445,12 @@ def _pending_timeout(root: Path, properties: Mapping[str, str]) -> float:
         return DEFAULT_PENDING_TIMEOUT
 
 
-def check_table(path: str | os.PathLike[str]) -> CheckReport:
-    """Check the table at ``path`` (see the module docstring); no Spark is started."""
+def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckReport:
+    """Check the table at ``path`` (see the module docstring); no Spark is started.
+
+    Every live data file and log block must exist, have the size its commit recorded and a
+    readable Parquet footer or Avro header; ``deep`` also reads every row group and every
+    Avro block."""
     from evonb.table.config import TableConfig
 
     root = table_path(path)
@@ -399,7 +489,7 @@ def check_table(path: str | os.PathLike[str]) -> CheckReport:
             "skipped", ".evo/timeline",
             "file and orphan checks skipped: a completed commit is unreadable"))
         return report
-    live_versions = _check_snapshot(root, tl, schemas, layouts, report)
+    live_versions = _check_snapshot(root, tl, schemas, layouts, report, deep=deep)
     _check_schemas(root, tl, schemas, layouts, live_versions, report)
     _check_orphans(tl, files, report)
     return report
@@ -407,15 +497,27 @@ def check_table(path: str | os.PathLike[str]) -> CheckReport:
 
 def _check_attempts(root: Path, properties: Mapping[str, str], tl: _Timeline, files: _Files,
                     report: CheckReport) -> None:
-    from evonb.services.rollback import is_abandoned
+    from evonb.services.rollback import is_abandoned, lost_commit
 
     timeout = _pending_timeout(root, properties)
+    completed = [(ts, meta) for ts, _, meta in tl.completed]
     for ts, (action, rel, plan) in sorted(tl.pending.items()):
         owned = sum(1 for inst in files.data.values() if inst == ts)
         writer = (plan or {}).get("writer") or {}
         who = (f"pid {writer.get('pid')} on {writer.get('host')}" if writer
                else "an unknown writer")
         what = f"{action} ({(plan or {}).get('operation', action)})"
+        lost = None if tl.unreadable else lost_commit(root, ts, action, completed)
+        if lost is not None:
+            fix = ("repair restores its completed file" if lost.metadata is not None else
+                   "its completed file cannot be rebuilt exactly: restore "
+                   f".evo/timeline/{ts}.{action} from a backup")
+            report.problems.append(Problem(
+                "lost-commit", f".evo/timeline/{ts}.{action}",
+                f"the completed file of {what} is missing, but the commit happened "
+                f"({lost.reason}); its {owned} data files are kept, never rolled back; {fix}",
+                repairable=lost.metadata is not None))
+            continue
         if plan is None:
             report.problems.append(Problem(
                 "corrupt-metadata", f".evo/timeline/{ts}.{action}.requested",
@@ -435,12 +537,13 @@ def _check_attempts(root: Path, properties: Mapping[str, str], tl: _Timeline, fi
 
 
 def _check_snapshot(root: Path, tl: _Timeline, schemas: set[str], layouts: set[str],
-                    report: CheckReport) -> set[str]:
-    """Replay the timeline: live files must exist; commits may only remove added files.
-    Returns the schema versions the latest snapshot needs."""
+                    report: CheckReport, *, deep: bool = False) -> set[str]:
+    """Replay the timeline: live files must exist and read (:func:`file_defect`); commits may
+    only remove added files. Returns the schema versions the latest snapshot needs."""
     live: dict[str, dict[str, Any]] = {}
     logs: dict[str, dict[str, Any]] = {}
     ever: set[str] = set()
+    added_by: dict[str, str] = {}
     for ts, action, meta in tl.completed:
         for p in meta.get("removed", []):
             if p not in ever:
@@ -451,15 +554,22 @@ def _check_snapshot(root: Path, tl: _Timeline, schemas: set[str], layouts: set[s
             logs.pop(p, None)
         for entry in meta.get("added", []):
             ever.add(entry["path"])
+            added_by[entry["path"]] = f"{ts} ({meta.get('operation', action)})"
             (logs if entry.get("kind") == "log" else live)[entry["path"]] = entry
     kept_logs = {p: e for p, e in logs.items() if e.get("base") in live}
     report.stats["live_files"] = len(live) + len(kept_logs)
     for p, entry in sorted({**live, **kept_logs}.items()):
+        what = "log block" if entry.get("kind") == "log" else "data file"
         if not (root / p).is_file():
             report.problems.append(Problem(
                 "missing-file", p,
-                f"{'log block' if entry.get('kind') == 'log' else 'data file'} of the latest "
-                f"snapshot (added by {entry['instant']}) is missing"))
+                f"{what} of the latest snapshot (written by commit {added_by[p]}) is missing"))
+            continue
+        defect = file_defect(root / p, entry, deep=deep)
+        if defect:
+            report.problems.append(Problem(
+                "corrupt-file", p,
+                f"{what} of the latest snapshot (written by commit {added_by[p]}): {defect}"))
     needed = {e["version"] for e in (*live.values(), *kept_logs.values())}
     needed.add(tl.completed[-1][2]["schema_version"])
     for v in sorted(needed):
@@ -545,18 +655,22 @@ def _check_orphans(tl: _Timeline, files: _Files, report: CheckReport) -> None:
 
 
 # --------------------------------------------------------------------------------- repair
-def repair_table(path: str | os.PathLike[str], *, force: bool = False) -> CheckReport:
-    """Check, roll back failed attempts, remove orphans, and check again.
+def repair_table(path: str | os.PathLike[str], *, force: bool = False,
+                 deep: bool = False) -> CheckReport:
+    """Check, restore lost commits, roll back failed attempts, remove orphans, and check
+    again (``deep``: see :func:`check_table`).
 
-    ``force`` rolls back every pending attempt, also those that may still be running (use it
-    only when no writer is running, e.g. after a crash on another host).
+    A commit whose completed file went missing is restored when that is provable
+    (:func:`evonb.services.rollback.lost_commit`), never rolled back. ``force`` rolls back
+    every pending attempt, also those that may still be running (use it only when no writer is
+    running, e.g. after a crash on another host); a lost commit is kept even then.
     """
-    from evonb.services.rollback import PENDING_TIMEOUT_PROPERTY, rollback_failed
+    from evonb.services.rollback import PENDING_TIMEOUT_PROPERTY, restore_lost, rollback_failed
     from evonb.table.config import TableConfig
     from evonb.table.table import Table
 
     root = table_path(path)
-    before = check_table(root)
+    before = check_table(root, deep=deep)
     if any(p.kind in ("not-a-table",) for p in before.problems) or (
             any(p.path == ".evo/table.json" for p in before.problems)):
         return before
@@ -567,11 +681,13 @@ def repair_table(path: str | os.PathLike[str], *, force: bool = False) -> CheckR
     repaired: list[str] = []
     unreadable = any(p.kind == "skipped" for p in before.notes)
     if not unreadable:
+        repaired.extend(f"restored commit {c.instant} ({c.action}): {c.reason}"
+                        for c in restore_lost(table))
         rolled = rollback_failed(table)
         repaired.extend(f"rolled back failed attempt {ts}" for ts in rolled)
         with table._locked():
             repaired.extend(_remove_orphans(root))
-    after = check_table(root)
+    after = check_table(root, deep=deep)
     after.repaired = repaired
     after.found_before_repair = list(before.problems)
     if unreadable:
@@ -608,5 +724,6 @@ __all__ = [
     "Problem",
     "check_table",
     "commit_defect",
+    "file_defect",
     "repair_table",
 ]

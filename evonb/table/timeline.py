@@ -8,9 +8,11 @@ Files live in ``<root>/.evo/timeline``::
 
 The completed file is the commit point: it is published exclusively (never overwritten), so of
 two writers completing the same instant exactly one wins. Requested and inflight files stay after
-completion; an instant with no completed file is *pending* (in progress, or a failed attempt for
-rollback to clean up). Names that do not follow the pattern, and temporary files of atomic
-writes, are ignored.
+completion; right after the commit point the inflight record gets a copy of the commit (key
+``commit``), which proves the commit should its completed file ever go missing. An instant with
+no completed file is *pending* (in progress, or a failed attempt for rollback to clean up,
+unless it provably committed: :func:`evonb.services.rollback.lost_commit`). Names that do not
+follow the pattern, and temporary files of atomic writes, are ignored.
 
 **Completion order.** The instant is when an action *started*; commits that overlap in time may
 complete in another order. Every completed file records ``completion_time`` (17 digits, like an
@@ -73,6 +75,10 @@ ACTIONS = frozenset(
 
 COMPLETION_KEY = "completion_time"
 """The key of the completion time in a completed file's JSON."""
+
+COMMIT_COPY_KEY = "commit"
+"""The key of the copy of the completed commit in an inflight record (written right after the
+commit point: :meth:`Timeline.complete`)."""
 
 REQUESTED_ATTEMPTS = 12
 """How often :meth:`Timeline.requested` retries with a later instant after a clash."""
@@ -486,7 +492,22 @@ class Timeline:
                 f"Instant {inst.timestamp} ({inst.action}) is already completed",
                 winner=inst.timestamp,
             ) from None
+        self._keep_copy(inst, body)
         return CommitRecord(inst.timestamp, inst.action, body)
+
+    def _keep_copy(self, inst: Instant, body: dict[str, Any]) -> None:
+        """After the commit point: a copy of the commit (key ``commit``) in the attempt's
+        inflight record, if it has one. Should the completed file ever go missing, the copy
+        proves that the attempt committed: its files are kept, never rolled back, and
+        ``evonb check --repair`` restores the completed file from it. Best effort: the commit
+        has happened whatever this write does."""
+        path = self.path / inst.with_state(State.INFLIGHT).file_name
+        try:
+            data = read_json(path)
+            if isinstance(data, dict):
+                atomic_write_json(path, {**data, COMMIT_COPY_KEY: body})
+        except (OSError, MetadataCorruptError):
+            pass
 
     def abort(self, instant: InstantRef) -> None:
         """Remove the requested and inflight files of an uncompleted instant.
@@ -516,6 +537,7 @@ class Timeline:
 
 __all__ = [
     "ACTIONS",
+    "COMMIT_COPY_KEY",
     "COMPLETION_KEY",
     "CommitRecord",
     "Instant",

@@ -137,7 +137,9 @@ class WriteJob:
                 # by every later upsert (it has no key statistics).
                 remove_files(table.root, [f for f in added if f.rows == 0])
                 added = [f for f in added if f.rows > 0]
-            table.timeline.inflight(inst, {"added": [f.path for f in added]})
+            table.timeline.inflight(inst, {"added": [f.path for f in added],
+                                           "files": [f.to_dict() for f in added],
+                                           "removed": [f.path for f in removed]})
             with table._locked():
                 latest = self._check_conflicts(
                     base_commit, removed + touched, evolved=bool(update), instant=instant,

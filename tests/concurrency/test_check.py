@@ -46,7 +46,8 @@ def commit_file(t, rel: str) -> str:
     t.timeline.complete(inst, {
         "operation": "insert", "schema_version": t.schema.version_id, "removed": [],
         "added": [{"path": name, "version": t.schema.version_id, "instant": inst.timestamp,
-                   "partition": "", "rows": 2, "bytes": 1, "kind": "base"}]})
+                   "partition": "", "rows": 2, "bytes": (t.root / name).stat().st_size,
+                   "kind": "base"}]})
     return name
 
 
