@@ -169,6 +169,41 @@ class UnsupportedTableError(EvoError):
     """A table layout evonb cannot adopt (e.g. a merge-on-read Hudi table)."""
 
 
+class UnknownPluginError(EvoError):
+    """A lock provider or conflict policy named by a table property that is neither built into
+    evonb nor registered by an installed package. Carries the ``property``, its ``value`` and
+    the ``known`` names; nothing named by the value is imported."""
+
+    def __init__(self, prop: str, value: str, known: Iterable[str], *, what: str,
+                 group: str) -> None:
+        self.property = prop
+        self.value = value
+        self.known = sorted(known)
+        names = ", ".join(self.known)
+        hint = (f"use one of {names}, or install the package that registers {value!r} "
+                f"(entry point group {group!r})")
+        if ":" in value or "/" in value:
+            hint = (f"modules are never loaded from a table property: use one of {names}, or "
+                    f"a {what} an installed package registers under the entry point group "
+                    f"{group!r}")
+        super().__init__(f"Table property {prop}={value!r} names no known {what} "
+                         f"(known: {names})", hint=hint)
+
+
+class TableNameError(EvoError):
+    """A table name that is not a folder inside the warehouse (a path, ``..``, an empty part,
+    or a link out of the warehouse); carries the ``name``."""
+
+    def __init__(self, name: str, reason: str, *, hint: str | None = None) -> None:
+        self.name = name
+        super().__init__(
+            f"Table name {name!r} {reason}",
+            hint=hint or "a table name is one word or dotted words (each a folder in the "
+                         "warehouse); to put a table anywhere else, give its path with "
+                         "LOCATION '...' in CREATE TABLE",
+        )
+
+
 __all__ = [
     "ColumnNotFoundError",
     "CommitNotFoundError",
@@ -183,7 +218,9 @@ __all__ = [
     "MetadataCorruptError",
     "SchemaEvolutionError",
     "TableExistsError",
+    "TableNameError",
     "TableNotFoundError",
+    "UnknownPluginError",
     "UnsupportedTableError",
     "WriteSchemaError",
 ]

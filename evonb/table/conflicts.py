@@ -29,20 +29,22 @@ did not look in those files, so a key it inserts could exist twice. Table servic
 rewrite) only restate keys that already existed and are not counted.
 
 A table picks another policy with the property ``evonb.conflict.policy``: ``"default"``,
-``"strict"`` (any commit since the start conflicts: serial execution) or ``"module:Class"``.
-The class is built with ``Class.from_table(root, properties)`` when it has that classmethod,
-else ``Class()``, and must implement :class:`ConflictPolicy`.
+``"strict"`` (any commit since the start conflicts: serial execution) or the name of an entry
+point in the group ``evonb.conflict_policies`` that an installed package registers (never a
+module path: see :mod:`evonb.table.plugins`). The class the entry point names is built with
+``Class.from_table(root, properties)`` when it has that classmethod, else ``Class()``, and must
+implement :class:`ConflictPolicy`.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from evonb.errors import ConflictError, EvoError
+from evonb.table.plugins import CONFLICT_POLICIES_GROUP, PluginKind, check_name, load
 from evonb.table.timeline import CommitRecord
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -220,29 +222,34 @@ _BUILTIN: dict[str, PolicyFactory] = {
 }
 
 
-def policy_from_name(name: str | None) -> PolicyFactory:
+CONFLICT_POLICIES = PluginKind("conflict policy", POLICY_PROPERTY, CONFLICT_POLICIES_GROUP,
+                               frozenset(_BUILTIN), DEFAULT_POLICY)
+"""The conflict policies: built-ins and the entry points of group ``evonb.conflict_policies``."""
+
+
+def check_policy(name: str | None, *, root: Path | None = None) -> str:
+    """The key of a conflict policy name, checked without importing anything
+    (:class:`~evonb.errors.UnknownPluginError` for a name neither built in nor registered)."""
+    return check_name(CONFLICT_POLICIES, name, outside=root)
+
+
+def policy_from_name(name: str | None, *, root: Path | None = None) -> PolicyFactory:
     """A factory ``(root, properties) -> ConflictPolicy`` for a policy name: ``"default"``,
-    ``"strict"`` or ``"module:Class"`` (``"module.Class"`` works too)."""
-    key = (name or DEFAULT_POLICY).strip()
-    if key.lower() in _BUILTIN:
-        return _BUILTIN[key.lower()]
-    module_name, sep, attr = key.partition(":")
-    if not sep:
-        module_name, _, attr = key.rpartition(".")
-    if not module_name or not attr:
-        raise EvoError(f"Unknown conflict policy {name!r}",
-                       hint=f"use one of {sorted(_BUILTIN)} or 'package.module:ClassName'")
-    try:
-        target = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise EvoError(f"Cannot load conflict policy {name!r}: {exc}",
-                       hint=f"check the {POLICY_PROPERTY} table property") from None
+    ``"strict"`` or the name of a registered entry point (group ``evonb.conflict_policies``).
+    A module path is an unknown name: nothing a table names is imported. ``root``: the
+    table's folder (a distribution found inside it is not used)."""
+    key = check_name(CONFLICT_POLICIES, name, outside=root)
+    if key in _BUILTIN:
+        return _BUILTIN[key]
+    target = load(CONFLICT_POLICIES, key, outside=root)
 
     def build(root: Path, properties: Mapping[str, str]) -> ConflictPolicy:
         maker = getattr(target, "from_table", None)
-        policy = maker(root, properties) if callable(maker) else target()
+        policy = maker(root, properties) if callable(maker) else target()  # type: ignore[operator]
         if not isinstance(policy, ConflictPolicy):
-            raise EvoError(f"Conflict policy {name!r} built {policy!r}, which has no check()")
+            raise EvoError(f"Conflict policy {key!r} built {policy!r}, which has no check()",
+                           hint="fix the class its package registers in "
+                                f"{CONFLICT_POLICIES_GROUP!r}")
         return policy
 
     return build
@@ -251,7 +258,7 @@ def policy_from_name(name: str | None) -> PolicyFactory:
 def policy_for(table: Table) -> ConflictPolicy:
     """The conflict policy of ``table`` (table property ``evonb.conflict.policy``)."""
     props = table._config.properties
-    return policy_from_name(props.get(POLICY_PROPERTY))(table.root, props)
+    return policy_from_name(props.get(POLICY_PROPERTY), root=table.root)(table.root, props)
 
 
 def commits_since(table: Table, base_instant: str | None, *,
@@ -357,6 +364,7 @@ def check_service(table: Table, operation: str, action: str, base: CommitRecord 
 
 
 __all__ = [
+    "CONFLICT_POLICIES",
     "POLICY_PROPERTY",
     "RESTATING_OPERATIONS",
     "ConflictPolicy",
@@ -365,6 +373,7 @@ __all__ = [
     "StrictConflictPolicy",
     "check",
     "check_new_keys",
+    "check_policy",
     "check_service",
     "check_write",
     "commits_since",

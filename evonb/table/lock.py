@@ -6,15 +6,16 @@ and other :class:`FileLock` objects in the same process too. It is **not** re-en
 the same object twice raises ``RuntimeError``, and a second object for the same table in the same
 thread waits like any other writer (and so deadlocks until its timeout).
 
-Other providers plug in through the table property ``evonb.lock.provider``: ``"file"`` (the
-default), ``"noop"`` (no locking: single-writer setups and tests only), or ``"module:Class"``.
-A custom class is built with ``Class.from_table(root, properties)`` when it has such a
-classmethod, else ``Class(root)``, and must implement :class:`LockProvider`.
+The table property ``evonb.lock.provider`` names the provider: ``"file"`` (the default),
+``"noop"`` (no locking: single-writer setups and tests only), or the name of an entry point in
+the group ``evonb.lock_providers`` that an installed package registers (never a module path:
+see :mod:`evonb.table.plugins`). The class the entry point names is built with
+``Class.from_table(root, properties)`` when it has such a classmethod, else ``Class(root)``,
+and must implement :class:`LockProvider`.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -25,6 +26,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from evonb.errors import ConflictError, EvoError
 from evonb.table.fsutil import evo_dir, table_path
+from evonb.table.plugins import LOCK_PROVIDERS_GROUP, PluginKind, check_name, load
 
 try:
     import fcntl
@@ -182,38 +184,36 @@ _BUILTIN: dict[str, LockFactory] = {
 }
 
 
-def lock_provider_from_name(name: str | None) -> LockFactory:
+LOCK_PROVIDERS = PluginKind("lock provider", LOCK_PROVIDER_PROPERTY, LOCK_PROVIDERS_GROUP,
+                            frozenset(_BUILTIN), DEFAULT_PROVIDER)
+"""The lock providers: built-ins and the entry points of group ``evonb.lock_providers``."""
+
+
+def check_lock_provider(name: str | None, *, root: Path | None = None) -> str:
+    """The key of a lock provider name, checked without importing anything
+    (:class:`~evonb.errors.UnknownPluginError` for a name neither built in nor registered)."""
+    return check_name(LOCK_PROVIDERS, name, outside=root)
+
+
+def lock_provider_from_name(name: str | None, *, root: Path | None = None) -> LockFactory:
     """A factory ``(root, properties) -> LockProvider`` for a provider name.
 
-    ``name`` is ``"file"``, ``"noop"``, or ``"module:Class"`` (``"module.Class"`` works too).
-    ``None`` or an empty name is ``"file"``.
+    ``name`` is ``"file"``, ``"noop"`` or the name of a registered entry point (group
+    ``evonb.lock_providers``); ``None`` or an empty name is ``"file"``. A module path is an
+    unknown name: nothing a table names is imported. ``root``: the table's folder (a
+    distribution found inside it is not used).
     """
-    key = (name or DEFAULT_PROVIDER).strip()
-    if key.lower() in _BUILTIN:
-        return _BUILTIN[key.lower()]
-    module_name, sep, attr = key.partition(":")
-    if not sep:
-        module_name, _, attr = key.rpartition(".")
-    if not module_name or not attr:
-        raise EvoError(
-            f"Unknown lock provider {name!r}",
-            hint=f"use one of {sorted(_BUILTIN)} or 'package.module:ClassName'",
-        )
-    try:
-        target = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise EvoError(
-            f"Cannot load lock provider {name!r}: {exc}",
-            hint=f"check the {LOCK_PROVIDER_PROPERTY} table property",
-        ) from None
-    if not callable(target):
-        raise EvoError(f"Lock provider {name!r} is not a class or callable")
+    key = check_name(LOCK_PROVIDERS, name, outside=root)
+    if key in _BUILTIN:
+        return _BUILTIN[key]
+    target = load(LOCK_PROVIDERS, key, outside=root)
 
     def build(root: Path, properties: Mapping[str, str]) -> LockProvider:
         maker = getattr(target, "from_table", None)
-        lock = maker(root, properties) if callable(maker) else target(root)
+        lock = maker(root, properties) if callable(maker) else target(root)  # type: ignore[operator]
         if not isinstance(lock, LockProvider):
-            raise EvoError(f"Lock provider {name!r} built {lock!r}, which has no acquire/release")
+            raise EvoError(f"Lock provider {key!r} built {lock!r}, which has no acquire/release",
+                           hint=f"fix the class its package registers in {LOCK_PROVIDERS_GROUP!r}")
         return lock
 
     return build
@@ -224,18 +224,21 @@ def lock_for_table(
 ) -> LockProvider:
     """The lock named by ``properties[evonb.lock.provider]`` for the table at ``root``."""
     props = properties or {}
-    factory = lock_provider_from_name(props.get(LOCK_PROVIDER_PROPERTY))
-    return factory(table_path(root), props)
+    path = table_path(root)
+    factory = lock_provider_from_name(props.get(LOCK_PROVIDER_PROPERTY), root=path)
+    return factory(path, props)
 
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "LOCK_PROVIDERS",
     "LOCK_PROVIDER_PROPERTY",
     "LOCK_TIMEOUT_PROPERTY",
     "FileLock",
     "LockFactory",
     "LockProvider",
     "NoOpLock",
+    "check_lock_provider",
     "lock_for_table",
     "lock_provider_from_name",
     "locked",

@@ -6,17 +6,23 @@ range, and an unknown ``evonb.*`` name is refused with the closest known one. Pr
 other names are the user's own and are kept as given. A few properties are fixed once the
 table exists: the record key and precombine aliases of ``CREATE TABLE ... TBLPROPERTIES``, the
 lock provider (writers that still hold the old one would not exclude the new one) and the
-provenance of adopted tables.
+provenance of adopted tables. The lock provider and the conflict policy are names, each a
+built-in or an entry point an installed package registers (:mod:`evonb.table.plugins`); an
+unknown name is refused here, when the table is created (:func:`check_plugins`) and when the
+table uses it.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from evonb.errors import EvoError
 from evonb.table.config import TableConfig
+from evonb.table.conflicts import POLICY_PROPERTY, check_policy
+from evonb.table.lock import LOCK_PROVIDER_PROPERTY, check_lock_provider
 
 _Check = Callable[[TableConfig, str], object]
 
@@ -69,6 +75,25 @@ def _text(config: TableConfig, name: str) -> object:
     return value
 
 
+def _policy(config: TableConfig, name: str) -> object:
+    return check_policy(str(_text(config, name)))
+
+
+PLUGINS: dict[str, Callable[..., str]] = {
+    LOCK_PROVIDER_PROPERTY: check_lock_provider,
+    POLICY_PROPERTY: check_policy,
+}
+"""The properties that name a plug-in, with the check of the name (nothing is imported)."""
+
+
+def check_plugins(properties: Mapping[str, Any], *, root: Path | None = None) -> None:
+    """Check the plug-in names among ``properties`` (see :data:`PLUGINS`): those of a new
+    table, or those a table at ``root`` stores, before it writes anything."""
+    for name, check in PLUGINS.items():
+        if name in properties:
+            check(str(properties[name]), root=root)
+
+
 KNOWN: dict[str, _Check] = {
     "evonb.write.target.file.bytes": _whole(0),
     "evonb.write.direct_merge.bytes": _whole(0),
@@ -89,7 +114,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.clean.keep_schema_versions": _whole(1),
     "evonb.rollback.pending.timeout": _number(-1),
     "evonb.lock.timeout": _number(0),
-    "evonb.conflict.policy": _text,
+    "evonb.conflict.policy": _policy,
 }
 """The properties evonb reads, each with the check of its value."""
 
@@ -151,4 +176,4 @@ def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
     return out
 
 
-__all__ = ["FIXED", "FREE_PREFIXES", "KNOWN", "changed_config"]
+__all__ = ["FIXED", "FREE_PREFIXES", "KNOWN", "PLUGINS", "changed_config", "check_plugins"]

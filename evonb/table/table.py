@@ -38,7 +38,7 @@ from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout, named_members
 from evonb.table.lock import lock_for_table
-from evonb.table.properties import changed_config
+from evonb.table.properties import changed_config, check_plugins
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest
 from evonb.table.schema_store import SchemaStore
@@ -177,6 +177,7 @@ def create_table(
     )
     config = config.resolve_ids(initial)
     _check_key_columns(initial, config)
+    check_plugins(config.properties)  # lock provider and conflict policy: known names only
     root.mkdir(parents=True, exist_ok=True)
     config.save(root, exclusive=True)
     table = Table(root, config, spark=spark)
@@ -754,6 +755,7 @@ class Table:
                 f"{mode} needs a record key, and table {self.name!r} has none",
                 hint="create the table with primary_key=... (and precombine=...)",
             )
+        check_plugins(self._config.properties, root=self.root)  # before any data is written
         record = WriteJob(self, df, mode).run()
         self._snapshots.clear()
         return Commit.from_record(record)

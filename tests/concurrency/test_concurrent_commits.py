@@ -16,6 +16,7 @@ from evonb.errors import ConflictError, EvoError
 from evonb.table.check import check_table
 from evonb.table.conflicts import Operation
 from tests.concurrency.helpers import data_files, metadata_digest
+from tests.plugins import POLICIES, install
 
 pytestmark = pytest.mark.spark
 
@@ -287,15 +288,17 @@ class Refuse:
         raise ConflictError(f"refused {op.operation}", winner=None)
 
 
-def test_the_conflict_policy_is_pluggable(spark, warehouse) -> None:
+def test_the_conflict_policy_is_pluggable(spark, warehouse, monkeypatch, tmp_path) -> None:
+    install(monkeypatch, tmp_path / "site", "test-policies", {POLICIES: {
+        "recorder": f"{__name__}:Recorder", "refuse": f"{__name__}:Refuse"}})
     CALLS.clear()
     t = evonb.create_table(warehouse / "p", "id bigint not null, v string", primary_key="id",
-                           properties={"evonb.conflict.policy": f"{__name__}:Recorder"})
+                           properties={"evonb.conflict.policy": "recorder"})
     t.write(rows(spark, (1, "a")))
     t.alter("ALTER TABLE p ADD COLUMNS (x int)")
     assert [(op.kind, op.operation) for op, _ in CALLS] == [("write", "insert"), ("ddl", "alter")]
     r = evonb.create_table(warehouse / "r", "id bigint not null, v string", primary_key="id",
-                           properties={"evonb.conflict.policy": f"{__name__}:Refuse"})
+                           properties={"evonb.conflict.policy": "refuse"})
     before = metadata_digest(r.path)
     with pytest.raises(ConflictError, match="refused insert"):
         r.write(rows(spark, (1, "a")))

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from evonb.errors import ConflictError, EvoError
+from evonb.errors import ConflictError, EvoError, UnknownPluginError
 from evonb.table.conflicts import (
     ConflictPolicy,
     DefaultConflictPolicy,
     Operation,
     StrictConflictPolicy,
+    check_policy,
     policy_from_name,
 )
 from tests.concurrency.helpers import record
+from tests.plugins import POLICIES, install
 
 V0 = "00000000000000000"
 V1 = "20260101000000001"
@@ -134,12 +136,19 @@ class AcceptAll:
         return op.schema_version or op.base_schema_version
 
 
-def test_policies_by_name() -> None:
+def test_policies_by_name(monkeypatch, tmp_path) -> None:
     assert isinstance(policy_from_name(None)(None, {}), DefaultConflictPolicy)  # type: ignore[arg-type]
     assert isinstance(policy_from_name("strict")(None, {}), StrictConflictPolicy)  # type: ignore[arg-type]
-    custom = policy_from_name(f"{__name__}:AcceptAll")(None, {})  # type: ignore[arg-type]
+    install(monkeypatch, tmp_path / "site", "policies-for-tests", {POLICIES: {
+        "accept-all": f"{__name__}:AcceptAll", "broken": "no_such_module_xyz:Policy"}})
+    custom = policy_from_name("Accept-All")(None, {})  # type: ignore[arg-type]
     assert isinstance(custom, AcceptAll) and isinstance(custom, ConflictPolicy)
-    with pytest.raises(EvoError, match="Cannot load conflict policy"):
-        policy_from_name("no.such.module:Policy")
-    with pytest.raises(EvoError, match="Unknown conflict policy"):
-        policy_from_name("nonsense")
+    assert check_policy("accept-all") == "accept-all"
+    with pytest.raises(EvoError, match="Cannot load conflict policy 'broken'"):
+        policy_from_name("broken")
+    for name in ("nonsense", f"{__name__}:AcceptAll", f"{__name__}.AcceptAll"):
+        with pytest.raises(UnknownPluginError) as info:
+            policy_from_name(name)
+        assert info.value.property == "evonb.conflict.policy" and info.value.value == name
+        assert info.value.known == ["accept-all", "broken", "default", "rfc33", "strict"]
+        assert f"evonb.conflict.policy={name!r}" in str(info.value)

@@ -12,6 +12,7 @@ from evonb.table.check import check_table
 from evonb.table.conflicts import Operation
 from tests.concurrency.helpers import data_files
 from tests.concurrency.test_concurrent_commits import during_next_commit
+from tests.plugins import POLICIES, install
 
 SCHEMA = "id bigint not null, v string"
 
@@ -35,10 +36,12 @@ def _mor(spark: Any, path: Any, **properties: str) -> Any:
     return t
 
 
-def test_a_custom_policy_sees_compaction_and_rewrite(spark, warehouse) -> None:
+def test_a_custom_policy_sees_compaction_and_rewrite(spark, warehouse, monkeypatch,
+                                                    tmp_path) -> None:
+    install(monkeypatch, tmp_path / "site", "service-policies", {POLICIES: {
+        "service-recorder": f"{__name__}:ServiceRecorder"}})
     CALLS.clear()
-    t = _mor(spark, warehouse / "t",
-             **{"evonb.conflict.policy": f"{__name__}:ServiceRecorder"})
+    t = _mor(spark, warehouse / "t", **{"evonb.conflict.policy": "service-recorder"})
     base = str(t.snapshot().logs[0].base)  # the one file group with log blocks
     t.compact()
     t.rewrite("ALTER TABLE t RENAME COLUMN v TO w")

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-from evonb.errors import ConflictError, EvoError
+from evonb.errors import ConflictError, EvoError, UnknownPluginError
 from evonb.table.lock import (
     LOCK_PROVIDER_PROPERTY,
     FileLock,
@@ -20,6 +20,7 @@ from evonb.table.lock import (
     lock_provider_from_name,
     locked,
 )
+from tests.plugins import LOCKS, install
 
 
 def _hold_lock(root: str, ready, release, done) -> None:  # type: ignore[no-untyped-def]
@@ -86,7 +87,7 @@ def test_provider_names(tmp_path: Path) -> None:
 
 
 class RecordingLock:
-    """A custom provider, loaded by ``module:Class``."""
+    """A custom provider, registered by a test distribution's entry point."""
 
     events: ClassVar[list[str]] = []
 
@@ -108,24 +109,40 @@ class ConfiguredLock(RecordingLock):
         return lock
 
 
-def test_custom_provider(tmp_path: Path) -> None:
+def test_custom_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install(monkeypatch, tmp_path / "site", "locks-for-tests", {LOCKS: {
+        "recording": f"{__name__}:RecordingLock", "configured": f"{__name__}:ConfiguredLock"}})
+    table = tmp_path / "table"  # the distribution is outside the table's folder
     RecordingLock.events.clear()
-    lock = lock_for_table(tmp_path, {LOCK_PROVIDER_PROPERTY: f"{__name__}:RecordingLock"})
+    lock = lock_for_table(table, {LOCK_PROVIDER_PROPERTY: "recording"})
     assert isinstance(lock, RecordingLock)
     with locked(lock, 3):
         pass
     assert RecordingLock.events == ["acquire 3", "release"]
     RecordingLock.events.clear()
-    lock = lock_for_table(
-        tmp_path, {LOCK_PROVIDER_PROPERTY: f"{__name__}.ConfiguredLock", "x": "y"}
-    )
+    lock = lock_for_table(table, {LOCK_PROVIDER_PROPERTY: "Configured", "x": "y"})
     assert isinstance(lock, ConfiguredLock)
     assert RecordingLock.events == ["configured y"]
+    with pytest.raises(UnknownPluginError):  # a distribution inside the table's folder
+        lock_for_table(tmp_path, {LOCK_PROVIDER_PROPERTY: "recording"})
 
 
 @pytest.mark.parametrize(
-    "name", ["nosuchprovider", "no_such_module_xyz:Lock", f"{__name__}:Missing", "os:sep"]
+    "name", ["nosuchprovider", "no_such_module_xyz:Lock", f"{__name__}:RecordingLock",
+             f"{__name__}.RecordingLock", "os:sep"]
 )
 def test_bad_provider_names(tmp_path: Path, name: str) -> None:
-    with pytest.raises(EvoError):
+    with pytest.raises(UnknownPluginError) as info:
         lock_for_table(tmp_path, {LOCK_PROVIDER_PROPERTY: name})
+    assert info.value.property == LOCK_PROVIDER_PROPERTY and info.value.value == name
+    assert "file" in info.value.known and "noop" in info.value.known
+    assert f"{LOCK_PROVIDER_PROPERTY}={name!r}" in str(info.value)
+
+
+def test_a_registered_provider_that_cannot_load(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    install(monkeypatch, tmp_path / "site", "broken-locks", {LOCKS: {
+        "gone": "no_such_module_xyz:Lock", "missing": f"{__name__}:Missing"}})
+    for name in ("gone", "missing"):
+        with pytest.raises(EvoError, match=f"Cannot load lock provider '{name}'"):
+            lock_for_table(tmp_path / "table", {LOCK_PROVIDER_PROPERTY: name})
