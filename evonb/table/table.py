@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType as SparkStructType
 
     from evonb.services.progress import ProgressCallback
+    from evonb.table.preview import AlterPreview
 
 WriteMode = Literal["insert", "upsert", "delete", "overwrite"]
 WRITE_MODES = ("insert", "upsert", "delete", "overwrite")
@@ -501,13 +502,13 @@ class Table:
             self._config = new  # still under the lock: the saved file is this config
         return new.properties
 
-    def preview_alter(self, ddl: str) -> SchemaDiff:
-        """The diff ``alter(ddl)`` would make, without committing."""
-        from evonb.sql import ddl_to_update
+    def preview_alter(self, ddl: str) -> AlterPreview:
+        """The diff ``alter(ddl)`` would make and its ``cost``, without committing: a type
+        change metadata cannot express is ``"needs a rewrite"`` (see :meth:`rewrite`), with
+        those changes in ``rewrites``, instead of an error."""
+        from evonb.table.preview import preview_alter
 
-        update = ddl_to_update(self.schema, ddl, allow_set_not_null=True)
-        self._check_protected(update)
-        return update.preview()
+        return preview_alter(self, ddl)
 
     @contextlib.contextmanager
     def update_schema(self) -> Iterator[SchemaUpdate]:

@@ -7,18 +7,14 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from evonb.errors import SchemaEvolutionError
 from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
-from evonb.schema.promotion import can_change_type
-from evonb.schema.types import Type
 from evonb.sql import CreateTable, Statement, parse_ddl
 from evonb.sql.apply import property_changes
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
     from evonb.schema.diffing import Change, SchemaDiff
-    from evonb.table.table import Table
 
 CREATE_USAGE = ("%evo create table [if not exists] <name> (<columns>) [partitioned by (...)] "
                 "[location '<path>'] [tblproperties (primaryKey='id', preCombineField='ts')]")
@@ -117,7 +113,8 @@ def preview(ctx: Context, text: str) -> AlterPreviewWidget:
         raise UsageError(f"Usage: {PREVIEW_USAGE}")
     table = ctx.open(_table_of(parse_ddl(text), PREVIEW_USAGE))
     title = f"Preview: ALTER TABLE {table.name}"
-    change, rewrites = preview_alter(table, text)
+    change = table.preview_alter(text)
+    rewrites = list(change.rewrites)
     if rewrites:
         what = "; ".join(c.describe() for c in rewrites)
         note = (f"Needs a rewrite: {what} is not a type change metadata can express, so every "
@@ -133,32 +130,3 @@ def preview(ctx: Context, text: str) -> AlterPreviewWidget:
                 "DDL with %evo alter to apply it.")
     return AlterPreviewWidget(change, title=title, cost="metadata-only", note=note, kind="info",
                               rewrites=[])
-
-
-def preview_alter(table: Table, ddl: str) -> tuple[SchemaDiff, list[Change]]:
-    """``table.preview_alter(ddl)``, except that a type change metadata cannot express is shown
-    (with the changes a rewrite would make) instead of failing; returns the diff and those
-    type changes (empty when the change is metadata only)."""
-    try:
-        return table.preview_alter(ddl), []
-    except SchemaEvolutionError as exc:
-        if not (isinstance(exc.old, Type) and isinstance(exc.new, Type)):
-            raise
-        rejected = exc
-    from evonb.services.rewrite import rewrite_update
-
-    change = rewrite_update(table.schema, ddl).preview()
-    rewrites = [c for c in change.by_kind("retyped")
-                if not can_change_type(change.before.field_by_id(c.field_id).type,
-                                       change.after.field_by_id(c.field_id).type)]
-    if not rewrites:
-        raise rejected
-    keys = {k.lower() for k in (*table.primary_key, *table.partition_by,
-                                *([table.precombine] if table.precombine else []))}
-    for c in rewrites:
-        if (c.old_path or "").lower() in keys:
-            raise SchemaEvolutionError(
-                f"Key column {c.old_path!r} cannot be retyped, not even by a rewrite: it is a "
-                "record key, precombine or partition column", path=c.old_path,
-                field_id=c.field_id, hint="to change keys, create a new table and copy")
-    return change, rewrites
