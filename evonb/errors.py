@@ -169,6 +169,36 @@ class UnsupportedTableError(EvoError):
     """A table layout evonb cannot adopt (e.g. a merge-on-read Hudi table)."""
 
 
+class InvalidArgumentError(EvoError):
+    """A value of the wrong kind or out of range for an argument or option; names the argument
+    (``name``) and what it accepts."""
+
+    def __init__(self, message: str, *, name: str, value: object = None,
+                 hint: str | None = None) -> None:
+        self.name = name
+        self.value = value
+        super().__init__(message, hint=hint)
+
+
+class TableLocationError(EvoError):
+    """A table location that cannot be created or written; names the path."""
+
+    def __init__(self, message: str, *, path: str, hint: str | None = None) -> None:
+        self.path = path
+        super().__init__(message, hint=hint)
+
+
+class UnsupportedStatementError(EvoError):
+    """A SQL statement evonb does not run (e.g. an INSERT on an evonb table through Spark SQL);
+    names the statement and the table and says what to use instead."""
+
+    def __init__(self, message: str, *, statement: str, table: str | None = None,
+                 hint: str | None = None) -> None:
+        self.statement = statement
+        self.table = table
+        super().__init__(message, hint=hint)
+
+
 class UnknownPluginError(EvoError):
     """A lock provider or conflict policy named by a table property that is neither built into
     evonb nor registered by an installed package. Carries the ``property``, its ``value`` and
@@ -214,13 +244,16 @@ __all__ = [
     "DataFileMissingError",
     "DataValidationError",
     "EvoError",
+    "InvalidArgumentError",
     "InvalidDefaultError",
     "MetadataCorruptError",
     "SchemaEvolutionError",
     "TableExistsError",
+    "TableLocationError",
     "TableNameError",
     "TableNotFoundError",
     "UnknownPluginError",
+    "UnsupportedStatementError",
     "UnsupportedTableError",
     "WriteSchemaError",
 ]
