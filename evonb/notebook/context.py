@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evonb.errors import TableNotFoundError
+from evonb.errors import TableNameError, TableNotFoundError
 from evonb.notebook.config import Evo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,11 +32,13 @@ class Context:
 
     def path_for(self, name: str) -> Path:
         """Where a table of this name lives: its LOCATION if it was created at one, else
-        ``<warehouse>/<name>`` (a dotted name is a sub-folder per part)."""
+        ``<warehouse>/<name>`` (a dotted name is a sub-folder per part). A name that would
+        lead out of the warehouse (a path, ``..``, a link to elsewhere) raises
+        :class:`TableNameError`."""
         key = _key(name)
         if key in self.locations:
             return self.locations[key]
-        return self.warehouse.joinpath(*[p.strip("`") for p in name.split(".")])
+        return warehouse_path(self.warehouse, name)
 
     def remember(self, name: str, path: Path) -> None:
         """Record a table created at an explicit location, so later commands find it."""
@@ -50,19 +51,17 @@ class Context:
         names = set(self.locations)
         if self.warehouse.is_dir():
             names.update(p.name for p in self.warehouse.iterdir()
-                         if p.is_dir() and TableConfig.exists(p))
+                         if p.is_dir() and _stays_in(p, self.warehouse)
+                         and TableConfig.exists(p))
         return sorted(names)
 
     def open(self, name: str) -> Table:
-        """Open a table by name (or by path, when ``name`` is a folder holding a table)."""
+        """Open a table by name: one created at a LOCATION, else one in the warehouse."""
         from evonb.table.config import TableConfig
         from evonb.table.table import open_table
 
         path = self.path_for(name)
         if not TableConfig.exists(path):
-            direct = Path(os.path.expanduser(name))
-            if (os.sep in name or name.startswith((".", "~"))) and TableConfig.exists(direct):
-                return open_table(direct)
             names = self.table_names()
             close = difflib.get_close_matches(name, names, n=1)
             if close:
@@ -78,3 +77,47 @@ class Context:
 
 def _key(name: str) -> str:
     return name.strip().strip("`").lower()
+
+
+def _stays_in(path: Path, warehouse: Path) -> bool:
+    """Whether ``path``, links followed, is inside ``warehouse`` (not the warehouse itself)."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return False
+    return resolved != warehouse and resolved.is_relative_to(warehouse)
+
+
+def warehouse_path(warehouse: Path, name: str) -> Path:
+    """The folder of table ``name`` in ``warehouse`` (resolved, links followed): a dotted name
+    is a sub-folder per part, backquotes are removed. A name with ``..``, ``/``, ``\\``, a
+    leading ``~`` or an empty part, or one that reaches a link leading out of the warehouse,
+    raises :class:`TableNameError`: a name never leaves the warehouse."""
+    text = name.strip()
+    bare = text.replace("`", "")
+    if not bare.strip():
+        raise TableNameError(name, "is empty")
+    for bad, what in (("..", "'..'"), ("/", "'/'"), ("\\", "'\\'"), ("\0", "a NUL character")):
+        if bad in bare:
+            raise TableNameError(name, f"contains {what}: it would be a path, not a name")
+    parts = [p.strip().strip("`").strip() for p in text.split(".")]
+    if any(not p for p in parts):
+        raise TableNameError(name, "has an empty part (a leading, trailing or doubled dot)")
+    if any(p.startswith("~") for p in parts):
+        raise TableNameError(name, "starts with '~': it would be a home folder, not a name")
+    root = warehouse.resolve()
+    path = root.joinpath(*parts)
+    if not _stays_in(path, root):
+        raise TableNameError(
+            name, f"leads out of the warehouse {root} (through a link to "
+                  f"{_resolved(path)})",
+            hint="a table name stays in the warehouse; to use a table elsewhere, create it "
+                 "with LOCATION '...' in CREATE TABLE")
+    return path
+
+
+def _resolved(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError):
+        return "a link loop"

@@ -427,8 +427,10 @@ def test_spark_restart_passes_the_options(evo, spark, monkeypatch):
         evo("spark reboot")
 
 
-def test_a_table_can_be_named_by_its_path(evo, trips):
-    assert "Table trips" in repr(evo(f"describe {trips.path}"))
+def test_a_table_is_named_by_its_name_not_its_path(evo, trips):
+    with pytest.raises(UsageError, match=r"LOCATION '\.\.\.' in CREATE TABLE"):
+        evo(f"describe {trips.path}")
+    assert "Table trips" in repr(evo("describe trips"))
 
 
 def test_warehouse_folder_listing(ip, evo, warehouse: Path):
