@@ -275,6 +275,26 @@ def restore_lost(table: Table) -> list[LostCommit]:
     return done
 
 
+def _highest_column_id(table: Table, versions: Sequence[str]) -> int:
+    """The largest field ID given so far: that of the latest schema, or of a schema version
+    about to be dropped (IDs only grow from version to version)."""
+    stored = set(table._store.versions())
+    return max([table.schema.max_column_id,
+                *(table._store.load(v).max_column_id for v in versions if v in stored)])
+
+
+def _keep_column_ids(table: Table, restored: str, highest: int | None, instant: str) -> str:
+    """The schema version to record after a rollback: ``restored``, or when its
+    ``max_column_id`` is below ``highest`` (the rollback undid an added column), a copy of it
+    saved as version ``instant`` with ``max_column_id`` raised, so that no ID is given again
+    (``docs/format.md``: IDs are never reused)."""
+    schema, layout = table.version(restored)
+    if highest is None or schema.max_column_id >= highest:
+        return restored
+    table._save_version(schema.replace(version_id=instant, max_column_id=highest), layout)
+    return instant
+
+
 # --------------------------------------------------------------------- failed attempts
 def _plan_of(table: Table, inst: Instant) -> dict[str, Any]:
     try:
@@ -297,10 +317,9 @@ def _undo_attempt(table: Table, inst: Instant, plan: dict[str, Any]) -> list[str
         removed.extend(plan.get("files", ()))
     removed.extend(_remove_files_of(root, inst.timestamp))
     shutil.rmtree(staging_dir(root, inst.timestamp), ignore_errors=True)
-    if inst.action != "rollback":
-        referenced = {r.metadata.get("schema_version") for r in table.timeline.completed()}
-        if inst.timestamp not in referenced:
-            _drop_versions(table, [inst.timestamp])
+    referenced = {r.metadata.get("schema_version") for r in table.timeline.completed()}
+    if inst.timestamp not in referenced:
+        _drop_versions(table, [inst.timestamp])
     table.timeline.abort(inst.timestamp)
     # A task of the killed writer may still have placed a log block since the look above;
     # one placed from here on finds the attempt gone and removes its block itself
@@ -329,6 +348,7 @@ def rollback_failed(table: Table) -> list[str]:
     paths: list[str] = []
     undone: list[str] = []  # completed commits removed by a rollback that stopped midway
     after: str | None = None
+    highest: int | None = None  # the largest field ID an interrupted rollback had seen
     with table._locked():
         still = {i.timestamp for i in table.timeline.pending()}
         completed = [(r.instant, r.metadata) for r in table.timeline.completed()]
@@ -343,6 +363,9 @@ def rollback_failed(table: Table) -> list[str]:
                 floor = plan.get("after")
                 if isinstance(floor, str) and (after is None or floor > after):
                     after = floor
+                planned = plan.get("max_column_id")
+                if isinstance(planned, int) and (highest is None or planned > highest):
+                    highest = planned
             paths.extend(_undo_attempt(table, inst, plan))
             done.append(inst.timestamp)
         if done:
@@ -350,18 +373,20 @@ def rollback_failed(table: Table) -> list[str]:
                                     "files_deleted": paths}
             if undone:
                 meta["rolled_back"] = undone
-            _record(table, meta, after=after)
+            _record(table, meta, after=after, highest=highest)
     table._snapshots.clear()
     return done
 
 
-def _record(table: Table, metadata: dict[str, Any], *, after: str | None = None
-            ) -> CommitRecord:
-    """A completed rollback commit (call under the lock), completing after ``after`` too."""
+def _record(table: Table, metadata: dict[str, Any], *, after: str | None = None,
+            highest: int | None = None) -> CommitRecord:
+    """A completed rollback commit (call under the lock), completing after ``after`` too; its
+    schema keeps ``max_column_id`` at ``highest`` at least (:func:`_keep_column_ids`)."""
     last = table.timeline.last_completed()
-    body = {"schema_version": last.schema_version if last else table.schema.version_id,
-            "added": [], "removed": [], **metadata}
+    version = last.schema_version if last else table.schema.version_id
     inst = table.timeline.requested("rollback", plan={"writer": writer_info(), **metadata})
+    body = {"schema_version": _keep_column_ids(table, version, highest, inst.timestamp),
+            "added": [], "removed": [], **metadata}
     return table.timeline.complete(inst, body, after=after)
 
 
@@ -400,16 +425,19 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
         files = [e["path"] for c in targets for e in c.metadata.get("added", ())
                  if e.get("kind") != ADOPTED]  # files adopted in place are not ours
         versions = [c.instant for c in targets if c.metadata.get("schema_version") == c.instant]
+        highest = _highest_column_id(table, versions)
         # The rollback completes after the commits it removes, even once they are gone: a
         # writer that started on top of one of them sees it among the commits since its start.
         after = max(c.completion for c in completed)
         plan = {"operation": "rollback", "rolled_back": [c.instant for c in targets],
-                "files": files, "versions": versions, "after": after, "writer": writer_info()}
+                "files": files, "versions": versions, "after": after,
+                "max_column_id": highest, "writer": writer_info()}
         inst = table.timeline.requested("rollback", plan=plan)
         for c in targets:  # the commit files first: from here no reader sees the commits
             table.timeline.remove_completed(c.instant)
         deleted = _remove_paths(table.root, files)
         dropped = _drop_versions(table, versions)
+        restored = _keep_column_ids(table, restored, highest, inst.timestamp)
         record = table.timeline.complete(inst, {
             "operation": "rollback",
             "schema_version": restored,

@@ -6,6 +6,9 @@ import os
 import socket
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+import evonb
 from evonb.services.rollback import files_of_instant, is_abandoned, writer_gone, writer_info
 from evonb.table.instants import instant_from_datetime
 
@@ -68,3 +71,46 @@ def test_files_of_an_instant(tmp_path):
         (tmp_path / n).write_bytes(b"x")
     found = sorted(p.relative_to(tmp_path).as_posix() for p in files_of_instant(tmp_path, inst))
     assert found == sorted(names[:3])
+
+
+# ------------------------------------------------------------------ field IDs after a rollback
+@pytest.mark.spark
+def test_rolled_back_column_id_is_never_given_again(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id bigint not null, a string", primary_key="id")
+    t.write(spark.createDataFrame([(1, "x")], "id bigint, a string"))
+    t.alter("ALTER TABLE t ADD COLUMN b int")
+    gone = t.schema.find("b").id
+    t.write(spark.createDataFrame([(2, "y", 5)], "id bigint, a string, b int"))
+    added = t.history()[2].instant
+    undone = t.rollback(added, cascade=True)  # the ADD and the write after it
+    assert undone.metadata["versions_deleted"] == [added]
+    assert [f.name for f in t.schema.fields] == ["id", "a"]
+    assert t.schema.max_column_id == gone  # the highest ID given stays recorded
+    assert t.schema.version_id == undone.instant  # a copy of the restored schema
+    t.alter("ALTER TABLE t ADD COLUMN c int")
+    assert t.schema.find("c").id > gone
+    t.write(spark.createDataFrame([(3, "z", 7)], "id bigint, a string, c int"))
+    rows = sorted(tuple(r) for r in t.read().collect())
+    assert rows == [(1, "x", None), (3, "z", 7)]
+    assert t.read(as_of=undone.instant).columns == ["id", "a"]
+
+
+@pytest.mark.spark
+def test_column_added_by_a_write_and_rolled_back(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id bigint not null", primary_key="id")
+    t.write(spark.createDataFrame([(1, "x")], "id bigint, extra string"))
+    gone = t.schema.find("extra").id
+    t.rollback()
+    t.write(spark.createDataFrame([(2, 4)], "id bigint, other int"))
+    assert t.schema.find("other").id > gone
+    assert sorted(tuple(r) for r in t.read().collect()) == [(2, 4)]
+
+
+@pytest.mark.spark
+def test_a_rollback_that_undoes_no_column_keeps_the_schema_version(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id bigint not null", primary_key="id")
+    t.write(spark.createDataFrame([(1,)], "id bigint"))
+    version = t.schema.version_id
+    t.write(spark.createDataFrame([(2,)], "id bigint"))
+    assert t.rollback().schema_version == version
+    assert t.schema.version_id == version and len(t.schemas()) == 1
