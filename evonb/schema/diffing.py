@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,8 +178,13 @@ class SchemaDiff:
         return diff_to_html(self)
 
 
-def diff(before: Schema, after: Schema) -> SchemaDiff:
+def diff(before: Schema, after: Schema, *, moved: Iterable[int] = ()) -> SchemaDiff:
     """The changes from ``before`` to ``after``, matching fields by ID.
+
+    ``moved`` names the field IDs the change is known to move (the ``move`` operations of the
+    update that made ``after``): where the orders leave a choice of which fields moved (two
+    neighbours swapped: ``[a, n] -> [n, a]`` is ``a`` after ``n`` or ``n`` first), they are
+    the ones reported.
 
     Only the top-most added or dropped field is reported (not its children, nor the children
     that come or go with a field retyped to another kind of type). A field whose parent changed
@@ -210,7 +215,7 @@ def diff(before: Schema, after: Schema) -> SchemaDiff:
         parent = info.parent_id
         if fid not in new and (parent == ROOT_ID or (parent in new and parent not in reshaped)):
             found.append(Change("dropped", fid, info.dotted, None, str(info.field.type), None))
-    found.extend(_moves(before, after, old, new))
+    found.extend(_moves(before, after, old, new, frozenset(moved)))
 
     def key(c: Change) -> tuple[int, int]:
         pos = old_pos[c.field_id] if c.kind == "dropped" else new_pos[c.field_id]
@@ -247,8 +252,10 @@ def _retyped(a: Type, b: Type) -> bool:
 
 
 def _moves(before: Schema, after: Schema, old: dict[int, FieldInfo],
-           new: dict[int, FieldInfo]) -> Iterator[Change]:
-    """Fields whose parent changed, and fields outside the LCS of each parent's order."""
+           new: dict[int, FieldInfo], moved: frozenset[int] = frozenset()
+           ) -> Iterator[Change]:
+    """Fields whose parent changed, and fields outside the LCS of each parent's order (of
+    equally long ones, the one that leaves ``moved`` out, when there is one)."""
     for fid, info in new.items():
         if fid in old and old[fid].parent_id != info.parent_id:
             yield _move(fid, old[fid], info, before, after)
@@ -264,9 +271,29 @@ def _moves(before: Schema, after: Schema, old: dict[int, FieldInfo],
         old_order = [f.id for f in before.children_of(parent) if f.id in kept]
         new_order = [fid for fid in after_kids if fid in kept]
         stay = _lcs_of_permutation(old_order, new_order)
+        if moved.intersection(new_order):
+            stay = _prefer_moved(old_order, new_order, moved, stay)
         for fid in new_order:
             if fid not in stay:
                 yield _move(fid, old[fid], new[fid], before, after)
+
+
+def _prefer_moved(old_order: list[int], new_order: list[int], moved: frozenset[int],
+                  stay: set[int]) -> set[int]:
+    """The fields that stay in place when the ``moved`` ones are taken as those that moved:
+    every other field (if they kept their order) and each moved one still in its place; else
+    ``stay`` (also when that explains the change with fewer moves)."""
+
+    def same_order(keep: set[int]) -> bool:
+        return [f for f in old_order if f in keep] == [f for f in new_order if f in keep]
+
+    keep = {fid for fid in new_order if fid not in moved}
+    if not same_order(keep):
+        return stay
+    for fid in new_order:
+        if fid in moved and same_order(keep | {fid}):
+            keep.add(fid)
+    return keep if len(keep) >= len(stay) else stay
 
 
 def _move(fid: int, a: FieldInfo, b: FieldInfo, before: Schema, after: Schema) -> Change:

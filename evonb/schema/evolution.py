@@ -106,6 +106,11 @@ class SchemaUpdate:
         return tuple(self._ops)
 
     @property
+    def moved_ids(self) -> frozenset[int]:
+        """The IDs of the fields this update moves (what a diff reports as moved)."""
+        return frozenset(op.field_id for op in self._ops if op.kind == "move")
+
+    @property
     def only_adds_columns(self) -> bool:
         """True when every staged change adds a nullable column (an implicit write evolution)."""
         return all(op.kind == "add" for op in self._ops)
@@ -492,7 +497,7 @@ class SchemaUpdate:
         """The diff this update would make, without storing anything."""
         from evonb.schema.diffing import diff
 
-        return diff(self._base, self.apply())
+        return diff(self._base, self.apply(), moved=self.moved_ids)
 
     def _build(self, *, validate: bool) -> tuple[NestedField, ...]:
         top = self._rebuild(self._base.fields + tuple(self._adds.get(ROOT_ID, ())), ROOT_ID,

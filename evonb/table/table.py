@@ -561,7 +561,7 @@ class Table:
         self._check_protected(update)
         base = update.base
         proposed = update.apply()
-        changes = diff(base, proposed)
+        changes = diff(base, proposed, moved=update.moved_ids)
         if not changes:
             return changes
         rollback_failed(self)  # failed attempts of dead processes, before anything else
@@ -614,7 +614,7 @@ class Table:
             self.timeline.abort(inst)
             raise
         self._snapshots.clear()
-        return diff(base, new)
+        return diff(base, new, moved=update.moved_ids)
 
     def _rebase_ddl(self, ddl: str | None, base: Schema, latest: Schema, changes: SchemaDiff
                     ) -> tuple[Schema, Schema, SchemaDiff]:
@@ -643,7 +643,7 @@ class Table:
                 f"{exc.message}",
                 winner=winner.instant if winner else latest.version_id,
             ) from exc
-        rebased = diff(latest, proposed)
+        rebased = diff(latest, proposed, moved=update.moved_ids)
         if _sets_not_null(rebased) and not _sets_not_null(changes):
             raise ConflictError(
                 f"The DDL no longer applies unchanged: {who} changed the schema to version "

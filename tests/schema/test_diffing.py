@@ -508,3 +508,22 @@ def test_diff_reports_exactly_the_single_operation(data: st.DataObject) -> None:
     assert [i for i in old_order if i != moved] == [i for i in new_order if i != moved]
     if moved != fid:
         assert abs(old_order.index(fid) - new_order.index(fid)) == 1
+
+
+def test_known_moves_decide_an_adjacent_swap() -> None:
+    s = base()
+    loc = top(s, "loc")
+    lat, lon = loc.type.fields
+    t = with_fields(s, *[struct_with(loc, lon, lat) if f is loc else f for f in s.fields])
+    assert rows(diff(s, t, moved=[lat.id])) == [("moved", lat.id, "loc.lat", "loc.lat", 0, 1)]
+    assert rows(diff(s, t, moved=[lon.id])) == [("moved", lon.id, "loc.lon", "loc.lon", 1, 0)]
+
+
+def test_known_moves_never_add_moves() -> None:
+    s = base()
+    tags = top(s, "tags")
+    t = with_fields(s, tags, *[f for f in s.fields if f is not tags])
+    # naming a field that kept its place, or one that is not the fewest-moves answer
+    assert rows(diff(s, t, moved=[s.fields[0].id])) == [("moved", 14, "tags", "tags", 5, 0)]
+    assert rows(diff(s, t, moved=[tags.id, s.fields[0].id])) == [
+        ("moved", 14, "tags", "tags", 5, 0)]

@@ -36,6 +36,7 @@ from evonb.schema.types import (
     NestedField,
     StructType,
 )
+from evonb.sql import ddl_to_update
 
 try:  # shared strategies (tests/schema/strategies.py), imported as a package or from its folder
     from tests.schema.strategies import schemas
@@ -317,3 +318,14 @@ def test_diff_html_move_to_another_parent_names_the_old_parent() -> None:
                                                              NestedField(1, "a", INT)))),))
     text = "".join(parse_html(diff_to_html(diff(s, t))).text)
     assert "moved (was #0 in top level)" in text
+
+
+def test_a_nested_move_names_the_field_the_alter_moved() -> None:
+    s = Schema.from_ddl("id int, s struct<aa: int, n: int>, x int")
+    after = ddl_to_update(s, "ALTER TABLE t ALTER COLUMN s.aa AFTER n").preview()
+    assert diff_to_text(after).splitlines()[1:] == ["  moved    3: s.aa: position 0 -> 1"]
+    first = ddl_to_update(s, "ALTER TABLE t ALTER COLUMN s.n FIRST").preview()
+    assert diff_to_text(first).splitlines()[1:] == ["  moved    4: s.n: position 1 -> 0"]
+    top = ddl_to_update(s, "ALTER TABLE t ALTER COLUMN id AFTER s").preview()
+    assert diff_to_text(top).splitlines()[1:] == ["  moved    1: id: position 0 -> 1"]
+    assert "moved (was #0)" in diff_to_html(after)

@@ -65,4 +65,13 @@ def test_the_previewed_change_is_what_rewrite_commits(trips):
     trips.rewrite("ALTER TABLE trips ALTER COLUMN fare TYPE int", on_cast_error="null")
     assert [f.name for f in trips.schema.fields] == [f.name for f in preview.after.fields]
     assert str(trips.schema.find("fare").type) == "int"
-    assert [tuple(r) for r in trips.read().collect()] == [(1, None, 3, 1)]  # 2.5 does not fit an int
+    # 2.5 does not fit an int: null
+    assert [tuple(r) for r in trips.read().collect()] == [(1, None, 3, 1)]
+
+
+def test_a_nested_move_is_reported_on_the_field_moved(warehouse):
+    t = evonb.create_table(warehouse / "m", "id int, s struct<aa: int, n: int>")
+    ddl = "ALTER TABLE m ALTER COLUMN s.aa AFTER n"
+    assert [str(c) for c in t.preview_alter(ddl)] == ["moved    3: s.aa: position 0 -> 1"]
+    assert [str(c) for c in t.alter(ddl)] == ["moved    3: s.aa: position 0 -> 1"]
+    assert t.history()[-1].metadata["changes"][0]["old_path"] == "s.aa"

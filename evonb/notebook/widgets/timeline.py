@@ -110,7 +110,10 @@ class TimelineWidget(FallbackMixin, W.VBox):
         prev = self.previous(c)
         if prev is None:
             return H.note_html("The table was created with this schema.")
-        change = diff(self.schema_of(prev), self.schema_of(c))
+        moved = [ch.get("field_id") for ch in c.metadata.get("changes", ())
+                 if isinstance(ch, dict) and ch.get("kind") == "moved"]
+        change = diff(self.schema_of(prev), self.schema_of(c),
+                      moved=[m for m in moved if isinstance(m, int)])
         if not change:
             return H.note_html(f"No schema change (schema {c.schema_version}).")
         return H.diff_html(change, title=f"{c.operation} {c.instant}")
