@@ -29,6 +29,8 @@ def test_load_ext_registers_the_magics_and_the_settings(ip, capsys):
     for name in ("create", "alter", "preview", "describe", "history", "diff", "read", "sql",
                  "compact", "rewrite", "clean", "rollback", "spark"):
         assert f"  {name} " in out
+    assert ("compact   merge log blocks into base files, rewrite files of older schema versions"
+            in out) and "small files" not in out
     ip.run_line_magic("config", "Evo")
     assert "Evo.warehouse" in capsys.readouterr().out
 
