@@ -119,13 +119,14 @@ def scan_blocks(spark: SparkSession, paths: Sequence[str], fmt: str, struct: Str
     timestamps are read as written (proleptic Gregorian, no rebasing).
     """
     from evonb.spark import jvm
-    from evonb.spark.columns import spark_read_type
+    from evonb.spark.columns import literal_paths, spark_read_type
 
     reader = (spark.read.schema(spark_read_type(struct))
               .option(HIDDEN_OPTION, KEEP_DOT_NAMES)
               .option("datetimeRebaseMode", "CORRECTED"))
     if all(p.startswith("/") for p in paths):
         reader = reader.options(**RAW_LOCAL_OPTIONS)
+    paths = literal_paths(paths)
     if fmt == "parquet":
         return reader.option("int96RebaseMode", "CORRECTED").parquet(*paths)
     if (own_reader and all(f.type in FLAT_TYPES for f in struct.fields)

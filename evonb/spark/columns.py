@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,16 @@ from evonb.table.read_plan import (
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType as SparkStructType
+
+_GLOB = re.compile(r"([\\{}\[\]*?])")
+
+
+def literal_paths(paths: Sequence[str]) -> list[str]:
+    """``paths`` as Spark's file sources read them literally: Spark takes each as a glob
+    pattern, so a table folder named with ``[``, ``]``, ``{``, ``}``, ``*`` or ``?`` would match
+    no file or other files; those characters are escaped (Spark's option that turns globbing
+    off reads each file once per file listed when the path holds them)."""
+    return [_GLOB.sub(r"\\\1", p) for p in paths]
 
 
 def to_column(expr: Expr) -> Column:
@@ -143,12 +154,12 @@ def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[s
     try:  # each file as it is now: a file touched or replaced gets a fresh listing
         stats = tuple((st.st_size, st.st_mtime_ns) for st in map(os.stat, files))
     except OSError:  # not a local path: no reuse
-        return spark.read.schema(read_type).parquet(*files)
+        return spark.read.schema(read_type).parquet(*literal_paths(files))
     key = (id(spark), spark.sparkContext.applicationId, read_type.json(), tuple(files), stats)
     found = _RELATIONS.get(key)
     if found is not None:
         return found
-    df = spark.read.schema(read_type).parquet(*files)
+    df = spark.read.schema(read_type).parquet(*literal_paths(files))
     _RELATIONS.put(key, df)
     return df
 
@@ -163,7 +174,8 @@ def _position_relation(spark: SparkSession, read_type: SparkStructType, files: S
     from evonb.spark.position_source import DELETED, OPTION, SOURCE
 
     schema = T.StructType([*read_type.fields, T.StructField(DELETED, T.BooleanType(), True)])
-    df = spark.read.format(SOURCE).schema(schema).option(OPTION, positions).load(list(files))
+    df = (spark.read.format(SOURCE).schema(schema).option(OPTION, positions)
+          .load(literal_paths(files)))
     return df.filter(~F.col(DELETED))
 
 
