@@ -75,10 +75,6 @@ def _text(config: TableConfig, name: str) -> object:
     return value
 
 
-def _policy(config: TableConfig, name: str) -> object:
-    return check_policy(str(_text(config, name)))
-
-
 PLUGINS: dict[str, Callable[..., str]] = {
     LOCK_PROVIDER_PROPERTY: check_lock_provider,
     POLICY_PROPERTY: check_policy,
@@ -114,7 +110,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.clean.keep_schema_versions": _whole(1),
     "evonb.rollback.pending.timeout": _number(-1),
     "evonb.lock.timeout": _number(0),
-    "evonb.conflict.policy": _policy,
+    "evonb.conflict.policy": _text,  # and a known name: PLUGINS
 }
 """The properties evonb reads, each with the check of its value."""
 
@@ -148,10 +144,12 @@ def _check_name(name: str) -> None:
 
 
 def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
-                   unset: tuple[str, ...] = (), *, if_exists: bool = True) -> TableConfig:
+                   unset: tuple[str, ...] = (), *, if_exists: bool = True,
+                   root: Path | None = None) -> TableConfig:
     """``config`` with properties ``set_`` (values as strings; booleans ``true``/``false``)
     and ``unset`` removed, every change checked (see the module docstring). Unsetting a
-    property the table does not have is an error unless ``if_exists``."""
+    property the table does not have is an error unless ``if_exists``. ``root``: the table's
+    folder (a plug-in registered from inside it is not a known name)."""
     set_ = dict(set_ or {})
     for name in (*set_, *unset):
         _check_name(name)
@@ -173,6 +171,7 @@ def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
         check = KNOWN.get(name)
         if check is not None:
             check(out, name)
+    check_plugins({n: out.properties[n] for n in set_ if n in PLUGINS}, root=root)
     return out
 
 

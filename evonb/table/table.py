@@ -178,7 +178,7 @@ def create_table(
     )
     config = config.resolve_ids(initial)
     _check_key_columns(initial, config)
-    check_plugins(config.properties)  # lock provider and conflict policy: known names only
+    check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
     root.mkdir(parents=True, exist_ok=True)
     config.save(root, exclusive=True)
     table = Table(root, config, spark=spark)
@@ -468,7 +468,7 @@ class Table:
         to_set, to_unset, if_exists = property_changes(statements)
         properties = bool(to_set or to_unset)
         if properties:
-            changed_config(self._config, to_set, to_unset, if_exists=if_exists)
+            changed_config(self._config, to_set, to_unset, if_exists=if_exists, root=self.root)
         if all(isinstance(st, SetProperties | UnsetProperties) for st in statements):
             changes = update.preview()
         else:
@@ -497,7 +497,8 @@ class Table:
         """
         with self._locked():
             fresh = TableConfig.load(self.root)
-            new = changed_config(fresh, values, tuple(unset), if_exists=if_exists)
+            new = changed_config(fresh, values, tuple(unset), if_exists=if_exists,
+                                 root=self.root)
             new.save(self.root)
             self._config = new  # still under the lock: the saved file is this config
         return new.properties
