@@ -1,10 +1,15 @@
-"""SIGKILL at random (and at chosen) points during writes, DDL, compaction and rewrites.
+"""SIGKILL at random times and at named points during writes, DDL, compaction and rewrites.
 
 A child process loops inserts, upserts, deletes, DDL, compaction and full rewrites on a
-merge-on-read table and logs each operation before (``intent``) and after (``done``) it. The
-parent kills the child's whole process group after a random delay, or the child kills itself at
-a named point of the commit protocol (files written, lock held, schema saved, just before or
-after the commit file, in the middle of rolling back a failed attempt). After every kill:
+merge-on-read table and logs each operation before (``intent``) and after (``done``) it. On
+every third run the parent kills the child's whole process group after a random delay; on the
+others the child kills itself at a named point of the commit protocol (``KILL_POINTS`` of
+``tests.stress.workers``: attempt requested, files written, inflight marked, lock held, schema
+saved, just before or after the commit file, in the middle of rolling back a failed attempt),
+the points taken in turn (on their 1st, then 2nd, then 3rd pass). The child logs the hit
+before it kills itself; the test fails when a point was not reached, and at the end unless
+every point was hit (14 kills, the default, give each point one turn; 100 give each 7 or 8).
+After every kill:
 
 - the table opens and reads exactly the committed state: the rows of every ``done`` operation,
   and the operation in flight either entirely or not at all (never part of it);
@@ -35,20 +40,48 @@ import pytest
 import evonb
 from evonb.table.check import check_table, repair_table
 from tests.concurrency.helpers import child_env, gateway_env
-from tests.stress.workers import COLUMNS, read_log
+from tests.stress.workers import COLUMNS, KILL_POINTS, ROLLBACK_POINTS, read_log
 
 pytestmark = [pytest.mark.stress, pytest.mark.spark]
 
-KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "30"))
+KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "14"))  # 14: each point once
 OWN_JVM_KILLS = int(os.environ.get("EVONB_STRESS_OWN_JVM_KILLS", "1"))
 SEED = int(os.environ.get("EVONB_STRESS_SEED", "20261122"))
 POINT_WAIT = 120.0
 BASE_COLUMNS = ["id", "writer", "seq", "val"]
-# (kill point, on its n-th pass): each used once, spread over the run.
-# (A child's first commit may be the rollback record of the attempt its predecessor left.)
-POINTS = [("files-written", 1), ("lock-held", 2), ("schema-saved", 1), ("before-commit", 1),
-          ("after-commit", 2), ("before-commit", 3), ("files-written", 4), ("after-commit", 3),
-          ("rollback-undo", 1)]
+
+
+def timed_runs(kills: int) -> list[int]:
+    """The runs killed by the parent's timer (a third of them); the others die at a point."""
+    return [r for r in range(kills) if r % 3 == 0]
+
+
+def kill_schedule(kills: int) -> dict[int, tuple[str, int]]:
+    """Run -> (named kill point, on its n-th pass) for the runs the timer does not kill: they
+    take the points in turn, each on its 1st pass in the first round, its 2nd in the second,
+    its 3rd in the third, then the 1st again (a point of the rollback of a failed attempt is
+    always on its 1st pass: a child rolls back only once). A child's first commit may be the
+    rollback record of the attempt its predecessor left, so a point's first passes are
+    sometimes in that rollback and sometimes in an operation."""
+    names = list(KILL_POINTS)
+    timed = set(timed_runs(kills))
+    schedule = {}
+    for i, run in enumerate(r for r in range(kills) if r not in timed):
+        point = names[i % len(names)]
+        nth = 1 if point in ROLLBACK_POINTS else 1 + (i // len(names)) % 3
+        schedule[run] = (point, nth)
+    return schedule
+
+
+def test_the_kill_schedule_takes_every_point_in_turn() -> None:
+    full = kill_schedule(100)
+    assert len(full) == 66 and not set(full) & set(timed_runs(100))
+    hits = Counter(point for point, _ in full.values())
+    assert set(hits) == set(KILL_POINTS) and min(hits.values()) == 66 // len(KILL_POINTS)
+    assert [nth for point, nth in full.values() if point == "before-commit"] == [1, 2, 3, 1, 2,
+                                                                                 3, 1]
+    assert {nth for point, nth in full.values() if point in ROLLBACK_POINTS} == {1}
+    assert sorted(kill_schedule(14).values()) == sorted((p, 1) for p in KILL_POINTS)
 
 
 def plant_failed_attempt(path: Path) -> None:
@@ -143,10 +176,11 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
     columns: list[str] = []
     next_key = 100
     attach_env = child_env(**gateway_env(spark))
-    own_jvm = set(rng.sample(range(KILLS), min(OWN_JVM_KILLS, KILLS)))
-    chosen = rng.sample([k for k in range(1, KILLS) if k not in own_jvm],
-                        min(len(POINTS), max(0, KILLS - 1 - len(own_jvm))))
-    points = dict(zip(chosen, POINTS, strict=False))
+    timed = timed_runs(KILLS)
+    own_jvm = set(rng.sample(timed, min(OWN_JVM_KILLS, len(timed))))  # killed by the timer
+    points = kill_schedule(KILLS)
+    hits: Counter[str] = Counter()  # named points reached (logged by the child before dying)
+    missed: list[tuple[int, str, int]] = []  # named points not reached in POINT_WAIT
     stats: Counter[str] = Counter()
     started = time.monotonic()
     for run in range(KILLS):
@@ -156,7 +190,7 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
                 "ddl_columns": columns, "spark": None if run in own_jvm else "attach"}
         if run in points:
             args["kill_at"], args["kill_nth"] = points[run]
-            if points[run][0] == "rollback-undo" and not t.timeline.pending():
+            if points[run][0] in ROLLBACK_POINTS and not evonb.open_table(path).timeline.pending():
                 plant_failed_attempt(path)
         proc = subprocess.Popen(
             [sys.executable, "-m", "tests.stress.workers", "chaos", json.dumps(args)],
@@ -166,11 +200,8 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
         try:
             wait_ready(proc, log, timeout=240 if run in own_jvm else 60)
             if run in points:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):  # judged by the log
                     proc.wait(timeout=POINT_WAIT)
-                    stats[f"point:{points[run][0]}"] += 1
-                except subprocess.TimeoutExpired:
-                    stats["point not reached (killed by timer)"] += 1
             else:
                 time.sleep(rng.uniform(0.2, 2.5))
         finally:
@@ -181,6 +212,17 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
         events = read_log(log)
         assert proc.returncode == -signal.SIGKILL, (proc.returncode, err)
         assert not any(e["event"] in ("conflict", "exit") for e in events), (events[-3:], err)
+        reached = [e for e in events if e["event"] == "kill-point"]
+        if run in points:
+            point, nth = points[run]
+            if [(e["point"], e["nth"]) for e in reached] == [(point, nth)]:
+                hits[point] += 1
+                in_op = [e["kind"] for e in events if e["event"] == "intent"][-1:]
+                stats[f"point {point} during {in_op[0] if in_op else 'start-up'}"] += 1
+            else:
+                missed.append((run, point, nth))
+        else:
+            assert not reached, (run, reached)
 
         committed, in_flight = resolve(events)
         for op in committed:
@@ -209,7 +251,7 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
         assert len({c.completion for c in commits}) == len(commits)
         pending = reopened.timeline.pending()
         stats["kills leaving a failed attempt"] += bool(pending)
-        if run % 2 == 0 or run == KILLS - 1:
+        if (run // 2) % 2 == 0 or run == KILLS - 1:  # after both kinds of kill
             report = repair_table(path)
         else:  # repair a copy; the next child's first operation rolls the attempt back
             copy = tmp_path / f"copy{run}"
@@ -222,5 +264,12 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
     assert observe(path)[0] == model
     stats["kills"] = KILLS
     stats["own-JVM kills"] = len(own_jvm)
+    stats["named-point kills"] = sum(hits.values())
     stats["seconds"] = round(time.monotonic() - started)
     print("kill figures:", json.dumps(dict(sorted(stats.items()))))
+    print("kill points hit:", json.dumps(dict(sorted(hits.items()))))
+    assert not missed, f"named kill points not reached in {POINT_WAIT:g}s (run, point, pass): " \
+                       f"{missed}"
+    assert sum(hits.values()) == len(points)
+    if len(points) >= len(KILL_POINTS):  # every point had its turn: each was hit
+        assert set(hits) == set(KILL_POINTS), sorted(set(KILL_POINTS) - set(hits))

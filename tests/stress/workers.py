@@ -165,18 +165,27 @@ def ddl(args: dict[str, Any], log: Log) -> int:
 
 # ------------------------------------------------------------------------------- chaos
 KILL_POINTS = {
-    # point name: (object path, attribute, when)
+    # point name: (object path, attribute, when): the steps of a commit, in their order ...
+    "requested": ("evonb.table.timeline:Timeline", "requested", "after"),
     "files-written": ("evonb.table.timeline:Timeline", "inflight", "before"),
+    "inflight": ("evonb.table.timeline:Timeline", "inflight", "after"),
     "lock-held": ("evonb.table.lock:FileLock", "acquire", "after"),
     "schema-saved": ("evonb.table.table:Table", "_save_version", "after"),
     "before-commit": ("evonb.table.timeline:Timeline", "complete", "before"),
     "after-commit": ("evonb.table.timeline:Timeline", "complete", "after"),
+    # ... and of the rollback of a failed attempt (its files removed, its instant not yet;
+    # then the attempt gone, the rollback commit not yet recorded)
+    "rollback-abort": ("evonb.table.timeline:Timeline", "abort", "before"),
     "rollback-undo": ("evonb.services.rollback:_undo_attempt", None, "after"),
 }
+ROLLBACK_POINTS = frozenset(p for p in KILL_POINTS if p.startswith("rollback-"))
+"""Points passed only while rolling back a failed attempt: the child needs one to find."""
 
 
-def install_kill_point(point: str, nth: int) -> None:
-    """SIGKILL this process the ``nth`` time execution passes ``point``."""
+def install_kill_point(point: str, nth: int, log: Log | None = None) -> None:
+    """SIGKILL this process the ``nth`` time execution passes ``point`` (by wrapping the
+    function of the commit sequence named in :data:`KILL_POINTS`; evonb has no test hooks).
+    The hit is logged first (``kill-point``), so the parent knows the kill was this one."""
     import importlib
 
     module_name, _, attr_path = KILL_POINTS[point][0].partition(":")
@@ -188,6 +197,8 @@ def install_kill_point(point: str, nth: int) -> None:
     seen = [0]
 
     def die() -> None:
+        if log is not None:
+            log(event="kill-point", point=point, nth=nth, when=when)
         os.kill(os.getpid(), signal.SIGKILL)
 
     def hooked(*a: Any, **k: Any) -> Any:
@@ -209,7 +220,7 @@ def chaos(args: dict[str, Any], log: Log) -> int:
 
     spark = start_spark(args.get("spark"))
     if args.get("kill_at"):
-        install_kill_point(args["kill_at"], args.get("kill_nth", 1))
+        install_kill_point(args["kill_at"], args.get("kill_nth", 1), log)
     t = evonb.open_table(args["table"])
     rng = random.Random(args["seed"])
     model: dict[int, str] = {int(k): v for k, v in args["model"].items()}
