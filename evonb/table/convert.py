@@ -43,6 +43,7 @@ from evonb.schema.types import (
 from evonb.table.config import TableConfig
 from evonb.table.fsutil import EVO_DIR, evo_dir, table_path
 from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
+from evonb.table.properties import check_plugins
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -164,6 +165,7 @@ def install(root: Path, plan: AdoptionPlan, *, spark: SparkSession | None = None
         partition_by=plan.partition_by,
         properties=dict(plan.properties),
     )
+    check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
     try:
         config = config.resolve_ids(plan.schema)
     except ColumnNotFoundError as exc:

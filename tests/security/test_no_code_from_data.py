@@ -174,6 +174,24 @@ def test_create_table_refuses_an_unknown_name_and_creates_nothing(warehouse: Pat
     assert not marker.exists()
 
 
+@pytest.mark.parametrize(("prop", "value"), [(POLICY, "os:abort"), (LOCK, "evil:run")])
+def test_adopting_data_refuses_an_unknown_name_and_changes_nothing(spark, tmp_path: Path,
+                                                                   marker: Path, prop: str,
+                                                                   value: str) -> None:
+    folder = tmp_path / "data"
+    _rows(spark, (1, "a")).write.parquet(str(folder))
+    before = _tree_of(folder)
+    with pytest.raises(UnknownPluginError) as info:
+        evonb.convert(folder, properties={prop: value})
+    _is_about(info.value, prop, value)
+    assert _tree_of(folder) == before and not (folder / ".evo").exists()
+    assert not marker.exists()
+
+
+def _tree_of(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
+
+
 CHILD = textwrap.dedent("""
     import evonb
     from evonb.errors import UnknownPluginError
