@@ -6,15 +6,40 @@ import contextlib
 import logging
 import re
 from collections.abc import Iterator
+from urllib.parse import unquote, urlparse
 
 from IPython.core.error import UsageError
 
 from evonb.errors import DDLSyntaxError, EvoError
+from evonb.table.check import file_error
 
 _PLAN = re.compile(r";\s*\n\s*['\w]")
 _EVONB_CAUSE = re.compile(r"[\w.$]+(?:Exception|Error): (evonb: [^\n]+)")
 """An exception line of the JVM whose message is one of evonb's own checks: evonb's Spark
 readers (:mod:`evonb.spark.jvm`) start theirs with ``evonb:``."""
+
+_FILE_ERROR = re.compile(r"evonb\.errors\.(?:CorruptFileError|DataFileMissingError|DataFileError)"
+                         r": ([^\n]+(?:\nHint: [^\n]+)?)")
+"""A data file or log block that failed to read in a Python task (:func:`file_error`)."""
+_SPARK_FILE = re.compile(r"\[(?:FAILED_READ_FILE[.\w]*|PATH_NOT_FOUND)\] (?:Encountered error "
+                         r"while reading file|Path does not exist:) (\S.*?)\.\s+SQLSTATE")
+_CAUSED_BY = re.compile(r"Caused by: [\w.$]+: ([^\n]+)")
+
+
+def file_cause(exc: BaseException) -> str | None:
+    """What a read that failed on a data file or log block says, as evonb's error for that
+    file (naming it and ``evonb check``), or None when ``exc`` is not about a file."""
+    text = str(exc)
+    match = _FILE_ERROR.search(text)
+    if match:
+        return match.group(1).strip()
+    match = _SPARK_FILE.search(text)
+    if match is None:
+        return None
+    url = match.group(1)
+    path = unquote(urlparse(url).path) if url.startswith("file:") else url
+    cause = _CAUSED_BY.search(text)
+    return str(file_error(path, cause.group(1).strip() if cause else "Spark cannot read it"))
 
 
 def format_evo_error(exc: EvoError) -> str:
@@ -38,9 +63,13 @@ def evonb_cause(exc: BaseException) -> str | None:
 
 def format_spark_error(exc: BaseException) -> str:
     """A Spark error without the JVM stack and the logical plan Spark appends (a SQL excerpt
-    with carets, when Spark gives one, is kept). A failed evonb check inside the JVM
-    (:func:`evonb_cause`) is what the message says: alone for a job py4j reports as aborted,
-    after Spark's own first lines otherwise."""
+    with carets, when Spark gives one, is kept). A read that failed on a damaged or missing
+    data file is evonb's message for that file (:func:`file_cause`). A failed evonb check
+    inside the JVM (:func:`evonb_cause`) is what the message says: alone for a job py4j
+    reports as aborted, after Spark's own first lines otherwise."""
+    broken = file_cause(exc)
+    if broken is not None:
+        return broken
     cause = evonb_cause(exc)
     if cause is not None and _is_java_error(exc):
         return cause
@@ -107,6 +136,6 @@ def user_errors() -> Iterator[None]:
     except _spark_error_types() as exc:
         raise UsageError(format_spark_error(exc)) from None
     except Exception as exc:
-        if not (_is_java_error(exc) and evonb_cause(exc)):
+        if not (_is_java_error(exc) and (evonb_cause(exc) or file_cause(exc))):
             raise
         raise UsageError(format_spark_error(exc)) from None

@@ -74,11 +74,20 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def read_header(path: str, chunk: int = 65536) -> dict[str, bytes]:
     """The header metadata of an Avro object container file, reading only the header."""
+    return read_header_sync(path, chunk)[0]
+
+
+def read_header_sync(path: str, chunk: int = 65536) -> tuple[dict[str, bytes], bytes]:
+    """The header metadata and the sync marker of an Avro object container file, reading only
+    the header."""
     with open(path, "rb") as fh:
         data = fh.read(chunk)
         while True:
             try:
-                return _parse_header(data)[0]
+                meta, pos = _parse_header(data)
+                if len(data) < pos + 16:
+                    raise _Unsupported("truncated header")
+                return meta, data[pos:pos + 16]
             except _Unsupported:
                 more = fh.read(chunk * 4)
                 if not more:
@@ -109,6 +118,13 @@ def _parse_header(data: bytes) -> tuple[dict[str, bytes], int]:
             meta[key] = data[pos:pos + n]
             pos += n
     return meta, pos
+
+
+def container_sync(data: bytes) -> bytes:
+    """The sync marker of an Avro object container file, which also ends a whole file (raises
+    ``ValueError`` when ``data`` does not start with a container header)."""
+    _, pos = _parse_header(data)
+    return data[pos:pos + 16]
 
 
 def parse_container(data: bytes) -> tuple[dict[str, bytes], list[tuple[int, bytes]]]:

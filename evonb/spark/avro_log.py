@@ -25,6 +25,7 @@ import io
 import json
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,7 @@ from evonb.schema.types import (
 )
 from evonb.spark.avro_fast import (
     LENGTHS_KEY,
+    container_sync,
     decode_lengths,
     encode_lengths,
     read_columnar,
@@ -673,6 +675,18 @@ def _instant_of(path: str) -> str | None:
 
 def _read_block(path: str, struct: StructType, arrow: pa.Schema,
                 batch_rows: int = 65536) -> Iterator[pa.RecordBatch]:
+    """The records of one log block as batches of ``arrow``; a block that is gone or does not
+    decode raises :class:`~evonb.errors.DataFileError` naming it."""
+    from evonb.table.check import file_error
+
+    try:
+        yield from _decode_block(path, struct, arrow, batch_rows)
+    except (OSError, ValueError, EOFError, IndexError, zlib.error) as exc:
+        raise file_error(path, exc) from exc
+
+
+def _decode_block(path: str, struct: StructType, arrow: pa.Schema,
+                  batch_rows: int) -> Iterator[pa.RecordBatch]:
     import pyarrow as pa
 
     if path.endswith(".parquet"):
@@ -691,6 +705,8 @@ def _read_block(path: str, struct: StructType, arrow: pa.Schema,
 
     with open(path, "rb") as fh:
         data = fh.read()
+    if not data.endswith(container_sync(data)):
+        raise ValueError("its last Avro block is cut off (no sync marker at the end)")
     fast = read_columnar(data, struct, arrow)
     if fast is not None:
         yield from pa.Table.from_batches([fast]).to_batches(batch_rows)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from evonb.schema.schema import Schema
 from evonb.schema.types import BIGINT, STRING, NestedField, StructType
 from evonb.spark.columns import scan_group, spark_read_type
+from evonb.table.check import file_error
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.read_plan import (
     Col,
@@ -91,10 +92,18 @@ def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query
     """One DataFrame in ``query``'s schema over ``files`` (each read with its own version);
     see :func:`~evonb.spark.columns.scan_group` for ``with_file``, ``with_position``,
     ``row_filter`` and ``positions``."""
+    from pyspark.errors import AnalysisException
+
     groups = plan_read(root, files, query, versions, meta=meta, strategy=strategy,
                        native_defaults=reader_fills_defaults(spark))
-    frames = [scan_group(spark, g, with_file=with_file, with_position=with_position,
-                         row_filter=row_filter, positions=positions) for g in groups]
+    try:
+        frames = [scan_group(spark, g, with_file=with_file, with_position=with_position,
+                             row_filter=row_filter, positions=positions) for g in groups]
+    except AnalysisException as exc:  # Spark lists the files when the DataFrame is made
+        gone = [f for f in files if not (root / f.path).is_file()]
+        if "PATH_NOT_FOUND" not in str(exc) or not gone:
+            raise
+        raise file_error(root / gone[0].path, "it does not exist") from None
     if not frames:
         return empty_frame(spark, query, meta=meta, with_file=with_file,
                            with_position=with_position)

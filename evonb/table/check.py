@@ -40,7 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evonb.errors import EvoError, MetadataCorruptError, TableNotFoundError
+from evonb.errors import (
+    CorruptFileError,
+    DataFileError,
+    DataFileMissingError,
+    EvoError,
+    MetadataCorruptError,
+    TableNotFoundError,
+)
 from evonb.table.fsutil import evo_dir, is_temp_name, read_json, table_path
 
 _INSTANT = re.compile(r"[0-9]{17}")
@@ -430,6 +437,32 @@ def _avro_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | N
     return None
 
 
+def table_root_of(path: str | os.PathLike[str]) -> Path | None:
+    """The folder of the table that holds the data file ``path`` (the nearest folder above it
+    with ``.evo/table.json``), or None."""
+    here = Path(path).absolute().parent
+    for folder in (here, *here.parents):
+        if (folder / ".evo" / "table.json").is_file():
+            return folder
+    return None
+
+
+def file_error(path: str | os.PathLike[str], exc: BaseException | str) -> DataFileError:
+    """The evonb error for the data file or log block ``path`` that failed to read with
+    ``exc``: :class:`DataFileMissingError` when it is gone, else :class:`CorruptFileError`;
+    the path is relative to its table, whose folder the hint names for ``evonb check``."""
+    full = Path(path)
+    root = table_root_of(full)
+    shown = full.relative_to(root).as_posix() if root is not None else str(full)
+    table = str(root) if root is not None else None
+    what = "log block" if _LOG_NAME.fullmatch(full.name) else "data file"
+    if not full.exists():
+        return DataFileMissingError(shown, f"the {what} is missing", table=table)
+    cause = exc if isinstance(exc, str) else _first_line(exc)
+    return CorruptFileError(shown, f"the {what} is corrupt or truncated ({cause})",
+                            table=table)
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
@@ -725,5 +758,6 @@ __all__ = [
     "check_table",
     "commit_defect",
     "file_defect",
+    "file_error",
     "repair_table",
 ]

@@ -30,6 +30,7 @@ from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import StructType
 from evonb.spark import position_source
+from evonb.spark.avro_fast import read_header_sync
 from evonb.spark.avro_log import (
     BASE,
     BASE_ROWS_KEY,
@@ -60,6 +61,7 @@ from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.kept import KeptCache
 from evonb.spark.literals import long_array
 from evonb.spark.reader import read_files
+from evonb.table.check import file_error
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.read_plan import plan_group, referenced_columns
 from evonb.table.snapshot import DataFile, Snapshot
@@ -253,8 +255,15 @@ def _listed_rows(path: str) -> tuple[str | None, str | None, Any, str] | None:
 @lru_cache(maxsize=4096)
 def _header_listing(path: str, size: int, mtime_ns: int
                     ) -> tuple[str | None, str | None, Any, str] | None:
-    """:func:`_listed_rows` of the block at ``path`` as it is at ``size`` and ``mtime_ns``."""
+    """:func:`_listed_rows` of the block at ``path`` as it is at ``size`` and ``mtime_ns``.
+    An Avro block must end with its sync marker: a cut-off one raises
+    :class:`~evonb.errors.CorruptFileError` (a reader could miss its last records)."""
     header = block_header(path)
+    if path.endswith(".avro"):
+        with open(path, "rb") as fh:
+            fh.seek(max(0, size - 16))
+            if fh.read(16) != read_header_sync(path)[1]:
+                raise file_error(path, "its last Avro block is cut off")
     return ((header.get("evonb.base"), header.get(BASE_ROWS_KEY),
              decode_positions(header[DROP_KEY]), header.get("avro.codec") or "null")
             if DROP_KEY in header else None)
