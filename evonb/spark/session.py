@@ -8,10 +8,14 @@ next start; ``stop()`` stops it. The notebook layer's ``Evo.spark_master`` and
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,12 +89,48 @@ def session() -> SparkSession:
             for key, value in settings.items():
                 builder = builder.config(key, value)
             logging.getLogger("py4j").setLevel(logging.WARNING)
-            active = builder.getOrCreate()
+            with jvm_output_to_log():
+                active = builder.getOrCreate()
             active.sparkContext.setLogLevel("ERROR")
+            atexit.unregister(_stop_at_exit)
+            atexit.register(_stop_at_exit)
         for key, value in REQUIRED_SQL_CONF.items():
             if active.conf.get(key, None) != value:
                 active.conf.set(key, value)
         return active
+
+
+def spark_log_path() -> Path:
+    """Where the console output of the Spark JVM this process starts goes."""
+    return Path(tempfile.gettempdir()) / f"evonb-spark-{os.getpid()}.log"
+
+
+@contextlib.contextmanager
+def jvm_output_to_log() -> Iterator[Path]:
+    """Point this process's stdout and stderr at :func:`spark_log_path` while the JVM starts,
+    so the JVM (which inherits them) writes its console log there, not into a notebook's
+    output or a script's terminal."""
+    path = spark_log_path()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with open(path, "ab") as log:
+        saved = [os.dup(1), os.dup(2)]
+        try:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            yield path
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def _stop_at_exit() -> None:
+    """Stop the session before the interpreter exits, so its Python worker daemon ends
+    quietly (left running, its workers print ``BrokenPipeError`` tracebacks at exit)."""
+    with contextlib.suppress(Exception):
+        stop()
 
 
 def is_running() -> bool:

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -16,6 +10,7 @@ from IPython.core.error import UsageError
 from evonb.notebook import html as H
 from evonb.notebook.args import split_words
 from evonb.spark import session as managed
+from evonb.spark.session import spark_log_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -69,37 +64,11 @@ class SparkStatus:
         return "\n".join(lines)
 
 
-def spark_log_path() -> Path:
-    """Where the console output of a Spark JVM started by ``%evo spark`` goes."""
-    return Path(tempfile.gettempdir()) / f"evonb-spark-{os.getpid()}.log"
-
-
-@contextlib.contextmanager
-def jvm_output_to_log() -> Iterator[Path]:
-    """Point this process's stdout and stderr at the Spark log file while the JVM starts, so
-    the JVM (which inherits them) writes its console log there and not into the notebook."""
-    path = spark_log_path()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    with open(path, "ab") as log:
-        saved = [os.dup(1), os.dup(2)]
-        try:
-            os.dup2(log.fileno(), 1)
-            os.dup2(log.fileno(), 2)
-            yield path
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-
-
 def start_session() -> None:
     """Start the managed session (its JVM console output going to :func:`spark_log_path`)."""
     if managed.is_running():
         return
-    with jvm_output_to_log():
-        managed.session()
+    managed.session()  # its JVM console output goes to the Spark log
 
 
 def _settings(words: list[str]) -> tuple[str | None, dict[str, str]]:

@@ -1,0 +1,36 @@
+"""A script that starts evonb's Spark session: the JVM's console lines go to the Spark log, not
+to the process's stderr, and the interpreter exits without worker tracebacks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+SCRIPT = """
+import evonb
+from evonb.spark.session import spark_log_path
+s = evonb.session()
+rows = s.createDataFrame([(1,), (2,)], 'a int').rdd.map(lambda r: r.a * 10).collect()
+print(sorted(rows))
+print(spark_log_path())
+"""
+
+
+def test_script_output_is_clean_and_the_jvm_log_goes_to_the_file(tmp_path):
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[0] == "[10, 20]"
+    assert "BrokenPipeError" not in done.stderr and "Traceback" not in done.stderr
+    assert "Setting default log level" not in done.stderr  # a JVM console line
+    log = Path(out[1])
+    assert log.parent == tmp_path
+    assert "Setting default log level" in log.read_text()
