@@ -255,3 +255,46 @@ def test_a_log_block_placed_while_its_attempt_is_rolled_back_is_removed(table, m
         sink.close()
     assert not list(table.root.glob(f".aaaa_0_x.log.{ts}_*"))
     assert check_table(table.path).ok
+
+
+def test_a_lost_commit_proven_by_a_later_commit_is_kept_even_with_force(table) -> None:
+    """An old-style inflight record (paths only, no copy of the commit): a later commit that
+    removes one of the attempt's files proves it committed; its completion time is unknown, so
+    repair cannot rebuild it, and nothing of it is deleted, not even with --force."""
+    inst = table.timeline.requested("commit", plan={"operation": "insert",
+                                                    "writer": writer(dead_pid())})
+    ts = inst.timestamp
+    name = parquet(table.root, f"cccc_0_{ts}.parquet")
+    size = (table.root / name).stat().st_size
+    table.timeline.inflight(inst, {"added": [name]})
+    table.timeline.complete(inst, {
+        "operation": "insert", "schema_version": table.schema.version_id, "removed": [],
+        "added": [{"path": name, "version": table.schema.version_id, "instant": ts,
+                   "partition": "", "rows": 2, "bytes": size, "kind": "base"}]})
+    inflight = table.root / ".evo" / "timeline" / f"{ts}.commit.inflight"
+    inflight.write_text(json.dumps({"added": [name]}))  # as an older evonb wrote it
+    later = table.timeline.requested("commit", plan={"operation": "overwrite"})
+    table.timeline.complete(later, {
+        "operation": "overwrite", "schema_version": table.schema.version_id,
+        "removed": [name], "added": [], "base_instant": None})
+    (table.root / ".evo" / "timeline" / f"{ts}.commit").unlink()
+
+    report = check_table(table.path)
+    lost = [p for p in report.problems if p.kind == "lost-commit"]
+    assert [(p.path, p.repairable) for p in lost] == [(f".evo/timeline/{ts}.commit", False)]
+    assert f"commit {later.timestamp} removes one of its files" in lost[0].message
+    assert kinds(report) == ["lost-commit", "timeline"]  # the removal of a file never added
+    after = repair_table(table.path, force=True)
+    assert kinds(after) == ["lost-commit", "timeline"]
+    assert (table.root / name).exists() and inflight.exists()
+    assert main(["check", table.path, "--repair", "--force"]) == 1
+
+
+def test_check_reports_a_size_other_than_the_recorded_one(table) -> None:
+    (live,) = [e["path"] for c in table.timeline.completed() for e in c.metadata["added"]]
+    path = table.root / live
+    path.write_bytes(path.read_bytes() + b"\0")  # a byte appended: the footer still reads
+    report = check_table(table.path)
+    assert [(p.kind, p.path) for p in report.problems] == [("corrupt-file", live)]
+    assert "its size is" in report.problems[0].message
+    assert json.loads(run_cli("check", table.path, "--json").stdout)["ok"] is False
