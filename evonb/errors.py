@@ -8,6 +8,7 @@ render them without parsing the message.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -37,10 +38,37 @@ class DDLSyntaxError(EvoError):
         self.line = line
         self.column = column
         self.token = token
-        source_line = text.splitlines()[line - 1] if text.splitlines() else ""
-        self.excerpt = f"{source_line}\n{' ' * (column - 1)}^"
-        full = f"{message} at line {line}, column {column} (near {token!r})\n{self.excerpt}"
-        super().__init__(full, hint=hint)
+        lines = text.splitlines()
+        source_line = lines[line - 1] if 0 < line <= len(lines) else ""
+        self.excerpt = _excerpt(source_line, column)
+        near = _clip(repr(token), 40)
+        full = (f"{_clip(message, 300)} at line {line}, column {column} (near {near})\n"
+                f"{self.excerpt}")
+        super().__init__(full, hint=_clip(hint, 300) if hint else hint)
+
+
+_LONG_RUN = re.compile(r"\S{61,}")
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` with each run of over 60 non-blank characters and then the whole cut down
+    (middle parts replaced by ``...``), so a huge statement gives a message of bounded size."""
+    text = _LONG_RUN.sub(lambda m: f"{m[0][:30]}...{m[0][-20:]}", text)
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return f"{text[:head]} ... {text[-(limit - head - 5):]}"
+
+
+def _excerpt(source_line: str, column: int, width: int = 60) -> str:
+    """The part of ``source_line`` around ``column`` (at most ``width`` characters either
+    side, cuts marked ``...``) and a caret under the column."""
+    start = max(0, column - 1 - width)
+    end = column - 1 + width
+    shown = source_line[start:end]
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if end < len(source_line) else ""
+    return f"{prefix}{shown}{suffix}\n{' ' * (len(prefix) + column - 1 - start)}^"
 
 
 class SchemaEvolutionError(EvoError):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import CommitNotFoundError, EvoError
 from evonb.services.rollback import rollback_failed, writer_info
+from evonb.table.arguments import finite_number, whole_number
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
 from evonb.table.snapshot import DataFile, replay
@@ -188,6 +189,13 @@ def clean(table: Table, *, retain_commits: int | None = None, retain_hours: floa
           keep_schema_versions: int | None = None) -> Commit | None:
     """Clean ``table`` (see the module docstring). Returns the ``clean`` commit, or None when
     there was nothing to remove."""
+    if retain_commits is not None:
+        retain_commits = whole_number("retain_commits", retain_commits, minimum=1)
+    if retain_hours is not None:
+        retain_hours = finite_number("retain_hours", retain_hours, minimum=0)
+    if keep_schema_versions is not None:
+        keep_schema_versions = whole_number("keep_schema_versions", keep_schema_versions,
+                                            minimum=1)
     retain_commits = _setting(table, retain_commits, RETAIN_COMMITS_PROPERTY, int)
     retain_hours = _setting(table, retain_hours, RETAIN_HOURS_PROPERTY, float)
     keep_schema_versions = _setting(table, keep_schema_versions, KEEP_VERSIONS_PROPERTY, int)

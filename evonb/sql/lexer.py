@@ -18,6 +18,7 @@ from sqlparse import lexer as _sqlparse_lexer
 from sqlparse import tokens as T
 
 from evonb.errors import DDLSyntaxError
+from evonb.table.arguments import check_text
 
 WORD = "word"
 """An unquoted identifier or keyword; ``value`` is its text."""
@@ -158,8 +159,7 @@ def tokenize(text: str) -> list[Token]:
 
     Raises :class:`DDLSyntaxError` for unterminated strings, backquotes and comments.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"DDL text must be a str, got {type(text).__name__}")
+    check_text(text, "ddl", "'ALTER TABLE t ADD COLUMNS (note string)'")
     pos_of = _Positions(text)
     out: list[Token] = []
 

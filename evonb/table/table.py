@@ -24,6 +24,7 @@ from evonb.errors import (
     MetadataCorruptError,
     SchemaEvolutionError,
     TableExistsError,
+    TableLocationError,
     TableNotFoundError,
     WriteSchemaError,
 )
@@ -32,6 +33,7 @@ from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
 from evonb.spark.kept import KeptCache
+from evonb.table.arguments import check_dataframe
 from evonb.table.config import TableConfig
 from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
@@ -179,7 +181,7 @@ def create_table(
     config = config.resolve_ids(initial)
     _check_key_columns(initial, config)
     check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
-    root.mkdir(parents=True, exist_ok=True)
+    _make_root(root)
     config.save(root, exclusive=True)
     table = Table(root, config, spark=spark)
     table._save_version(initial, derive_layout(initial))
@@ -188,6 +190,27 @@ def create_table(
         "operation": "create", "schema_version": INITIAL_VERSION, "added": [], "removed": [],
     })
     return table
+
+
+def _make_root(root: Path) -> None:
+    """Create the table folder (and its parents), or raise :class:`TableLocationError` leaving
+    nothing behind when it cannot be created or written."""
+    top = next((p for p in reversed((root, *root.parents)) if not p.exists()), None)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with open(root / f".evonb-probe-{os.getpid()}", "wb") as fh:
+            fh.write(b"")
+        os.unlink(fh.name)
+    except OSError as exc:
+        for made in (root, *root.parents) if top is not None else ():
+            with contextlib.suppress(OSError):
+                made.rmdir()  # only the folders made here, and only while empty
+            if made == top:
+                break
+        raise TableLocationError(
+            f"Cannot create a table at {root}: {exc.strerror or exc}", path=str(root),
+            hint="choose a folder you can create and write (LOCATION '<path>' or the "
+                 "warehouse)") from None
 
 
 def _check_key_columns(schema: Schema, config: TableConfig) -> None:
@@ -750,6 +773,7 @@ class Table:
         ``overwrite``. Columns match by name; the schema evolves as the data needs."""
         from evonb.table.writes import WriteJob
 
+        check_dataframe(df)
         if mode not in WRITE_MODES:
             raise EvoError(f"Unknown write mode {mode!r}", hint=f"use one of {WRITE_MODES}")
         if mode in ("upsert", "delete") and not self._config.primary_key_ids:

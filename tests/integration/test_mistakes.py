@@ -44,3 +44,82 @@ def test_a_partitioned_copy_on_write_table_at_a_glob_path(spark, warehouse):
     t.write(spark.createDataFrame([(2, "oslo", 2)], "id bigint, city string, ts bigint"),
             mode="upsert")
     assert _rows(t.read()) == [(1, "paris", 1), (2, "oslo", 2)]
+
+
+def _state(table) -> tuple:
+    fresh = evonb.open_table(table.path)
+    return ([c.instant for c in fresh.history()], _rows(fresh.read()), str(fresh.schema.struct),
+            dict(fresh.properties))
+
+
+def test_api_mistakes_are_evonb_errors_and_change_nothing(spark, warehouse):
+    import pandas as pd
+
+    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double, ts bigint",
+                           primary_key="id", precombine="ts")
+    t.write(spark.createDataFrame([(1, 1.0, 1)], COLUMNS))
+    before = _state(t)
+    cases = [
+        (lambda: t.write([(2, 2.0, 2)]), "df must be a Spark DataFrame, not list",
+         "spark.createDataFrame(rows"),
+        (lambda: t.write(pd.DataFrame({"id": [2]})),
+         "df must be a Spark DataFrame, not pandas.core.frame.DataFrame",
+         "spark.createDataFrame(data)"),
+        (lambda: t.alter(None), "ddl must be text (a str), not NoneType", "pass a string"),
+        (lambda: t.alter(5), "ddl must be text (a str), not int", "pass a string"),
+        (lambda: t.clean(retain_commits="abc"),
+         "retain_commits must be a whole number of at least 1, not abc", None),
+        (lambda: t.clean(retain_hours=float("nan")),
+         "retain_hours must be a finite number of at least 0, not nan", None),
+        (lambda: t.clean(keep_schema_versions=float("inf")),
+         "keep_schema_versions must be a whole number of at least 1, not inf", None),
+        (lambda: t.clean(retain_commits=True),
+         "retain_commits must be a whole number of at least 1, not True", None),
+    ]
+    for call, message, hint in cases:
+        with pytest.raises(evonb.InvalidArgumentError) as info:
+            call()
+        assert str(info.value).startswith(message), str(info.value)
+        if hint:
+            assert hint in info.value.hint
+    assert _state(t) == before
+
+
+def test_a_one_megabyte_bad_statement_gives_a_short_error_with_the_caret(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id bigint")
+    before = _state(t)
+    cases = [
+        ("ALTER TABLE t ADD COLUMN x " + "a" * 1_000_000 + " NOT NULL", "a"),
+        ("ALTER TABLE t ADD COLUMN x int DEFAULT '" + "b" * 1_000_000, "'"),
+        ("ALTER TABLE t ADD COLUMN x int " + "+" * 1_000_000, "+"),
+        ("ALTER TABLE t ADD COLUMNS (" + "c int, " * 150_000 + "d intt)", "intt"),
+    ]
+    for ddl, at in cases:
+        column = ddl.index(at) + 1
+        with pytest.raises(evonb.DDLSyntaxError) as info:
+            t.alter(ddl)
+        text = str(info.value)
+        assert len(text) <= 1024, len(text)
+        assert f"at line 1, column {column} " in text
+        assert info.value.column == column
+        excerpt, caret = info.value.excerpt.splitlines()
+        assert caret.strip() == "^" and len(excerpt) <= 130
+        under = caret.index("^")
+        assert excerpt[under] == ddl[column - 1]
+    assert _state(t) == before
+
+
+def test_a_location_that_cannot_be_created_is_refused_and_nothing_is_made(warehouse):
+    blocker = warehouse / "a-file"
+    blocker.write_text("not a folder")
+    for path, reason in [("/proc/nope", "No such file or directory"),
+                         ("/proc/nope/deeper/t", "No such file or directory"),
+                         (str(blocker / "t"), "Not a directory")]:
+        with pytest.raises(evonb.TableLocationError) as info:
+            evonb.create_table(path, "id bigint")
+        assert str(info.value).startswith(f"Cannot create a table at {path}: {reason}")
+        assert info.value.path == path
+        assert "choose a folder you can create and write" in info.value.hint
+    assert not (warehouse / "proc").exists()
+    assert blocker.read_text() == "not a folder"
+    assert sorted(p.name for p in warehouse.iterdir()) == ["a-file"]
