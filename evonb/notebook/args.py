@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from evonb.table.arguments import SPARK_INT_MAX, finite_number, whole_number
 from evonb.table.refs import expand_ref
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,6 +134,23 @@ def positive_int(value: str) -> int:
     if number < 0:
         raise ValueError(value)
     return number
+
+
+def whole(option: str, minimum: int | None = 0, maximum: int | None = None
+          ) -> Callable[[str], int]:
+    """The converter of a ``--option`` taking a whole number in ``[minimum, maximum]``: an
+    :class:`~evonb.errors.InvalidArgumentError` naming the option and the range otherwise."""
+    return lambda value: whole_number(f"--{option}", value, minimum=minimum, maximum=maximum)
+
+
+def number(option: str, minimum: float | None = 0, maximum: float | None = None
+           ) -> Callable[[str], float]:
+    """The converter of a ``--option`` taking a finite number in ``[minimum, maximum]``."""
+    return lambda value: finite_number(f"--{option}", value, minimum=minimum, maximum=maximum)
+
+
+limit = whole("limit", 0, SPARK_INT_MAX)
+"""The converter of ``--limit``: a row count Spark takes (a Java ``int``)."""
 
 
 def identifier(value: str) -> str:

@@ -30,7 +30,7 @@ class Preview:
         """Collect at most ``limit`` rows (sorted by ``order_by`` columns that exist)."""
         keys = [k for k in order_by if k in df.columns]
         shown = df.orderBy(*keys) if keys else df
-        frame = shown.limit(limit + 1).toPandas()
+        frame = shown.limit(min(limit + 1, 2**31 - 1)).toPandas()  # Spark's limit is an int
         more = len(frame) > limit
         integral = tuple(f.name for f in df.schema.fields
                          if f.dataType.typeName() in ("byte", "short", "integer", "long"))

@@ -3,6 +3,8 @@
 A small scanner skips strings, backquoted names and comments, so only real identifiers match.
 Each ``name AS OF <ref>`` (also ``TIMESTAMP AS OF`` / ``VERSION AS OF``) is replaced by the name
 of a temporary view holding the table as of that commit, aliased back to the table's name.
+:func:`changed_tables` finds the statements that would change a table (INSERT, UPDATE, DELETE,
+MERGE, DROP, TRUNCATE, ALTER, CREATE) and the table each names, with sqlparse's tokenizer.
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+import sqlparse
+from sqlparse import sql as S
+from sqlparse import tokens as T
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
@@ -103,3 +109,58 @@ def rewrite(query: str, names: Iterable[str],
     for start, end, text in reversed(edits):
         query = query[:start] + text + query[end:]
     return query, refs
+
+
+CHANGING = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE", "DROP", "TRUNCATE", "ALTER",
+                      "CREATE", "CREATE OR REPLACE", "REPLACE"})
+"""Statement types (sqlparse's ``get_type``) that change the table they name."""
+_BEFORE_TARGET = frozenset({
+    "into", "overwrite", "table", "view", "from", "if", "not", "exists", "if exists",
+    "if not exists", "temp", "temporary", "global", "external", "or", "replace", "or replace",
+    "only",
+})
+
+
+@dataclass(frozen=True)
+class TableChange:
+    """A statement that changes ``table``: ``kind`` is its type (``INSERT``, ``DROP``, ...)
+    and ``statement`` its text."""
+
+    kind: str
+    table: str
+    statement: str
+
+
+def changed_tables(query: str) -> list[TableChange]:
+    """The statements of ``query`` that change a table, each with the table it names
+    (unqualified names only; comments, case and quoting do not matter)."""
+    out = []
+    for st in sqlparse.parse(query):
+        kind = st.get_type()
+        if kind not in CHANGING:
+            continue
+        table = _target(st, kind)
+        if table is not None:
+            out.append(TableChange(kind.split()[0], table, str(st).strip()))
+    return out
+
+
+def _target(st: S.Statement, kind: str) -> str | None:
+    """The unqualified name the statement of type ``kind`` changes, or None."""
+    tokens = [t for t in st.tokens if not t.is_whitespace and not isinstance(t, S.Comment)
+              and t.ttype not in T.Comment]
+    start = next((i for i, t in enumerate(tokens) if t.ttype in (T.DML, T.DDL)
+                  and " ".join(t.normalized.upper().split()) == kind), None)
+    if start is None:
+        return None
+    for tok in tokens[start + 1:]:
+        if tok.ttype in T.Keyword and " ".join(tok.value.lower().split()) in _BEFORE_TARGET:
+            continue
+        if isinstance(tok, S.Identifier | S.Function):
+            if tok.get_parent_name() is not None:
+                return None
+            return tok.get_real_name()
+        if tok.ttype in T.Name or tok.ttype in T.Keyword:
+            return tok.value.strip("`")
+        return None
+    return None

@@ -52,10 +52,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "session status and Spark UI link; stop, start, restart"),
 )}
 
-ALIASES = {"select": "sql", "with": "sql", "show": "sql", "desc": "describe", "log": "history"}
+_CHANGES = ("insert", "update", "delete", "merge", "truncate")
+"""First words of SQL statements that change a table: ``%evo sql`` refuses them on evonb
+tables with what to use instead."""
+
+ALIASES = {"select": "sql", "with": "sql", "show": "sql", "desc": "describe", "log": "history",
+           **dict.fromkeys(_CHANGES, "sql")}
 """First words that mean a subcommand."""
 
-SQL_WORDS = frozenset({"select", "with", "show"})
+SQL_WORDS = frozenset({"select", "with", "show", *_CHANGES})
 """Aliases that stay part of the text (the query starts with them)."""
 
 

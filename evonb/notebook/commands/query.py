@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from evonb.notebook.args import identifier, parse_args, positive_int, resolve_ref
+from evonb.errors import UnsupportedStatementError
+from evonb.notebook.args import identifier, limit, parse_args, resolve_ref
 from evonb.notebook.preview import Preview
-from evonb.notebook.sqlrefs import TableRef, rewrite
+from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrite
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -25,7 +26,7 @@ def read(ctx: Context, text: str) -> Preview:
     """The first rows of a table (as of a commit, in a chosen schema)."""
     args = parse_args(
         text, usage=READ_USAGE, clauses=("as of", "schema"), max_positional=1,
-        options={"limit": positive_int, "to": identifier, "since": str, "until": str,
+        options={"limit": limit, "to": identifier, "since": str, "until": str,
                  "columns": lambda v: [c.strip() for c in v.split(",") if c.strip()]},
     )
     table = ctx.open(args.table(READ_USAGE))
@@ -61,9 +62,9 @@ def read(ctx: Context, text: str) -> Preview:
         in_schema = "in today's schema"
     else:
         in_schema = f"in the schema of {schema}"
-    limit = args.options.get("limit", ctx.preview_rows)
+    rows = args.options.get("limit", ctx.preview_rows)
     stored = f"; the DataFrame is in {args.options['to']!r}" if "to" in args.options else ""
-    return Preview.of(df, limit, f"{table.name}{where}, {in_schema}{stored}",
+    return Preview.of(df, rows, f"{table.name}{where}, {in_schema}{stored}",
                       order_by=table.primary_key)
 
 
@@ -79,11 +80,18 @@ def sql(ctx: Context, text: str) -> Preview:
     query = text.strip().rstrip(";").strip()
     if not query:
         raise UsageError(f"No query given. Usage: {SQL_USAGE}")
+    rows = limit(options["limit"]) if "limit" in options else ctx.preview_rows
     try:
-        limit = positive_int(options.get("limit", str(ctx.preview_rows)))
         target = identifier(options["to"]) if "to" in options else None
     except ValueError:
-        raise UsageError(f"Bad --limit or --to value. Usage: {SQL_USAGE}") from None
+        raise UsageError(f"Bad --to value {options['to']!r} (a Python name). "
+                         f"Usage: {SQL_USAGE}") from None
+
+    names = {n.lower(): n for n in ctx.table_names()}
+    for change in changed_tables(query):
+        if change.table.lower() in names:
+            name = names[change.table.lower()]
+            raise refusal(change, name, ctx.open(name).path)
 
     def view_for(ref: TableRef) -> str:
         table = ctx.open(ref.name)
@@ -106,4 +114,34 @@ def sql(ctx: Context, text: str) -> Preview:
     if target:
         ctx.user_ns[target] = df
     stored = f"; the DataFrame is in {target!r}" if target else ""
-    return Preview.of(df, limit, f"Result of {' '.join(query.split())[:80]}{stored}")
+    return Preview.of(df, rows, f"Result of {' '.join(query.split())[:80]}{stored}")
+
+
+_INSTEAD = {
+    "INSERT": "write rows with t.write(df) (mode='insert', or 'overwrite' to replace them; "
+              "df = spark.sql('SELECT ...') for rows from a query)",
+    "UPDATE": "write the changed rows with t.write(df, mode='upsert') (by record key)",
+    "MERGE": "write the source rows with t.write(df, mode='upsert') (by record key)",
+    "DELETE": "delete by record key with t.write(keys_df, mode='delete')",
+    "DROP": "delete the table (its data and history) with t.drop()",
+    "TRUNCATE": "replace every row with t.write(df, mode='overwrite')",
+    "ALTER": "change the schema or table properties with %evo alter table {table} ...",
+    "CREATE": "create an evonb table with %evo create table <new name> (...), or give a "
+              "Spark view another name",
+    "REPLACE": "create an evonb table with %evo create table <new name> (...)",
+}
+
+
+def refusal(change: TableChange, table: str, path: str) -> UnsupportedStatementError:
+    """The error for a Spark SQL statement that would change the evonb table ``table``: Spark
+    sees it as a read-only view, so the statement would fail or change nothing."""
+    instead = _INSTEAD.get(change.kind, "use the evonb API").format(table=table)
+    if instead.startswith(("write", "delete", "replace")):
+        instead += f", where t = evonb.open_table({path!r})"
+    excerpt = " ".join(change.statement.split())
+    excerpt = excerpt if len(excerpt) <= 80 else excerpt[:77] + "..."
+    return UnsupportedStatementError(
+        f"%evo sql does not run {change.kind} on the evonb table {table!r}: Spark SQL sees it "
+        f"as a read-only view, so the statement would fail or change nothing. Nothing was "
+        f"changed. Statement: {excerpt}",
+        statement=change.kind, table=table, hint=instead)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from evonb.notebook import html as H
-from evonb.notebook.args import parse_args, resolve_ref
+from evonb.notebook.args import number, parse_args, resolve_ref, whole
 from evonb.notebook.widgets.progress import JobProgress
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,6 +31,12 @@ VERBS = {"compact": "compacting", "rewrite": "rewriting", "clean": "cleaning",
          "rollback": "rolling back"}
 _ALTER = re.compile(r"(?<![\w-])alter\s+table\s", re.IGNORECASE)
 FLAGS = {"rewrite": ("purge_dropped",), "rollback": ("cascade",)}
+_NUMBERS = {"clean": {"retain-commits": whole("retain-commits", 1),
+                      "retain-hours": number("retain-hours", 0),
+                      "keep-schema-versions": whole("keep-schema-versions", 1)}}
+OPTIONS = {service: {**checks, **{o.replace("-", "_"): c for o, c in checks.items()}}
+           for service, checks in _NUMBERS.items()}
+"""The numeric options of each service, checked as they are read (``--a-b`` or ``--a_b``)."""
 
 
 @dataclass
@@ -80,7 +86,7 @@ def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
     found = _ALTER.search(text) if name == "rewrite" else None
     ddl = text[found.start():].strip() if found else None
     args = parse_args(text[:found.start()] if found else text, usage=usage, any_options=True,
-                      flags=FLAGS.get(name, ()))
+                      flags=FLAGS.get(name, ()), options=OPTIONS.get(name))
     positional: list[Any] = []
     if ddl:
         if args.positional:
