@@ -64,13 +64,14 @@ def evonb_cause(exc: BaseException) -> str | None:
 def format_spark_error(exc: BaseException) -> str:
     """A Spark error without the JVM stack and the logical plan Spark appends (a SQL excerpt
     with carets, when Spark gives one, is kept). A read that failed on a damaged or missing
-    data file is evonb's message for that file (:func:`file_cause`). A failed evonb check
+    data file, with no evonb check in its cause, is evonb's message for that file
+    (:func:`file_cause`). A failed evonb check
     inside the JVM (:func:`evonb_cause`) is what the message says: alone for a job py4j
     reports as aborted, after Spark's own first lines otherwise."""
-    broken = file_cause(exc)
+    cause = evonb_cause(exc)
+    broken = file_cause(exc) if cause is None else None
     if broken is not None:
         return broken
-    cause = evonb_cause(exc)
     if cause is not None and _is_java_error(exc):
         return cause
     text = str(exc).split("\nJVM stacktrace:", 1)[0].split("\n\tat ", 1)[0].strip("\n")
