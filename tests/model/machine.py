@@ -1,0 +1,567 @@
+"""The model test's driver: one evonb table and one :class:`~tests.model.reference.Model`, given
+the same random operations, compared after every step and, at the end, at every commit.
+
+Every rule takes plain integers (``pick``, ``vseed``) and resolves them against the current
+schema and rows, so the step list hypothesis prints on a failure is a Python program that
+replays it: ``tests/model/test_model_regressions.py`` keeps each one found.
+
+A table's flavour is drawn once per history (:class:`Flavour`): copy-on-write or merge-on-read,
+partitioned or not, and for merge-on-read the log-block format (Avro or Parquet) and the reader
+(evonb's JVM sources, or the fallback: Python workers for blocks and Spark's own filter for
+replaced base rows). At the end of a merge-on-read history the other reader reads the latest
+snapshot and the oldest readable commit too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import evonb
+from evonb.errors import CommitNotFoundError
+from tests.model.reference import (
+    PRIMITIVES,
+    WIDENINGS,
+    MField,
+    MList,
+    MMap,
+    Model,
+    MStruct,
+    MType,
+    convert,
+    ddl_type,
+    literal,
+    random_value,
+    spark_value,
+)
+
+TOP_NAMES = ("a", "b", "c", "d", "e", "f")
+NESTED_NAMES = ("x", "y", "z", "w")
+PROTECTED = ("id", "ts", "p")
+KEY_ID, PRECOMBINE_ID = 1, 2
+"""Key, precombine and partition column: never dropped or retyped (evonb refuses it)."""
+NOT_UNDOABLE = ("create", "clean", "rollback")
+"""Actions a rollback never undoes."""
+picks = st.integers(min_value=0, max_value=2**16)
+seeds = st.integers(min_value=0, max_value=2**31)
+
+_spark: SparkSession | None = None
+HISTORIES = itertools.count()
+"""Histories run in this process (every machine created counts one)."""
+STEPS = itertools.count()
+"""Steps run in this process, over all histories."""
+
+
+def use_spark(spark: SparkSession) -> None:
+    """The session the machines use (the test run's shared one)."""
+    global _spark
+    _spark = spark
+
+
+@dataclass(frozen=True)
+class Flavour:
+    table_type: str
+    partitioned: bool
+    log_format: str = "avro"
+    jvm: bool = True
+
+    def properties(self, jvm: bool | None = None) -> dict[str, str]:
+        on = self.jvm if jvm is None else jvm
+        props = {"evonb.mor.read.jvm": str(on).lower(),
+                  "evonb.mor.read.jvm_filter": str(on).lower()}
+        if self.table_type == "mor":
+            props["evonb.mor.log_format"] = self.log_format
+        return props
+
+    @classmethod
+    def from_pick(cls, pick: int) -> Flavour:
+        mor, rest = pick % 2, pick // 2
+        partitioned, rest = bool(rest % 2), rest // 2
+        if not mor:
+            return cls("cow", partitioned)
+        log_format, rest = ("avro", "parquet")[rest % 2], rest // 2
+        return cls("mor", partitioned, log_format, jvm=bool(rest % 2))
+
+
+def initial_model() -> Model:
+    xy = MStruct([MField(0, "x", "int"), MField(0, "y", "int")])
+    cols = MStruct([MField(0, "id", "int", required=True), MField(0, "ts", "int"),
+                    MField(0, "p", "int"), MField(0, "a", "int"), MField(0, "s", xy),
+                    MField(0, "l", MList(0, xy)), MField(0, "m", MMap(0, 0, xy))])
+    model = Model(MStruct([]), 0)
+    model.columns = model.number(cols)  # type: ignore[assignment]
+    return model
+
+
+def normal(value: Any) -> Any:
+    """A collected Spark value as plain dicts and lists."""
+    if hasattr(value, "asDict"):
+        return {k: normal(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):
+        return {k: normal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normal(v) for v in value]
+    return value
+
+
+def same(got: list[dict[str, Any]], expected: list[dict[str, Any]], label: str) -> None:
+    """Assert equal rows, naming the first row that differs."""
+    if got == expected:
+        return
+    g = {r["id"]: r for r in got}
+    e = {r["id"]: r for r in expected}
+    for key in sorted(g.keys() | e.keys()):
+        if g.get(key) != e.get(key):
+            raise AssertionError(f"{label}: id {key}: evonb read {g.get(key)}, the model "
+                                 f"{e.get(key)} ({len(got)} rows read, {len(expected)} expected)")
+    raise AssertionError(f"{label}: {got} != {expected}")
+
+
+def rows_of(df: DataFrame) -> list[dict[str, Any]]:
+    rows = [normal(r) for r in df.collect()]
+    return sorted(rows, key=lambda r: r["id"])
+
+
+class TableMachine(RuleBasedStateMachine):
+    """One history: a fresh table, random operations, the model beside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        assert _spark is not None, "call use_spark() first"
+        self.spark = _spark
+        self.dir = Path(tempfile.mkdtemp(prefix="evonb-model-"))
+        self.model = initial_model()
+        self.commits: list[tuple[str, str, Model]] = []  # instant, action, model after it
+        self.cleaned_after: set[str] = set()
+        self.table: Any = None
+        self.flavour: Flavour | None = None
+        next(HISTORIES)
+
+    # ------------------------------------------------------------------ set-up
+    @initialize(flavour=picks)
+    def create(self, flavour: int) -> None:
+        self.flavour = Flavour.from_pick(flavour)
+        self.table = evonb.create_table(
+            self.dir / "t", self.columns_ddl(), primary_key="id", precombine="ts",
+            partition_by="p" if self.flavour.partitioned else (),
+            table_type=self.flavour.table_type, properties=self.flavour.properties())
+        self.record()
+
+    def teardown(self) -> None:
+        try:
+            if self.table is not None:
+                self.final_checks()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    # ------------------------------------------------------------------ helpers
+    def columns_ddl(self) -> str:
+        parts = []
+        for f in self.model.columns.fields:
+            parts.append(f"`{f.name}` {ddl_type(f.type)}" + (" not null" if f.required else ""))
+        return ", ".join(parts)
+
+    def record(self) -> None:
+        """Note the commit the last operation made (if it made one) with the model after it."""
+        last = self.table.timeline.completed()[-1]
+        if not self.commits or self.commits[-1][0] != last.instant:
+            self.commits.append((last.instant, last.action, self.model.copy()))
+        else:  # no commit (e.g. nothing to compact): the model must not have changed
+            self.commits[-1] = (last.instant, last.action, self.model.copy())
+
+    def alter(self, *statements: str) -> None:
+        self.table.alter("; ".join(f"ALTER TABLE t {s}" for s in statements))
+        self.record()
+        self.check()
+
+    def write(self, keys_rows: list[dict[int, Any]], mode: str) -> None:
+        cols = self.model.columns.fields
+        data = [tuple(spark_value(f.type, row.get(f.id)) for f in cols) for row in keys_rows]
+        df = self.spark.createDataFrame(data, self.columns_ddl().replace(" not null", ""))
+        commit = self.table.write(df, mode=mode)
+        return commit.instant
+
+    def check(self) -> None:
+        """The latest snapshot equals the model: column names and types, and every value."""
+        next(STEPS)
+        df = self.table.read()
+        assert df.schema.simpleString() == self.model.schema_text(), (
+            f"schema {df.schema.simpleString()} != model {self.model.schema_text()}")
+        same(rows_of(df), self.model.read(), "latest snapshot")
+        ids = {p: i for p, i in self.model.all_ids().items()}
+        real = {path.lower(): self.table.schema.find_id(path) for path in self.table.schema.paths()}
+        assert real == ids, f"field IDs {real} != model {ids}"
+
+    def key(self, stored: dict[int, Any]) -> int:
+        return stored[KEY_ID]
+
+    def field(self, name: str) -> MField:
+        return next(f for f in self.model.columns.fields if f.name == name)
+
+    def new_row(self, rng: random.Random, key: int) -> dict[int, Any]:
+        row = {}
+        for f in self.model.columns.fields:
+            if f.name == "id":
+                row[f.id] = key
+            elif f.name == "ts":
+                row[f.id] = rng.randint(0, 6)
+            elif f.name == "p":
+                row[f.id] = key % 2
+            else:
+                row[f.id] = random_value(rng, f.type)
+        return row
+
+    def free_keys(self, rng: random.Random, n: int) -> list[int]:
+        free = [k for k in range(40) if k not in self.model.rows]
+        return rng.sample(free, min(n, len(free)))
+
+    # ------------------------------------------------------------------ writes
+    @rule(vseed=seeds)
+    def insert(self, vseed: int) -> None:
+        rng = random.Random(vseed)
+        rows = [self.new_row(rng, k) for k in self.free_keys(rng, rng.randint(1, 3))]
+        if not rows:
+            return
+        instant = self.write(rows, "insert")
+        for row in rows:
+            self.model.rows[self.key(row)] = (row, instant)
+        self.record()
+        self.check()
+
+    @rule(vseed=seeds)
+    def upsert(self, vseed: int) -> None:
+        rng = random.Random(vseed)
+        old = rng.sample(sorted(self.model.rows), min(len(self.model.rows), rng.randint(0, 2)))
+        keys = old + self.free_keys(rng, rng.randint(0 if old else 1, 2))
+        rows = [self.new_row(rng, k) for k in keys]
+        instant = self.write(rows, "upsert")
+        ts = PRECOMBINE_ID
+        for row in rows:
+            key = self.key(row)
+            current = self.model.rows.get(key)
+            if current is not None and current[0][ts] is not None and (
+                    row[ts] is None or row[ts] < current[0][ts]):
+                continue  # the stored row has the larger precombine value: it stays
+            self.model.rows[key] = (row, instant)
+        self.record()
+        self.check()
+
+    @precondition(lambda self: bool(self.model.rows))
+    @rule(vseed=seeds)
+    def delete(self, vseed: int) -> None:
+        rng = random.Random(vseed)
+        keys = rng.sample(sorted(self.model.rows), min(len(self.model.rows), rng.randint(1, 2)))
+        keys += self.free_keys(rng, rng.randint(0, 1))  # a key that is not there: no effect
+        self.write([self.new_row(rng, k) for k in keys], "delete")
+        for k in keys:
+            self.model.rows.pop(k, None)
+        self.record()
+        self.check()
+
+    @rule(vseed=seeds)
+    def overwrite(self, vseed: int) -> None:
+        rng = random.Random(vseed)
+        keys = rng.sample(range(40), rng.randint(1, 4))
+        rows = [self.new_row(rng, k) for k in keys]
+        instant = self.write(rows, "overwrite")
+        self.model.rows = {self.key(r): (r, instant) for r in rows}
+        self.record()
+        self.check()
+
+    # ------------------------------------------------------------------ DDL
+    def container(self, pick: int) -> tuple[str, MStruct]:
+        options = self.model.containers()
+        return options[pick % len(options)]
+
+    def members(self, pick: int, *, droppable: bool = False) -> tuple[str, MStruct, MField] | None:
+        """A field of a container: (its container's path prefix, the container, the field);
+        never a protected column; with ``droppable``, never the last member of a struct."""
+        prefix, struct = self.container(pick)
+        fields = [f for f in struct.fields if not (prefix == "" and f.name in PROTECTED)]
+        if droppable and prefix and len(struct.fields) < 2:
+            return None
+        if not fields:
+            return None
+        return prefix, struct, fields[(pick // 7) % len(fields)]
+
+    def free_name(self, prefix: str, struct: MStruct, pick: int) -> str:
+        pool = TOP_NAMES if prefix == "" else NESTED_NAMES
+        taken = {f.name.lower() for f in struct.fields}
+        free = [n for n in pool if n not in taken] or [f"n{pick % 1000}"]
+        name = free[pick % len(free)]
+        return name if name.lower() not in taken else f"n{pick}"
+
+    def position(self, struct: MStruct, pick: int, exclude: MField | None = None
+                 ) -> tuple[str, int | None]:
+        """(DDL suffix, index in ``struct`` after ``exclude`` is taken out) for a new place."""
+        others = [f for f in struct.fields if f is not exclude]
+        choice = pick % (len(others) + 2)
+        if choice == 0:
+            return " FIRST", 0
+        if choice == 1 or not others:
+            return "", None
+        anchor = others[choice - 2]
+        return f" AFTER `{anchor.name}`", others.index(anchor) + 1
+
+    def random_type(self, pick: int, top: bool) -> MType:
+        xy = [MField(0, n, "int") for n in ("x", "y")]
+        choices: list[MType] = [*PRIMITIVES]
+        if top:
+            choices += [MStruct(xy), MList(0, MStruct(xy)), MMap(0, 0, MStruct(xy))]
+        return choices[pick % len(choices)]
+
+    @rule(where=picks, type_pick=picks, pos=picks, default=picks, name=picks)
+    def add_column(self, where: int, type_pick: int, pos: int, default: int, name: int) -> None:
+        prefix, struct = self.container(where)
+        col_name = self.free_name(prefix, struct, name)
+        t = self.random_type(type_pick, top=prefix == "")
+        self.add(prefix, struct, col_name, t, pos, default)
+
+    def add(self, prefix: str, struct: MStruct, name: str, t: MType, pos: int,
+            default: int) -> None:
+        value = None
+        if t in ("int", "bigint", "string") and default % 3 == 0:
+            value = convert(default % 100, t)
+        field = self.model.numbered_field(MField(0, name, t, value))
+        suffix, index = self.position(struct, pos)
+        text = f" DEFAULT {literal(value, t)}" if value is not None else ""  # type: ignore[arg-type]
+        if index is None:
+            struct.fields.append(field)
+        else:
+            struct.fields.insert(index, field)
+        self.alter(f"ADD COLUMNS ({prefix}`{name}` {ddl_type(t)}{text}{suffix})")
+
+    @rule(pick=picks)
+    def drop_column(self, pick: int) -> None:
+        found = self.members(pick, droppable=True)
+        if found is None:
+            return
+        prefix, struct, f = found
+        struct.fields.remove(f)
+        self.alter(f"DROP COLUMN {prefix}`{f.name}`")
+
+    @rule(pick=picks, name=picks)
+    def rename_column(self, pick: int, name: int) -> None:
+        found = self.members(pick)
+        if found is None:
+            return
+        prefix, struct, f = found
+        new = self.free_name(prefix, struct, name)
+        old, f.name = f.name, new
+        self.alter(f"RENAME COLUMN {prefix}`{old}` TO `{new}`")
+
+    def two(self, pick: int, other: int) -> tuple[str, MField, MField] | None:
+        prefix, struct = self.container(pick)
+        fields = [f for f in struct.fields if not (prefix == "" and f.name in PROTECTED)]
+        if len(fields) < 2:
+            return None
+        a = fields[(pick // 7) % len(fields)]
+        rest = [f for f in fields if f is not a]
+        return prefix, a, rest[other % len(rest)]
+
+    @rule(pick=picks, other=picks)
+    def swap_names(self, pick: int, other: int) -> None:
+        """Two renames in one change swap two names."""
+        found = self.two(pick, other)
+        if found is None:
+            return
+        prefix, a, b = found
+        a.name, b.name = b.name, a.name
+        self.alter(f"RENAME COLUMN {prefix}`{b.name}` TO `{a.name}`",
+                   f"RENAME COLUMN {prefix}`{a.name}` TO `{b.name}`")
+
+    @rule(pick=picks, other=picks)
+    def swap_through_temporary(self, pick: int, other: int) -> None:
+        """Three changes: a -> tmp, b -> a, tmp -> b."""
+        found = self.two(pick, other)
+        if found is None:
+            return
+        prefix, a, b = found
+        name_a, name_b = a.name, b.name
+        a.name = "tmp"
+        self.alter(f"RENAME COLUMN {prefix}`{name_a}` TO `tmp`")
+        b.name = name_a
+        self.alter(f"RENAME COLUMN {prefix}`{name_b}` TO `{name_a}`")
+        a.name = name_b
+        self.alter(f"RENAME COLUMN {prefix}`tmp` TO `{name_b}`")
+
+    @rule(pick=picks, other=picks)
+    def rename_into_freed_name(self, pick: int, other: int) -> None:
+        """One change drops a and renames b to a's name."""
+        found = self.two(pick, other)
+        if found is None:
+            return
+        prefix, a, b = found
+        struct = self.container(pick)[1]
+        struct.fields.remove(a)
+        old, b.name = b.name, a.name
+        self.alter(f"DROP COLUMN {prefix}`{a.name}`",
+                   f"RENAME COLUMN {prefix}`{old}` TO `{a.name}`")
+
+    @rule(pick=picks, type_pick=picks, pos=picks)
+    def drop_and_add_again(self, pick: int, type_pick: int, pos: int) -> None:
+        """Drop a field, then add a field of the same name: a new field, no old values."""
+        found = self.members(pick, droppable=True)
+        if found is None:
+            return
+        prefix, struct, f = found
+        struct.fields.remove(f)
+        self.alter(f"DROP COLUMN {prefix}`{f.name}`")
+        t = f.type if type_pick % 2 else self.random_type(type_pick // 2, top=prefix == "")
+        self.add(prefix, struct, f.name, t, pos, type_pick)
+
+    @rule(pick=picks, pos=picks)
+    def move_column(self, pick: int, pos: int) -> None:
+        found = self.members(pick)
+        if found is None:
+            return
+        prefix, struct, f = found
+        others = [g for g in struct.fields if g is not f]
+        if not others:
+            return
+        choice = pos % (len(others) + 1)
+        struct.fields.remove(f)
+        if choice == 0:
+            struct.fields.insert(0, f)
+            self.alter(f"ALTER COLUMN {prefix}`{f.name}` FIRST")
+        else:
+            anchor = others[choice - 1]
+            struct.fields.insert(struct.fields.index(anchor) + 1, f)
+            self.alter(f"ALTER COLUMN {prefix}`{f.name}` AFTER `{anchor.name}`")
+
+    @rule(pick=picks, to=picks)
+    def change_type(self, pick: int, to: int) -> None:
+        prefix, struct = self.container(pick)
+        fields = [f for f in struct.fields if isinstance(f.type, str) and f.type in WIDENINGS
+                  and not (prefix == "" and f.name in PROTECTED)]
+        if not fields:
+            return
+        f = fields[(pick // 7) % len(fields)]
+        new = WIDENINGS[f.type][to % len(WIDENINGS[f.type])]  # type: ignore[index]
+        f.type = new
+        f.default = convert(f.default, new)
+        self.alter(f"ALTER COLUMN {prefix}`{f.name}` TYPE {new}")
+
+    # ------------------------------------------------------------------ services
+    @rule()
+    def compact(self) -> None:
+        self.table.compact()
+        self.record()
+        self.check()
+        if self.flavour and self.flavour.table_type == "mor":
+            # Every log block is merged now: the base files alone hold the snapshot.
+            df = self.table.read(query="read_optimized")
+            same(rows_of(df), self.model.read(), "latest snapshot")
+
+    @rule(keep=st.integers(min_value=1, max_value=4))
+    def clean(self, keep: int) -> None:
+        commit = self.table.clean(retain_commits=keep)
+        if commit is not None:
+            self.cleaned_after.update(i for i, _, _ in self.commits)
+        self.record()
+        self.check()
+
+    @precondition(lambda self: bool(self.commits) and self.commits[-1][1] not in NOT_UNDOABLE
+                  and len(self.commits) > 1)
+    @rule()
+    def rollback(self) -> None:
+        self.table.rollback()
+        max_id = self.model.max_id
+        self.commits.pop()
+        self.model = self.commits[-1][2].copy()
+        self.model.max_id = max_id  # IDs are never given out again
+        self.record()
+        self.check()
+
+    # ------------------------------------------------------------------ the end
+    def final_checks(self) -> None:
+        """Every commit by time travel (its own schema and the latest), an incremental read, a
+        filter on a random column, and the other merge-on-read reader: planned one by one,
+        their schemas compared at once, their rows collected by one Spark job."""
+        rng = random.Random(len(self.commits) * 7919 + self.model.max_id)
+        latest = self.model
+        reads = Reads()
+        readable = []
+        for instant, _, model in self.commits:
+            try:
+                own = self.table.read(as_of=instant)
+            except CommitNotFoundError:
+                assert instant in self.cleaned_after, f"commit {instant} unreadable, no clean"
+                continue
+            readable.append((instant, model))
+            reads.add(f"as of {instant}", own, model.schema_text(), model.read())
+            reads.add(f"as of {instant} in the latest schema",
+                      self.table.read(as_of=instant, schema="latest"), latest.schema_text(),
+                      model.read(latest.columns))
+        if len(readable) >= 2:
+            (a, _), (b, model_b) = sorted(rng.sample(readable, 2), key=lambda r: r[0])
+            reads.add(f"incremental {a}..{b}", self.table.read_incremental(start=a, end=b),
+                      model_b.schema_text(), model_b.read(since=a, until=b))
+        self.add_filter(rng, reads)
+        reads.check(self.spark)
+        if self.flavour and self.flavour.table_type == "mor":
+            self.table.set_properties(self.flavour.properties(jvm=not self.flavour.jvm))
+            other = Reads()
+            other.add("the other reader", self.table.read(), latest.schema_text(), latest.read())
+            if readable:
+                instant, model = readable[0]
+                other.add(f"the other reader as of {instant}", self.table.read(as_of=instant),
+                          model.schema_text(), model.read())
+            other.check(self.spark)
+
+    def add_filter(self, rng: random.Random, reads: Reads) -> None:
+        """A filter on a random top-level primitive column (renamed, retyped or re-added ones
+        included) returns the model's rows that pass it."""
+        cols = [f for f in self.model.columns.fields if isinstance(f.type, str)]
+        f = rng.choice(cols)
+        rows = self.model.read()
+        values = [r[f.name] for r in rows if r[f.name] is not None]
+        df = self.table.read()
+        column = F.col(f"`{f.name}`")
+        if values and rng.random() < 0.8:
+            v = rng.choice(values)
+            reads.add(f"filter {f.name} = {v!r}", df.filter(column == F.lit(v)),
+                      self.model.schema_text(), [r for r in rows if r[f.name] == v])
+        else:
+            reads.add(f"filter {f.name} is null", df.filter(column.isNull()),
+                      self.model.schema_text(), [r for r in rows if r[f.name] is None])
+
+
+class Reads:
+    """Reads to compare with the model, collected together: each DataFrame's rows as JSON
+    (nulls kept) in one union, so that many small reads cost one Spark job."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, DataFrame, list[dict[str, Any]]]] = []
+
+    def add(self, label: str, df: DataFrame, schema_text: str,
+            expected: list[dict[str, Any]]) -> None:
+        assert df.schema.simpleString() == schema_text, (
+            f"{label}: schema {df.schema.simpleString()} != model {schema_text}")
+        self.items.append((label, df, expected))
+
+    def check(self, spark: SparkSession) -> None:
+        if not self.items:
+            return
+        frames = [df.select(F.lit(i).alias("i"), F.to_json(F.struct(*[
+            F.col(f"`{c}`") for c in df.columns]), {"ignoreNullFields": "false"}).alias("j"))
+            for i, (_, df, _) in enumerate(self.items)]
+        union = frames[0]
+        for frame in frames[1:]:
+            union = union.unionAll(frame)
+        got: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(self.items))}
+        for row in union.collect():
+            got[row.i].append(json.loads(row.j))
+        for i, (label, _, expected) in enumerate(self.items):
+            same(sorted(got[i], key=lambda r: r["id"]), expected, label)

@@ -1,0 +1,247 @@
+"""A reference model of an evonb table, in plain Python: the schema with its field IDs, and the
+rows stored by field ID.
+
+The model knows nothing of files, layouts, log blocks or Spark. A row is stored as the values it
+was written with, keyed by the field IDs of the schema it was written in; reading it in a schema
+looks every field up by ID, at every depth: a renamed field reads its value, a field the row was
+written without reads its read default (or null), a dropped field is never shown again (its ID
+is never given out again, so a re-added column of the same name is another field), a widened
+type shows the promoted value. This is the promise of ``docs/schema-evolution.md``, written a
+second time as simply as it can be, so that the engine can be compared with it.
+
+Nested types are limited to what the model tests drive: a struct of primitives (or structs),
+an array of structs and a map from string to structs.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+PRIMITIVES = ("int", "bigint", "float", "double", "string")
+WIDENINGS = {"int": ("bigint", "double", "string"), "bigint": ("string",), "float": ("double",)}
+"""Type changes the model makes by DDL: natively read (int -> bigint, int -> double,
+float -> double) or a new generation read with a cast (int or bigint -> string)."""
+
+
+@dataclass
+class MStruct:
+    fields: list[MField]
+
+
+@dataclass
+class MList:
+    """``array<struct<...>>``: the element's ID and its struct."""
+
+    element_id: int
+    element: MStruct
+
+
+@dataclass
+class MMap:
+    """``map<string, struct<...>>``: the key's and the value's IDs, and the value's struct."""
+
+    key_id: int
+    value_id: int
+    value: MStruct
+
+
+MType = str | MStruct | MList | MMap
+
+
+@dataclass
+class MField:
+    id: int
+    name: str
+    type: MType
+    default: Any = None
+    required: bool = False
+
+
+def type_text(t: MType) -> str:
+    """Spark's ``simpleString`` of ``t`` (what ``DataFrame.schema`` shows)."""
+    if isinstance(t, str):
+        return t
+    if isinstance(t, MStruct):
+        return "struct<" + ",".join(f"{f.name}:{type_text(f.type)}" for f in t.fields) + ">"
+    if isinstance(t, MList):
+        return f"array<{type_text(t.element)}>"
+    return f"map<string,{type_text(t.value)}>"
+
+
+def convert(value: Any, t: MType) -> Any:
+    """A stored value as a field of type ``t`` reads it (after widenings)."""
+    if value is None:
+        return None
+    if t == "string":
+        return value if isinstance(value, str) else str(value)
+    if t in ("double", "float"):
+        return float(value)
+    return value
+
+
+def literal(value: Any, t: str) -> str:
+    """``value`` as a SQL literal of type ``t``."""
+    if t == "string":
+        return "'" + str(value) + "'"
+    return repr(value)
+
+
+@dataclass
+class Model:
+    """The schema of a keyed table (``id`` key, ``ts`` precombine, ``p`` partition) and its
+    rows: key -> (values by field ID, instant of the commit that wrote them)."""
+
+    columns: MStruct
+    max_id: int
+    rows: dict[int, tuple[dict[int, Any], str]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ reading
+    def read(self, schema: MStruct | None = None, *, since: str | None = None,
+             until: str | None = None) -> list[dict[str, Any]]:
+        """The rows in ``schema`` (default: the model's own), sorted by key; with ``since`` /
+        ``until``, only those written by a commit in (since, until]."""
+        schema = schema or self.columns
+        out = []
+        for key in sorted(self.rows):
+            stored, instant = self.rows[key]
+            if since is not None and instant <= since:
+                continue
+            if until is not None and instant > until:
+                continue
+            out.append(read_struct(schema, stored))
+        return out
+
+    def names(self) -> list[str]:
+        return [f.name for f in self.columns.fields]
+
+    def schema_text(self) -> str:
+        return type_text(self.columns)
+
+    def copy(self) -> Model:
+        return copy.deepcopy(self)
+
+    # ------------------------------------------------------------------ fields
+    def new_id(self) -> int:
+        self.max_id += 1
+        return self.max_id
+
+    def containers(self) -> list[tuple[str, MStruct]]:
+        """Every struct fields can be added to or dropped from: (path prefix, struct)."""
+        out: list[tuple[str, MStruct]] = [("", self.columns)]
+        for f in self.columns.fields:
+            if isinstance(f.type, MStruct):
+                out.append((f.name + ".", f.type))
+                out.extend((f"{f.name}.{g.name}.", g.type) for g in f.type.fields
+                           if isinstance(g.type, MStruct))
+            elif isinstance(f.type, MList):
+                out.append((f.name + ".element.", f.type.element))
+            elif isinstance(f.type, MMap):
+                out.append((f.name + ".value.", f.type.value))
+        return out
+
+    def all_ids(self) -> dict[str, int]:
+        """Every field's path -> ID (``element``, ``key`` and ``value`` included)."""
+        out: dict[str, int] = {}
+
+        def visit(prefix: str, struct: MStruct) -> None:
+            for f in struct.fields:
+                path = prefix + f.name
+                out[path.lower()] = f.id
+                if isinstance(f.type, MStruct):
+                    visit(path + ".", f.type)
+                elif isinstance(f.type, MList):
+                    out[(path + ".element").lower()] = f.type.element_id
+                    visit(path + ".element.", f.type.element)
+                elif isinstance(f.type, MMap):
+                    out[(path + ".key").lower()] = f.type.key_id
+                    out[(path + ".value").lower()] = f.type.value_id
+                    visit(path + ".value.", f.type.value)
+
+        visit("", self.columns)
+        return out
+
+    def number(self, t: MType) -> MType:
+        """``t`` with fresh IDs in pre-order (as evonb numbers an added column's children)."""
+        if isinstance(t, str):
+            return t
+        if isinstance(t, MStruct):
+            return MStruct([self.numbered_field(f) for f in t.fields])
+        if isinstance(t, MList):
+            element_id = self.new_id()
+            return MList(element_id, self.number(t.element))  # type: ignore[arg-type]
+        key_id = self.new_id()
+        value_id = self.new_id()
+        return MMap(key_id, value_id, self.number(t.value))  # type: ignore[arg-type]
+
+    def numbered_field(self, f: MField) -> MField:
+        fid = self.new_id()
+        return MField(fid, f.name, self.number(f.type), f.default, f.required)
+
+
+def read_struct(struct: MStruct, stored: dict[int, Any]) -> dict[str, Any]:
+    return {f.name: read_field(f, stored) for f in struct.fields}
+
+
+def read_field(f: MField, stored: dict[int, Any]) -> Any:
+    if f.id not in stored:
+        return f.default
+    return read_value(f.type, stored[f.id])
+
+
+def read_value(t: MType, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(t, str):
+        return convert(value, t)
+    if isinstance(t, MStruct):
+        return read_struct(t, value)
+    if isinstance(t, MList):
+        return [None if e is None else read_struct(t.element, e) for e in value]
+    return {k: (None if v is None else read_struct(t.value, v)) for k, v in value.items()}
+
+
+# ---------------------------------------------------------------------- values
+def random_value(rng: random.Random, t: MType, *, nullable: bool = True) -> Any:
+    """A value of type ``t`` to write, stored by field ID; exact in float and double."""
+    if nullable and rng.random() < 0.15:
+        return None
+    if t in ("int", "bigint"):
+        return rng.randint(-50, 50)
+    if t in ("float", "double"):
+        return rng.randint(-40, 40) / 4
+    if t == "string":
+        return rng.choice(["a", "b", "zz", "", "é", "x y"]) + str(rng.randint(0, 9))
+    if isinstance(t, MStruct):
+        return {f.id: random_value(rng, f.type, nullable=not f.required) for f in t.fields}
+    if isinstance(t, MList):
+        return [random_value(rng, t.element) for _ in range(rng.randint(0, 2))]
+    assert isinstance(t, MMap)
+    return {k: random_value(rng, t.value) for k in rng.sample(["k1", "k2", "k3"],
+                                                                rng.randint(0, 2))}
+
+
+def spark_value(t: MType, value: Any) -> Any:
+    """A stored value as a tuple tree for ``spark.createDataFrame`` in the current schema."""
+    if value is None:
+        return None
+    if isinstance(t, str):
+        return value
+    if isinstance(t, MStruct):
+        return tuple(spark_value(f.type, value.get(f.id)) for f in t.fields)
+    if isinstance(t, MList):
+        return [spark_value(t.element, e) for e in value]
+    return {k: spark_value(t.value, v) for k, v in value.items()}
+
+
+def ddl_type(t: MType) -> str:
+    """``t`` as column DDL (quoted names)."""
+    if isinstance(t, str):
+        return t
+    if isinstance(t, MStruct):
+        return "struct<" + ",".join(f"`{f.name}`:{ddl_type(f.type)}" for f in t.fields) + ">"
+    if isinstance(t, MList):
+        return f"array<{ddl_type(t.element)}>"
+    return f"map<string,{ddl_type(t.value)}>"

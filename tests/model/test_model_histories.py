@@ -1,0 +1,54 @@
+"""The reference-model test: random histories of DDL, writes and services on real tables,
+compared with :mod:`tests.model.reference` after every step and at every commit at the end.
+
+``EVONB_MODEL_HISTORIES`` sets how many histories run (50 by default; CI's stress run and
+``make model-full`` run more) and ``EVONB_MODEL_STEPS`` their most steps (at least 15 each).
+The seed is drawn afresh per run and printed; ``EVONB_MODEL_SEED=<seed>`` replays a run. A
+failure prints the seed and hypothesis's shortest step list, a program to paste into
+``tests/model/test_model_regressions.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as use_seed
+from hypothesis.stateful import get_state_machine_test
+
+from tests.model import machine
+
+MIN_STEPS = 15
+
+
+def _int(name: str, default: int) -> int:
+    return int(os.environ.get(name) or default)
+
+
+@pytest.mark.stress
+@pytest.mark.spark
+def test_random_histories_match_the_model(spark) -> None:
+    histories = _int("EVONB_MODEL_HISTORIES", 50)
+    steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", 20))
+    seed = _int("EVONB_MODEL_SEED", random.SystemRandom().randrange(2**32))
+    print(f"model test: seed {seed} ({histories} histories of {MIN_STEPS} to {steps} steps); "
+          f"replay with EVONB_MODEL_SEED={seed}")
+    machine.use_spark(spark)
+    before = next(machine.HISTORIES)
+    run = get_state_machine_test(
+        machine.TableMachine,
+        settings=settings(max_examples=histories, stateful_step_count=steps, deadline=None,
+                          database=None, derandomize=False, print_blob=True,
+                          phases=[Phase.generate, Phase.shrink],
+                          suppress_health_check=list(HealthCheck)),
+        _min_steps=MIN_STEPS)
+    try:
+        use_seed(seed)(run)()
+    except BaseException as err:
+        err.add_note(f"model test seed: EVONB_MODEL_SEED={seed}")
+        raise
+    ran = next(machine.HISTORIES) - before - 1
+    print(f"model test: {ran} histories, {next(machine.STEPS)} checked steps")
+    assert ran >= histories
