@@ -95,6 +95,8 @@ KNOWN: dict[str, _Check] = {
     "evonb.write.direct_merge.bytes": _whole(0),
     "evonb.write.add_columns": _boolean,
     "evonb.write.fill_missing": _boolean,
+    "evonb.write.type_widening": _one_of("auto", "error"),
+    "evonb.write.insert_duplicates": _one_of("allow", "error", "combine"),
     "evonb.mor.log_format": _one_of("avro", "parquet"),
     "evonb.mor.avro.codec": _one_of("null", "deflate", "bzip2", "snappy", "zstandard", "lz4",
                                     "xz"),
@@ -175,4 +177,13 @@ def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
     return out
 
 
-__all__ = ["FIXED", "FREE_PREFIXES", "KNOWN", "PLUGINS", "changed_config", "check_plugins"]
+def setting(config: TableConfig, name: str, default: str) -> str:
+    """The checked value of the known property ``name`` (``default`` when unset): a value
+    set when the table was created is checked here, before the operation that reads it."""
+    if config.property(name) in (None, ""):
+        return default
+    return str(KNOWN[name](config, name))
+
+
+__all__ = ["FIXED", "FREE_PREFIXES", "KNOWN", "PLUGINS", "changed_config", "check_plugins",
+           "setting"]

@@ -40,7 +40,7 @@ from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout, named_members
 from evonb.table.lock import lock_for_table
-from evonb.table.properties import changed_config, check_plugins
+from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest
 from evonb.table.schema_store import SchemaStore
@@ -793,6 +793,7 @@ class Table:
             add_columns=self._config.bool_property(PROP_ADD_COLUMNS, True),
             fill_missing=self._config.bool_property(PROP_FILL_MISSING, True),
             protected_ids=protected,
+            widen=setting(self._config, "evonb.write.type_widening", "auto") == "auto",
         )
 
     def physical_query(self, schema: Schema, layout: Layout) -> Schema:

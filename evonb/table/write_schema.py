@@ -3,8 +3,8 @@
 New columns are added (nullable, at the end of their parent) as a new schema version; types
 meet by Hudi's "Type Promotions" chart (the table widens to a wider incoming type, narrower
 incoming values are cast up); columns the data lacks get their write default or null. The
-table properties ``evonb.write.add_columns`` and ``evonb.write.fill_missing`` turn the automatic
-behaviours into errors.
+table properties ``evonb.write.add_columns``, ``evonb.write.fill_missing`` and
+``evonb.write.type_widening`` (``auto`` or ``error``) turn the automatic behaviours into errors.
 """
 
 from __future__ import annotations
@@ -33,21 +33,24 @@ def reconcile(
     add_columns: bool = True,
     fill_missing: bool = True,
     protected_ids: frozenset[int] = frozenset(),
+    widen: bool = True,
 ) -> SchemaUpdate:
-    """The schema update a write of ``incoming`` needs (empty when none).
+    """The schema update a write of ``incoming`` needs (empty when none); with ``widen``
+    false, a column whose type the data would widen is an error.
 
     Raises :class:`WriteSchemaError` naming the column and both types when the data cannot be
     written, before anything is written.
     """
     update = SchemaUpdate(table)
     _reconcile_fields(update, table.fields, incoming.fields, (), add_columns, fill_missing,
-                      protected_ids)
+                      protected_ids, widen)
     return update
 
 
 def _reconcile_fields(update: SchemaUpdate, table_fields: tuple[NestedField, ...],
                       incoming_fields: tuple[NestedField, ...], prefix: tuple[str, ...],
-                      add_columns: bool, fill_missing: bool, protected: frozenset[int]) -> None:
+                      add_columns: bool, fill_missing: bool, protected: frozenset[int],
+                      widen: bool = True) -> None:
     by_name = {f.name.lower(): f for f in table_fields}
     seen: set[str] = set()
     for inc in incoming_fields:
@@ -72,7 +75,7 @@ def _reconcile_fields(update: SchemaUpdate, table_fields: tuple[NestedField, ...
             update.add_column(path, _strip(inc.type), nullable=True, comment=inc.comment)
             continue
         _reconcile_one(update, existing, inc, (*prefix, existing.name), add_columns,
-                       fill_missing, protected)
+                       fill_missing, protected, widen)
     for f in table_fields:
         if f.name.lower() in seen:
             continue
@@ -95,7 +98,7 @@ def _reconcile_fields(update: SchemaUpdate, table_fields: tuple[NestedField, ...
 
 def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField,
                    path: tuple[str, ...], add_columns: bool, fill_missing: bool,
-                   protected: frozenset[int]) -> None:
+                   protected: frozenset[int], widen: bool = True) -> None:
     shown = format_path(path)
     et, it = existing.type, inc.type
     if et.is_primitive and it.is_primitive:
@@ -107,6 +110,14 @@ def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField
                     f"change type (table has {et})",
                     path=shown, old=et, new=it, hint=f"cast it to {et} before writing",
                 )
+            if not widen:
+                raise WriteSchemaError(
+                    f"Incoming column {shown!r} is {it}: writing it would widen the column "
+                    f"from {et} to {new_type}, and the table property "
+                    "evonb.write.type_widening is 'error'",
+                    path=shown, field_id=existing.id, old=et, new=it,
+                    hint=f"cast it to {et} before writing, change the type with ALTER TABLE "
+                    "... ALTER COLUMN ... TYPE, or set evonb.write.type_widening='auto'")
             update.update_column_type(path, new_type)
         return
     if type(et) is not type(it):
@@ -117,10 +128,10 @@ def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField
         )
     if isinstance(et, StructType) and isinstance(it, StructType):
         _reconcile_fields(update, et.fields, it.fields, path, add_columns, fill_missing,
-                          protected)
+                          protected, widen)
     elif isinstance(et, ArrayType) and isinstance(it, ArrayType):
         _reconcile_one(update, et.element, it.element, (*path, "element"), add_columns,
-                       fill_missing, protected)
+                       fill_missing, protected, widen)
     elif isinstance(et, MapType) and isinstance(it, MapType):
         if _strip(et.key.type) != _strip(it.key.type):
             raise WriteSchemaError(
@@ -129,7 +140,7 @@ def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField
                 path=shown, old=et, new=it, hint="map keys cannot change type",
             )
         _reconcile_one(update, et.value, it.value, (*path, "value"), add_columns,
-                       fill_missing, protected)
+                       fill_missing, protected, widen)
 
 
 def match_ids(incoming: Schema, table: Schema) -> Schema:

@@ -24,6 +24,7 @@ from evonb.spark.writer import (
 )
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.properties import setting
 from evonb.table.read_plan import physical_struct, plan_group
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord
@@ -33,6 +34,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evonb.table.table import Table
 
+DUPLICATES_PROPERTY = "evonb.write.insert_duplicates"
+"""Table property: what an insert does with rows that share a record key: ``allow`` (the
+default: every row is written, as Hudi's insert does), ``error`` or ``combine`` (one row per
+key, by the precombine column, as Hudi's ``hoodie.combine.before.insert``)."""
 ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
           "overwrite": "replacecommit"}
 DIRECT_MERGE_PROPERTY = "evonb.write.direct_merge.bytes"
@@ -86,6 +91,10 @@ class WriteJob:
             incoming = self._key_only(incoming, base_schema)
         else:
             update = table._reconcile(base_schema, incoming)
+        duplicates = (setting(self.config, DUPLICATES_PROPERTY, "allow")
+                      if self.mode == "insert" and self.config.primary_key_ids else "allow")
+        if duplicates == "error":
+            self._check_unique_keys(base_schema)
         mor = self.mode in ("upsert", "delete") and table.table_type == "mor"
         inst = table.timeline.requested("deltacommit" if mor else ACTION[self.mode],
                                         plan={"operation": self.mode, "writer": writer_info()})
@@ -120,7 +129,7 @@ class WriteJob:
             elif self.mode == "overwrite":
                 out, removed = physical, list(snapshot.files)
             else:
-                out = physical
+                out = physical if duplicates != "combine" else self._combined(physical, layout)
             partition_cols = tuple(layout.name(i) for i in self.config.partition_ids)
             max_files = None
             if self.mode in ("upsert", "delete"):
@@ -361,6 +370,45 @@ class WriteJob:
         merged = (both.withColumn("__evo_rn", F.row_number().over(w))
                   .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY, SEQ))
         return merged, touched
+
+    def _check_unique_keys(self, schema: Schema) -> None:
+        """Insert with ``evonb.write.insert_duplicates='error'``: no two incoming rows may
+        share a record key (one job; the first few repeated keys are named)."""
+        from pyspark.sql import functions as F
+
+        names = {c.lower(): c for c in self.df.columns}
+        keys = [schema.field_by_id(i).name for i in self.config.primary_key_ids]
+        refs = [F.col("`" + names.get(k.lower(), k).replace("`", "``") + "`") for k in keys]
+        repeated = (self.df.groupBy(*refs).count().filter("count > 1"))
+        found = repeated.agg(F.count(F.lit(1)).alias("n"), F.sum("count").alias("rows"),
+                             F.slice(F.collect_list(F.struct(*refs)), 1, 3).alias("ex")
+                             ).collect()[0]
+        if found["n"]:
+            examples = [tuple(r) if len(keys) > 1 else r[0] for r in found["ex"]]
+            shown = ", ".join(repr(e) for e in examples)
+            raise DataValidationError(
+                f"{found['n']} record keys ({', '.join(keys)}) occur more than once in the "
+                f"rows inserted ({found['rows']} rows), e.g. {shown}, and the table property "
+                f"{DUPLICATES_PROPERTY} is 'error'",
+                count=int(found["n"]), examples=examples,
+                hint="remove the duplicates, write with mode='upsert', or set "
+                f"{DUPLICATES_PROPERTY}='combine' (keep the row with the largest precombine "
+                "value per key) or 'allow'")
+
+    def _combined(self, rows: DataFrame, layout: Layout) -> DataFrame:
+        """One row per record key (``evonb.write.insert_duplicates='combine'``): the row with
+        the largest precombine value, on a tie the latest, as an upsert picks it."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        key_refs = [F.col(f"`{layout.name(i)}`") for i in self.config.primary_key_ids]
+        pre_id = self.config.precombine_id
+        order = ([F.col(f"`{layout.name(pre_id)}`").desc_nulls_last()]
+                 if pre_id is not None else [])
+        w = Window.partitionBy(*key_refs).orderBy(*order,
+                                                  F.monotonically_increasing_id().desc())
+        return (rows.withColumn("__evo_rn", F.row_number().over(w))
+                .filter("__evo_rn = 1").drop("__evo_rn"))
 
     def _files_holding(self, keys: DataFrame, candidates: Sequence[DataFile], target: Schema,
                        layout: Layout) -> list[DataFile]:

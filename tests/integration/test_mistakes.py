@@ -123,3 +123,72 @@ def test_a_location_that_cannot_be_created_is_refused_and_nothing_is_made(wareho
     assert not (warehouse / "proc").exists()
     assert blocker.read_text() == "not a folder"
     assert sorted(p.name for p in warehouse.iterdir()) == ["a-file"]
+
+
+def test_type_widening_on_write_can_be_an_error(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double, ts bigint",
+                           primary_key="id", precombine="ts",
+                           properties={"evonb.write.type_widening": "error"})
+    t.write(spark.createDataFrame([(1, 1.0, 1)], COLUMNS))
+    before = _state(t)
+    with pytest.raises(evonb.WriteSchemaError) as info:
+        t.write(spark.createDataFrame([(2, "x", 1)], "id bigint, v string, ts bigint"))
+    assert str(info.value).startswith(
+        "Incoming column 'v' is string: writing it would widen the column from double to "
+        "string, and the table property evonb.write.type_widening is 'error'")
+    assert (info.value.path, str(info.value.old), str(info.value.new)) == ("v", "double",
+                                                                           "string")
+    assert "evonb.write.type_widening='auto'" in info.value.hint
+    assert _state(t) == before
+    # a narrower type is cast up as before: no retype, no error
+    t.write(spark.createDataFrame([(2, 2, 1)], "id bigint, v int, ts bigint"))
+    assert str(t.schema.struct) == "struct<id:bigint,v:double,ts:bigint>"
+    assert _rows(t.read()) == [(1, 1.0, 1), (2, 2.0, 1)]
+    # 'auto' (the default) widens the column, as before
+    t.set_properties({"evonb.write.type_widening": "auto"})
+    t.write(spark.createDataFrame([(3, "x", 1)], "id bigint, v string, ts bigint"))
+    assert str(t.schema.struct) == "struct<id:bigint,v:string,ts:bigint>"
+
+
+def test_a_bad_strict_write_property_value_is_refused(spark, warehouse):
+    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double", primary_key="id",
+                           properties={"evonb.write.insert_duplicates": "drop"})
+    before = _state(t)
+    with pytest.raises(evonb.EvoError) as info:
+        t.write(spark.createDataFrame([(1, 1.0)], "id bigint, v double"))
+    assert "evonb.write.insert_duplicates='drop' is not one of allow, error, combine" in str(
+        info.value)
+    with pytest.raises(evonb.EvoError) as info:
+        t.set_properties({"evonb.write.type_widening": "strict"})
+    assert "evonb.write.type_widening='strict' is not one of auto, error" in str(info.value)
+    assert _state(t) == before
+
+
+def test_duplicate_record_keys_in_one_insert(spark, warehouse):
+    rows = [(1, 1.0, 1), (1, 2.0, 3), (2, 5.0, 1), (1, 3.0, 2), (2, 6.0, 1), (3, 7.0, 1)]
+    tables = {}
+    for policy in ("allow", "error", "combine", None):
+        props = {"evonb.write.insert_duplicates": policy} if policy else {}
+        tables[policy] = evonb.create_table(
+            warehouse / f"t-{policy}", "id bigint NOT NULL, v double, ts bigint",
+            primary_key="id", precombine="ts", properties=props)
+    # allow, the default: every row is written, as before
+    for policy in ("allow", None):
+        tables[policy].write(spark.createDataFrame(rows, COLUMNS))
+        assert _rows(tables[policy].read()) == sorted(rows)
+    strict = tables["error"]
+    before = _state(strict)
+    with pytest.raises(evonb.DataValidationError) as info:
+        strict.write(spark.createDataFrame(rows, COLUMNS))
+    assert str(info.value).startswith(
+        "2 record keys (id) occur more than once in the rows inserted (5 rows), e.g. ")
+    assert "evonb.write.insert_duplicates is 'error'" in str(info.value)
+    assert info.value.count == 2 and sorted(info.value.examples) == [1, 2]
+    assert "mode='upsert'" in info.value.hint
+    assert _state(strict) == before
+    strict.write(spark.createDataFrame([(1, 1.0, 1), (2, 2.0, 1)], COLUMNS))  # unique keys
+    assert _rows(strict.read()) == [(1, 1.0, 1), (2, 2.0, 1)]
+    # combine: one row per key, the largest precombine value (on a tie, the later row)
+    combined = tables["combine"]
+    combined.write(spark.createDataFrame(rows, COLUMNS).coalesce(1))
+    assert _rows(combined.read()) == [(1, 2.0, 3), (2, 6.0, 1), (3, 7.0, 1)]
