@@ -1,7 +1,7 @@
 # The two commands of the README: `make quickstart` (the main job) and `make test`.
 PYTHON ?= python3
 
-.PHONY: quickstart test stress-full lab bench lint setup
+.PHONY: quickstart test stress-full model-full lab bench lint setup
 
 quickstart:
 	@bash scripts/setup.sh
@@ -16,8 +16,15 @@ test:
 stress-full:
 	@bash scripts/setup.sh --test
 	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
-	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 \
-	$(PYTHON) -m pytest -m stress tests/stress -p no:cacheprovider
+	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=200 \
+	$(PYTHON) -m pytest -m stress tests/stress tests/model -p no:cacheprovider
+
+# The reference-model test at the size of a release check (not in CI): 1,000 random histories.
+# EVONB_MODEL_SEED=<seed> replays a run; the seed is printed at its start.
+model-full:
+	@bash scripts/setup.sh --test
+	EVONB_MODEL_HISTORIES=$${EVONB_MODEL_HISTORIES:-1000} \
+	$(PYTHON) -m pytest -s tests/model/test_model_histories.py -p no:cacheprovider
 
 lab:
 	@bash scripts/setup.sh --test

@@ -53,6 +53,8 @@ KEY_ID, PRECOMBINE_ID = 1, 2
 """Key, precombine and partition column: never dropped or retyped (evonb refuses it)."""
 NOT_UNDOABLE = ("create", "clean", "rollback")
 """Actions a rollback never undoes."""
+FLUSH_EVERY = 12
+"""Latest-snapshot reads collected together at most (see :meth:`TableMachine.check`)."""
 picks = st.integers(min_value=0, max_value=2**16)
 seeds = st.integers(min_value=0, max_value=2**31)
 
@@ -144,6 +146,7 @@ class TableMachine(RuleBasedStateMachine):
         self.model = initial_model()
         self.commits: list[tuple[str, str, Model]] = []  # instant, action, model after it
         self.cleaned_after: set[str] = set()
+        self.pending = Reads()
         self.table: Any = None
         self.flavour: Flavour | None = None
         next(HISTORIES)
@@ -161,6 +164,7 @@ class TableMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         try:
             if self.table is not None:
+                self.flush()
                 self.final_checks()
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -181,9 +185,10 @@ class TableMachine(RuleBasedStateMachine):
             self.commits[-1] = (last.instant, last.action, self.model.copy())
 
     def alter(self, *statements: str) -> None:
-        self.table.alter("; ".join(f"ALTER TABLE t {s}" for s in statements))
+        ddl = "; ".join(f"ALTER TABLE t {s}" for s in statements)
+        self.table.alter(ddl)
         self.record()
-        self.check()
+        self.check(ddl)
 
     def write(self, keys_rows: list[dict[int, Any]], mode: str) -> None:
         cols = self.model.columns.fields
@@ -192,16 +197,28 @@ class TableMachine(RuleBasedStateMachine):
         commit = self.table.write(df, mode=mode)
         return commit.instant
 
-    def check(self) -> None:
-        """The latest snapshot equals the model: column names and types, and every value."""
-        next(STEPS)
+    def check(self, what: str) -> None:
+        """The latest snapshot equals the model: column names, types and field IDs now; every
+        value when the pending reads are collected (:meth:`flush`). Data files never change
+        once written, so a read planned now and collected a few steps later reads this step's
+        snapshot, unless a clean or a rollback deleted its files: those flush first."""
+        step = next(STEPS)
         df = self.table.read()
         assert df.schema.simpleString() == self.model.schema_text(), (
-            f"schema {df.schema.simpleString()} != model {self.model.schema_text()}")
-        same(rows_of(df), self.model.read(), "latest snapshot")
-        ids = {p: i for p, i in self.model.all_ids().items()}
+            f"after {what}: schema {df.schema.simpleString()} != model "
+            f"{self.model.schema_text()}")
+        ids = dict(self.model.all_ids())
         real = {path.lower(): self.table.schema.find_id(path) for path in self.table.schema.paths()}
-        assert real == ids, f"field IDs {real} != model {ids}"
+        assert real == ids, f"after {what}: field IDs {real} != model {ids}"
+        self.pending.add(f"latest snapshot after {what} (step {step})", df,
+                         self.model.schema_text(), self.model.read())
+        if len(self.pending.items) >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Collect the pending reads (one Spark job) and compare them with the model."""
+        pending, self.pending = self.pending, Reads()
+        pending.check(self.spark)
 
     def key(self, stored: dict[int, Any]) -> int:
         return stored[KEY_ID]
@@ -237,7 +254,7 @@ class TableMachine(RuleBasedStateMachine):
         for row in rows:
             self.model.rows[self.key(row)] = (row, instant)
         self.record()
-        self.check()
+        self.check("insert")
 
     @rule(vseed=seeds)
     def upsert(self, vseed: int) -> None:
@@ -255,7 +272,7 @@ class TableMachine(RuleBasedStateMachine):
                 continue  # the stored row has the larger precombine value: it stays
             self.model.rows[key] = (row, instant)
         self.record()
-        self.check()
+        self.check("upsert")
 
     @precondition(lambda self: bool(self.model.rows))
     @rule(vseed=seeds)
@@ -267,7 +284,7 @@ class TableMachine(RuleBasedStateMachine):
         for k in keys:
             self.model.rows.pop(k, None)
         self.record()
-        self.check()
+        self.check("delete")
 
     @rule(vseed=seeds)
     def overwrite(self, vseed: int) -> None:
@@ -277,7 +294,7 @@ class TableMachine(RuleBasedStateMachine):
         instant = self.write(rows, "overwrite")
         self.model.rows = {self.key(r): (r, instant) for r in rows}
         self.record()
-        self.check()
+        self.check("overwrite")
 
     # ------------------------------------------------------------------ DDL
     def container(self, pick: int) -> tuple[str, MStruct]:
@@ -458,7 +475,7 @@ class TableMachine(RuleBasedStateMachine):
     def compact(self) -> None:
         self.table.compact()
         self.record()
-        self.check()
+        self.check("compact")
         if self.flavour and self.flavour.table_type == "mor":
             # Every log block is merged now: the base files alone hold the snapshot.
             df = self.table.read(query="read_optimized")
@@ -466,23 +483,25 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule(keep=st.integers(min_value=1, max_value=4))
     def clean(self, keep: int) -> None:
+        self.flush()  # the clean may delete the files of pending reads
         commit = self.table.clean(retain_commits=keep)
         if commit is not None:
             self.cleaned_after.update(i for i, _, _ in self.commits)
         self.record()
-        self.check()
+        self.check(f"clean keeping {keep} commits")
 
     @precondition(lambda self: bool(self.commits) and self.commits[-1][1] not in NOT_UNDOABLE
                   and len(self.commits) > 1)
     @rule()
     def rollback(self) -> None:
+        self.flush()  # the rollback deletes the files of the commit it undoes
         self.table.rollback()
         max_id = self.model.max_id
         self.commits.pop()
         self.model = self.commits[-1][2].copy()
         self.model.max_id = max_id  # IDs are never given out again
         self.record()
-        self.check()
+        self.check("rollback")
 
     # ------------------------------------------------------------------ the end
     def final_checks(self) -> None:

@@ -31,7 +31,7 @@ def _int(name: str, default: int) -> int:
 @pytest.mark.spark
 def test_random_histories_match_the_model(spark) -> None:
     histories = _int("EVONB_MODEL_HISTORIES", 50)
-    steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", 20))
+    steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", MIN_STEPS))
     seed = _int("EVONB_MODEL_SEED", random.SystemRandom().randrange(2**32))
     print(f"model test: seed {seed} ({histories} histories of {MIN_STEPS} to {steps} steps); "
           f"replay with EVONB_MODEL_SEED={seed}")

@@ -38,3 +38,6 @@ def test_nested_swap_then_drop_and_add_again_in_log_blocks(state, flavour) -> No
     state.add_column(where=1, type_pick=0, pos=1, default=1, name=0)  # s.y int, a new field
     state.drop_and_add_again(pick=2, type_pick=1, pos=1)  # l.element.x, again
     state.swap_names(pick=3, other=0)     # m.value.x <-> m.value.y
+    state.upsert(vseed=13)                # blocks of the latest version beside older ones
+    state.compact()                       # merged in tasks or by Spark; read-optimized too
+    state.delete(vseed=5)
