@@ -109,3 +109,16 @@ def test_a_select_mentioning_change_words_still_runs(evo, trips):
                 "FROM trips /* insert into trips */ WHERE fare > 10")
     assert sorted(shown.pandas["trip_id"]) == [1, 3]
     assert set(shown.pandas["note"]) == {"delete from trips"}
+
+
+def test_create_at_a_location_that_cannot_be_created(evo, warehouse):
+    from evonb.errors import TableLocationError
+
+    message, cause = _refused(evo, "create table t (id bigint) location '/proc/nope'")
+    assert type(cause) is TableLocationError
+    assert message.startswith("Cannot create a table at /proc/nope: No such file or directory")
+    assert "choose a folder you can create and write" in message
+    assert "Traceback" not in message
+    assert list(warehouse.iterdir()) == []
+    _, cause = _refused(evo, "read t")
+    assert type(cause) is evonb.TableNotFoundError  # nothing was remembered under the name
