@@ -149,7 +149,7 @@ class TableMachine(RuleBasedStateMachine):
         self.pending = Reads()
         self.table: Any = None
         self.flavour: Flavour | None = None
-        next(HISTORIES)
+        self.number = next(HISTORIES)
 
     # ------------------------------------------------------------------ set-up
     @initialize(flavour=picks)
@@ -166,6 +166,9 @@ class TableMachine(RuleBasedStateMachine):
             if self.table is not None:
                 self.flush()
                 self.final_checks()
+                print(f"model history {self.number}: {self.flavour}, "
+                      f"{len(self.commits)} commits, max column id {self.model.max_id}: ok",
+                      flush=True)
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 
