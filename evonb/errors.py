@@ -118,7 +118,7 @@ class ColumnNotFoundError(EvoError):
         if hint is None and names:
             shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
             hint = f"existing columns: {shown}"
-        super().__init__(f"Column not found{where}: {path!r}", hint=hint)
+        super().__init__(f"Column not found{where}: {_clip(repr(path), 200)}", hint=hint)
 
 
 class CommitNotFoundError(EvoError):

@@ -87,6 +87,8 @@ def ddl_to_update(
 def _note(exc: EvoError, number: int, count: int, source: str | None) -> None:
     """Name the failing statement on ``exc`` (shown under its message in tracebacks)."""
     where = f"statement {number} of {count}" if count > 1 else "statement"
+    if source and len(source) > 200:  # a huge statement: its start and end
+        source = f"{source[:140]} ... {source[-50:]}"
     exc.add_note(f"in DDL {where}" + (f": {source}" if source else ""))
 
 

@@ -106,6 +106,13 @@ def test_a_one_megabyte_bad_statement_gives_a_short_error_with_the_caret(spark, 
         assert caret.strip() == "^" and len(excerpt) <= 130
         under = caret.index("^")
         assert excerpt[under] == ddl[column - 1]
+    # a statement that parses but names no column: the name and the statement are cut too
+    with pytest.raises(evonb.ColumnNotFoundError) as info:
+        t.alter("ALTER TABLE t ADD COLUMN x int; ALTER TABLE t DROP COLUMN " + "n" * 1_000_000)
+    shown = "\n".join([str(info.value), *info.value.__notes__])
+    assert len(shown) <= 1024, len(shown)
+    assert shown.startswith("Column not found: 'nnnnn")
+    assert "in DDL statement 2 of 2: ALTER TABLE t DROP COLUMN nnn" in shown
     assert _state(t) == before
 
 
