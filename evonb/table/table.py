@@ -49,6 +49,8 @@ from evonb.table.timeline import CommitRecord, Timeline
 from evonb.table.write_schema import reconcile
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType as SparkStructType
 
@@ -722,6 +724,39 @@ class Table:
         if columns:
             df = df.select(*[_col_ref(query_schema, query_schema.find_id(c)) for c in columns])
         return df
+
+    def to_arrow(self, as_of: CommitRef | None = None, *,
+                 schema: Schema | str | CommitRef | None = None,
+                 columns: Sequence[str] | None = None, filter: Any = None,
+                 limit: int | None = None, meta_columns: bool = False) -> pa.Table:
+        """The table as a pyarrow Table, read without Spark (no JVM): the same rows, columns
+        and types as :meth:`read` (``as_of``, ``schema``, ``meta_columns`` alike).
+        ``columns`` selects top-level columns; ``filter`` is a ``pyarrow.compute``
+        expression over the query's column names; ``limit`` caps the rows."""
+        from evonb.arrow.reader import ArrowRead
+
+        return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
+                         limit=limit, meta_columns=meta_columns).to_table()
+
+    def to_batches(self, as_of: CommitRef | None = None, *,
+                   schema: Schema | str | CommitRef | None = None,
+                   columns: Sequence[str] | None = None, filter: Any = None,
+                   limit: int | None = None, meta_columns: bool = False
+                   ) -> Iterator[pa.RecordBatch]:
+        """:meth:`to_arrow` streamed as record batches, file by file (row group by row group
+        where no log block is merged); reading stops once ``limit`` rows were given."""
+        from evonb.arrow.reader import ArrowRead
+
+        return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
+                         limit=limit, meta_columns=meta_columns).batches()
+
+    def to_pandas(self, as_of: CommitRef | None = None, *,
+                  schema: Schema | str | CommitRef | None = None,
+                  columns: Sequence[str] | None = None, filter: Any = None,
+                  limit: int | None = None, meta_columns: bool = False) -> pd.DataFrame:
+        """:meth:`to_arrow` as a pandas DataFrame (no Spark)."""
+        return self.to_arrow(as_of, schema=schema, columns=columns, filter=filter,
+                             limit=limit, meta_columns=meta_columns).to_pandas()
 
     def read_incremental(
         self,

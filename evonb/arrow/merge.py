@@ -1,0 +1,102 @@
+"""Merge-on-read in Arrow: log blocks resolved per key and merged with their base file's rows.
+
+The rules are those of the Spark reader (:func:`evonb.table.mor.resolve_logs` and
+:func:`evonb.table.mor.merge`): among the log records of a key, those after the key's last
+delete compete; the larger precombine value wins (nulls lose), a tie goes to the later
+commit. A base row is removed when its key's last log word is a delete; else the log winner
+replaces it unless the base row's precombine value is larger (a null base value loses, a null
+log value loses to a non-null base value). Records of keys that are in no base row are not
+read (a log block only holds keys of its base file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evonb.table.layout import META_COMMIT_TIME
+
+DELETED = "_evo_deleted"
+_ROW = "__evo_row"
+_ORD = "__evo_ord"
+_DELORD = "__evo_delord"
+_PRE = "__evo_pre"
+
+
+def _take(arr: pa.ChunkedArray | pa.Array, indices: pa.Array) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return pc.take(arr, indices)
+
+
+def resolve(logs: pa.Table, keys: Sequence[str], precombine: str | None
+            ) -> tuple[pa.Table, pa.Array, pa.Array]:
+    """One record per key of ``logs`` (projected log records with ``_evo_commit_time`` and
+    :data:`DELETED`): the winner among the records after the key's last delete, whether a
+    delete came before it (``deleted``) and whether it is valid (false: the key's last word is
+    a delete). Returns ``(winners without DELETED, deleted, valid)``."""
+    times = logs.column(META_COMMIT_TIME)
+    instants = pc.unique(times).sort()
+    order = pc.index_in(times, value_set=instants)
+    deleted = pc.fill_null(logs.column(DELETED), False)
+    index = {k: logs.column(k) for k in keys}
+    index[_ORD] = order
+    index[_ROW] = pa.array(range(logs.num_rows), pa.int64())
+    index[_DELORD] = pc.if_else(deleted, order, pa.scalar(None, order.type))
+    if precombine is not None:
+        index[_PRE] = logs.column(precombine)
+    idx = pa.table(index)
+    last = idx.group_by(list(keys)).aggregate([(_DELORD, "max")])
+    idx = idx.join(last, keys=list(keys), join_type="left outer")
+    last_delete = idx.column(f"{_DELORD}_max")
+    valid = pc.fill_null(pc.or_kleene(pc.is_null(last_delete),
+                                      pc.greater(idx.column(_ORD), last_delete)), True)
+    idx = idx.append_column("__evo_valid", valid)
+    sort = [(k, "ascending") for k in keys] + [("__evo_valid", "descending")]
+    if precombine is not None:
+        sort.append((_PRE, "descending"))  # nulls last: a null precombine value loses
+    sort.append((_ORD, "descending"))
+    firsts = (idx.sort_by(sort).group_by(list(keys), use_threads=False)
+              .aggregate([(_ROW, "first"), ("__evo_valid", "first"),
+                          (f"{_DELORD}_max", "first")]))
+    rows = firsts.column(f"{_ROW}_first").combine_chunks()
+    winners = logs.drop_columns([DELETED]).take(rows)
+    was_deleted = pc.is_valid(firsts.column(f"{_DELORD}_max_first")).combine_chunks()
+    return winners, was_deleted, firsts.column("__evo_valid_first").combine_chunks()
+
+
+def merge(base: pa.Table, logs: pa.Table, keys: Sequence[str], precombine: str | None
+          ) -> pa.Table:
+    """The rows of one file group: ``base`` (its base file's rows) merged with ``logs`` (its
+    log records), both in the same columns (plus :data:`DELETED` in ``logs``)."""
+    if logs.num_rows == 0:
+        return base
+    winners, was_deleted, valid = resolve(logs, keys, precombine)
+    winners = winners.cast(base.schema)
+    left = pa.table({**{k: base.column(k) for k in keys},
+                     _ROW: pa.array(range(base.num_rows), pa.int64())})
+    right = pa.table({**{k: winners.column(k) for k in keys},
+                      "__evo_l": pa.array(range(winners.num_rows), pa.int64()),
+                      "__evo_d": was_deleted, "__evo_v": valid})
+    joined = left.join(right, keys=list(keys), join_type="left outer").sort_by(_ROW)
+    b_row = joined.column(_ROW).combine_chunks()
+    l_row = joined.column("__evo_l").combine_chunks()
+    matched = pc.is_valid(l_row)
+    deleted = pc.fill_null(joined.column("__evo_d").combine_chunks(), False)
+    still = pc.fill_null(joined.column("__evo_v").combine_chunks(), True)
+    if precombine is not None:
+        b_pre = _take(base.column(precombine), b_row)
+        l_pre = _take(winners.column(precombine), l_row)
+        log_wins = pc.or_(pc.is_null(b_pre), pc.fill_null(pc.greater_equal(l_pre, b_pre), False))
+    else:
+        log_wins = pa.repeat(pa.scalar(True), len(b_row))
+    take_log = pc.and_(matched, pc.or_(deleted, log_wins))
+    keep = pc.invert(pc.and_(matched, pc.and_(deleted, pc.invert(still))))
+    index = pc.if_else(take_log, pc.add(pc.fill_null(l_row, 0), base.num_rows), b_row)
+    both = pa.concat_tables([base, winners])
+    return both.take(pc.filter(index, keep))
+
+
+__all__ = ["DELETED", "merge", "resolve"]

@@ -1,0 +1,300 @@
+"""Reading a table into Arrow without Spark: ``Table.to_arrow`` / ``to_batches`` / ``to_pandas``.
+
+Same snapshots, schema references, plans and merges as :meth:`Table.read`, evaluated with
+pyarrow, one data file at a time (file groups of merge-on-read tables: the base file with its
+log blocks): each file is read with the schema version it was written with
+(:func:`~evonb.table.read_plan.plan_group`) and projected onto the query schema by field ID
+(:mod:`evonb.arrow.evaluate`). A ``filter`` (a ``pyarrow.compute`` expression over the query's
+column names) is applied exactly after the projection (and after the merge); on files without
+log blocks the part of it over columns read as they are stored is also pushed into the Parquet
+scan (row groups are skipped by their statistics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from evonb.arrow.evaluate import Frame, arrow_schema, arrow_type, evaluate
+from evonb.arrow.merge import DELETED, merge
+from evonb.errors import EvoError
+from evonb.schema.schema import Schema
+from evonb.schema.types import STRING, NestedField
+from evonb.services.clean import check_readable
+from evonb.spark.avro_log import _read_block, block_struct
+from evonb.table.check import file_error
+from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.mor import _merge_columns, file_groups
+from evonb.table.read_plan import (
+    Col,
+    Expr,
+    Lit,
+    ScanGroup,
+    physical_struct,
+    plan_group,
+    referenced_columns,
+)
+from evonb.table.snapshot import DataFile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.table.table import CommitRef, Table
+
+BATCH_ROWS = 65536
+META_FIELD = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
+
+
+class ArrowRead:
+    """One read of a table: its snapshot, query schema and output columns (see
+    :meth:`batches`)."""
+
+    def __init__(self, table: Table, as_of: CommitRef | None = None, *,
+                 schema: Schema | str | CommitRef | None = None,
+                 columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
+                 limit: int | None = None, meta_columns: bool = False):
+        if filter is not None and not isinstance(filter, pc.Expression):
+            raise EvoError(f"A filter must be a pyarrow.compute.Expression, not "
+                           f"{type(filter).__name__}",
+                           hint="e.g. pyarrow.compute.field('fare') > 10")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            raise EvoError(f"limit must be a whole number >= 0, not {limit!r}")
+        self.table = table
+        self.snap = table.snapshot(as_of)
+        if as_of is not None:
+            check_readable(table, self.snap.instant)
+        full = (table._store.load(self.snap.schema_version) if schema is None
+                else table._resolve_schema(schema))
+        self.full = full
+        selected = self._selected(full, columns)
+        meta = [META_FIELD] if meta_columns else []
+        self.output = arrow_schema([*selected, *meta])
+        self.filter = filter
+        self.limit = limit
+        evaluated = list(selected)
+        if filter is not None and not _binds(filter, self.output):
+            chosen = {f.id for f in selected}
+            evaluated += [f for f in full.fields if f.id not in chosen]
+            _check_binds(filter, arrow_schema([*evaluated, *meta]))
+        self.query = Schema(fields=tuple(evaluated), version_id=full.version_id,
+                            max_column_id=full.max_column_id)
+        self._merge: tuple[Schema, list[str], str | None, list[str]] | None = None
+        self._plans: dict[tuple[str, bool], ScanGroup] = {}
+
+    @staticmethod
+    def _selected(full: Schema, columns: Sequence[str] | None) -> list[NestedField]:
+        if columns is None:
+            return list(full.fields)
+        if isinstance(columns, str):
+            columns = [columns]
+        out = []
+        for name in columns:
+            f = full.find(name)  # ColumnNotFoundError naming the closest column
+            if full.parent_of(f.id) != -1:
+                raise EvoError(f"columns selects top-level columns; {name!r} is nested",
+                               hint="select its top-level column")
+            out.append(f)
+        return out
+
+    # ------------------------------------------------------------------ public results
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The rows as record batches of :attr:`output`, file by file (row group by row group
+        for files without log blocks); stops once ``limit`` rows were given."""
+        left = self.limit
+        if left == 0:
+            return
+        for batch in self._filtered():
+            if batch.num_rows == 0:
+                continue
+            if left is not None and batch.num_rows >= left:
+                yield batch.slice(0, left)
+                return
+            yield batch
+            if left is not None:
+                left -= batch.num_rows
+
+    def to_table(self) -> pa.Table:
+        """All of :meth:`batches` as one table."""
+        return pa.Table.from_batches(list(self.batches()), schema=self.output)
+
+    # ------------------------------------------------------------------ the work
+    def _filtered(self) -> Iterator[pa.RecordBatch]:
+        names = self.output.names
+        for table in self._projected():
+            if self.filter is not None:
+                table = table.filter(self.filter)
+            table = table.select(names)
+            columns = [_conform(table.column(i), f.type) for i, f in enumerate(self.output)]
+            yield from pa.Table.from_arrays(columns, schema=self.output).to_batches(
+                    BATCH_ROWS)
+
+    def _projected(self) -> Iterator[pa.Table]:
+        """Tables in the query's columns plus ``_evo_commit_time``."""
+        snap = self.snap
+        groups = file_groups(snap) if snap.logs else {}
+        for f in snap.files:
+            logs = groups.get(f.path)
+            if logs:
+                yield self._merged(f, logs)
+            else:
+                yield from self._plain(f)
+
+    def _plan(self, version: str, *, ext: bool = False) -> ScanGroup:
+        """The projection of files of ``version`` onto the query (``ext``: extended with the
+        merge's key and precombine columns)."""
+        key = (version, ext)
+        found = self._plans.get(key)
+        if found is None:
+            schema, layout = self.table.version(version)
+            query = self._merge_columns()[0] if ext else self.query
+            found = plan_group(query, schema, layout, ())
+            self._plans[key] = found
+        return found
+
+    def _merge_columns(self) -> tuple[Schema, list[str], str | None, list[str]]:
+        if self._merge is None:
+            self._merge = _merge_columns(self.table, self.query)
+        return self._merge
+
+    def _plain(self, f: DataFile) -> Iterator[pa.Table]:
+        plan = self._plan(f.version)
+        meta = _meta_expr(f)
+        path = str(self.table.root / f.path)
+        pushed = None
+        if self.filter is not None:
+            pushed = self._pushdown(plan, path)
+        for frame in _scan(path, plan, self.table.version(f.version), pushed, meta):
+            yield _project(plan, meta, frame)
+
+    def _pushdown(self, plan: ScanGroup, path: str) -> pc.Expression | None:
+        """The filter over this file's stored columns (by position), when every column it
+        reads is read as it is stored; else None (the filter is applied after projection)."""
+        stored = {e.name: name for name, e in plan.columns if isinstance(e, Col)}
+        try:
+            file_schema = _dataset(path).schema
+        except (OSError, pa.ArrowException):
+            return None
+        naming = pa.schema([
+            pa.field(stored.get(f.name, f"\x00{i}"), f.type)
+            for i, f in enumerate(file_schema)])
+        try:
+            return pc.Expression.from_substrait(self.filter.to_substrait(naming))
+        except (pa.ArrowException, TypeError, ValueError, NotImplementedError):
+            return None
+
+    def _merged(self, base: DataFile, logs: Sequence[DataFile]) -> pa.Table:
+        ext, keys, pre, extra = self._merge_columns()
+        plan = self._plan(base.version, ext=True)
+        meta = _meta_expr(base)
+        path = str(self.table.root / base.path)
+        frames = [_project(plan, meta, fr)
+                  for fr in _scan(path, plan, self.table.version(base.version), None, meta)]
+        out_schema = arrow_schema([*ext.fields, META_FIELD])
+        rows = _concat(frames, out_schema)
+        records = _concat([self._log_records(ext, log) for log in logs],
+                          out_schema.append(pa.field(DELETED, pa.bool_())))
+        merged = merge(rows, records, keys, pre)
+        return merged.drop_columns(extra) if extra else merged
+
+    def _log_records(self, ext: Schema, log: DataFile) -> pa.Table:
+        schema, layout = self.table.version(log.version)
+        physical = self.table.physical_query(schema, layout)
+        struct = block_struct(physical)
+        plan = self._plan(log.version, ext=True)
+        arrow = arrow_schema(struct.fields)
+        path = str(self.table.root / log.path)
+        tables = []
+        for batch in _read_block(path, struct, arrow):
+            columns = {name: batch.column(name) for name in batch.schema.names}
+            frame = Frame(columns, batch.num_rows, Path(log.path).name)
+            projected = _project(plan, Col(META_COMMIT_TIME), frame)
+            tables.append(projected.append_column(
+                DELETED, pc.fill_null(batch.column(DELETED), False)))
+        out = arrow_schema([*ext.fields, META_FIELD]).append(pa.field(DELETED, pa.bool_()))
+        return _concat(tables, out)
+
+
+def _meta_expr(f: DataFile) -> Expr:
+    """The commit time of a base file's rows: its hidden column, or the instant of the commit
+    that adopted it (files evonb did not write have no such column)."""
+    if f.path.endswith(f"_{f.instant}.parquet"):
+        return Col(META_COMMIT_TIME)
+    return Lit(f.instant, STRING)
+
+
+def _dataset(path: str) -> ds.Dataset:
+    return ds.dataset(path, format="parquet")
+
+
+def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],
+          pushed: pc.Expression | None, meta: Expr) -> Iterator[Frame]:
+    """The file's physical columns that ``plan`` (and ``meta``) read, batch by batch, in the
+    types of the file's schema version."""
+    schema, layout = version
+    types = {f.name: arrow_type(f.type) for f in physical_struct(schema, layout).fields}
+    types[META_COMMIT_TIME] = pa.string()
+    needed = sorted(set().union(*(referenced_columns(e) for _, e in plan.columns),
+                                referenced_columns(meta)))
+    name = Path(path).name
+    try:
+        dataset = _dataset(path)
+        present = set(dataset.schema.names)
+        read = [c for c in needed if c in present]
+        scanner = dataset.scanner(columns=read, filter=pushed, batch_size=BATCH_ROWS)
+        for batch in scanner.to_batches():
+            columns: dict[str, pa.Array] = {}
+            for c in needed:
+                at = types.get(c)
+                if c in present:
+                    arr = batch.column(c)
+                    columns[c] = arr if at is None or arr.type.equals(at) else arr.cast(at)
+                elif at is not None:
+                    columns[c] = pa.nulls(batch.num_rows, at)
+            yield Frame(columns, batch.num_rows, name)
+    except FileNotFoundError:
+        raise file_error(path, "it does not exist") from None
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise file_error(path, exc) from exc
+
+
+def _project(plan: ScanGroup, meta: Expr, frame: Frame) -> pa.Table:
+    arrays = [evaluate(e, frame) for _, e in plan.columns]
+    names = [name for name, _ in plan.columns]
+    arrays.append(evaluate(meta, frame))
+    names.append(META_COMMIT_TIME)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    if not tables:
+        return schema.empty_table()
+    return pa.concat_tables([pa.Table.from_arrays(
+        [_conform(t.column(i), f.type) for i, f in enumerate(schema)], schema=schema)
+        for t in tables])
+
+
+def _conform(arr: pa.ChunkedArray | pa.Array, at: pa.DataType) -> pa.ChunkedArray | pa.Array:
+    return arr if arr.type.equals(at) else arr.cast(at)
+
+
+def _binds(expr: pc.Expression, schema: pa.Schema) -> bool:
+    try:
+        schema.empty_table().filter(expr)
+    except (pa.ArrowException, TypeError, ValueError):
+        return False
+    return True
+
+
+def _check_binds(expr: pc.Expression, schema: pa.Schema) -> None:
+    try:
+        schema.empty_table().filter(expr)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise EvoError(f"The filter {expr} does not apply to the query's columns: {exc}",
+                       hint="name columns by their current names") from None
+
+
+__all__ = ["ArrowRead"]

@@ -1,0 +1,241 @@
+"""The Arrow reader (``Table.to_arrow`` / ``to_batches`` / ``to_pandas``) against the Spark
+reader: the same rows, column names and types, at every commit of evolved copy-on-write and
+merge-on-read tables (Avro and Parquet log blocks, partitioned or not), in each commit's own
+schema and in the latest; plus ``columns``, ``filter``, ``limit``, streaming, and a read in a
+fresh process that never starts a JVM."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import evonb
+from evonb.errors import EvoError
+
+pytestmark = pytest.mark.spark
+
+COLS = ("id bigint not null, name string, qty int, price float, code int, part string, "
+        "info struct<a:int,b:string>, tags array<struct<x:int,y:string>>, "
+        "attrs map<string,struct<p:int,q:string>>, ts bigint")
+SPARK_COLS = COLS.replace(" not null", "")
+
+
+def _row(i, ts, *, name=None, part=None):
+    return (i, name or f"n{i}", i * 10, i + 0.5, 1000 + i, part or ("a" if i % 2 else "b"),
+            (i, f"b{i}"), [(i, f"y{i}"), (i + 1, None)], {f"k{i}": (i, f"q{i}")}, ts)
+
+
+def _build(spark, root, table_type, log_format, partitioned):
+    """An evolved table: renames, a swap of two names, nested renames, drops and re-adds under
+    the same name (top-level, in a struct, an array's element struct and a map's value struct),
+    adds with and without a default, int->bigint, float->double, int->string, upserts with a
+    losing older row and a tie, deletes, an overwrite and a compaction."""
+    props = {"evonb.mor.log_format": log_format} if log_format else None
+    t = evonb.create_table(root, COLS, primary_key="id", precombine="ts",
+                           partition_by="part" if partitioned else (), table_type=table_type,
+                           properties=props)
+    t.write(spark.createDataFrame([_row(i, 1) for i in range(8)], SPARK_COLS), "upsert")
+    t.alter("ALTER TABLE t RENAME COLUMN name TO label; "
+            "ALTER TABLE t RENAME COLUMN qty TO code; ALTER TABLE t RENAME COLUMN code TO qty; "
+            "ALTER TABLE t RENAME COLUMN info.a TO aa")
+    cols1 = ("id bigint, label string, code int, price float, qty int, part string, "
+             "info struct<aa:int,b:string>, tags array<struct<x:int,y:string>>, "
+             "attrs map<string,struct<p:int,q:string>>, ts bigint")
+    # 1 wins (ts 2 > 1), 2 loses (ts 0 < 1), 3 ties (the later write wins), 20 is new.
+    t.write(spark.createDataFrame([_row(1, 2, name="u1"), _row(2, 0, name="old"),
+                                   _row(3, 1, name="tie"), _row(20, 2)], cols1), "upsert")
+    t.alter("ALTER TABLE t DROP COLUMN info.b; ALTER TABLE t DROP COLUMN tags.element.y; "
+            "ALTER TABLE t DROP COLUMN attrs.value.q; ALTER TABLE t DROP COLUMN label")
+    t.alter("ALTER TABLE t ADD COLUMNS (info.b string, tags.element.y string, "
+            "attrs.value.q string, label string, color string DEFAULT 'red', note string); "
+            "ALTER TABLE t ALTER COLUMN qty TYPE bigint; "
+            "ALTER TABLE t ALTER COLUMN price TYPE double; "
+            "ALTER TABLE t ALTER COLUMN code TYPE string")
+    t.write(spark.createDataFrame([(4,), (99,)], "id bigint"), "delete")
+    cols2 = ("id bigint, code string, price double, qty bigint, part string, "
+             "info struct<aa:int,b:string>, tags array<struct<x:int,y:string>>, "
+             "attrs map<string,struct<p:int,q:string>>, ts bigint, label string, "
+             "color string, note string")
+    later = [(i, f"c{i}", i * 1.25, 2**40 + i, "a" if i % 2 else "b", (i, f"nb{i}"),
+              [(i, f"ny{i}")], {"z": (i, f"nq{i}")}, ts, f"l{i}", color, None)
+             for i, ts, color in [(5, 9, "blue"), (6, 0, "lost"), (4, 3, None), (21, 1, "g")]]
+    t.write(spark.createDataFrame(later, cols2), "upsert")
+    t.write(spark.createDataFrame([(0,), (7,)], "id bigint"), "delete")
+    t.write(spark.createDataFrame([(30 + i, f"o{i}", 1.0, i, "a", None, None, None, i,
+                                    None, "o", "n") for i in range(2)], cols2), "insert")
+    t.compact()
+    t.write(spark.createDataFrame([(30, "after", 2.0, 7, "a", (1, "x"), [], {}, 5, "l",
+                                    None, None)], cols2), "upsert")
+    if table_type == "cow":
+        t.write(spark.createDataFrame(later, cols2), "overwrite")
+        t.write(spark.createDataFrame([(6, "c6b", 1.0, 1, "b", None, None, None, 4, None,
+                                        None, None)], cols2), "upsert")
+    return t
+
+
+VARIANTS = {
+    "cow": ("cow", None, False),
+    "cow-partitioned": ("cow", None, True),
+    "mor-avro": ("mor", "avro", False),
+    "mor-parquet-partitioned": ("mor", "parquet", True),
+}
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def table(request, spark, tmp_path_factory):
+    return _build(spark, tmp_path_factory.mktemp(request.param) / "t", *VARIANTS[request.param])
+
+
+def _norm(t: pa.DataType) -> str:
+    """A type as text, with Spark's Arrow choices (large strings and lists) made plain."""
+    if pa.types.is_struct(t):
+        return "struct<" + ",".join(f"{f.name}:{_norm(f.type)}" for f in t) + ">"
+    if pa.types.is_map(t):
+        return f"map<{_norm(t.key_type)},{_norm(t.item_type)}>"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return f"list<{_norm(t.value_type)}>"
+    if pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_large_binary(t):
+        return "binary"
+    return str(t)
+
+
+def _key(row):
+    return repr(row.get("id")) + repr(row)
+
+
+def _same(got: pa.Table, expected: pa.Table) -> None:
+    assert got.column_names == expected.column_names
+    assert [_norm(f.type) for f in got.schema] == [_norm(f.type) for f in expected.schema]
+    assert sorted(got.to_pylist(), key=_key) == sorted(expected.to_pylist(), key=_key)
+
+
+def _commits(t):
+    return [c.instant for c in t.history()]
+
+
+def test_latest(table):
+    _same(table.to_arrow(), table.read().toArrow())
+    _same(table.to_arrow(meta_columns=True), table.read(meta_columns=True).toArrow())
+
+
+def test_every_commit_own_and_latest_schema(table):
+    for instant in _commits(table):
+        _same(table.to_arrow(instant), table.read(instant).toArrow())
+        _same(table.to_arrow(instant, schema="latest"),
+              table.read(instant, schema="latest").toArrow())
+
+
+def test_first_schema_over_latest_data(table):
+    first = _commits(table)[0]
+    _same(table.to_arrow(schema=first), table.read(schema=first).toArrow())
+
+
+def test_columns(table):
+    cols = ["qty", "id", "info", "color"]
+    _same(table.to_arrow(columns=cols), table.read(columns=cols).toArrow())
+    first = next(c for c in _commits(table) if table.schema_at(c).has("label"))
+    _same(table.to_arrow(first, columns=["label", "tags"]),
+          table.read(first, columns=["label", "tags"]).toArrow())
+
+
+def test_filter(table):
+    from pyspark.sql import functions as F
+
+    got = table.to_arrow(filter=pc.field("qty") > 25, columns=["id", "code"])
+    expected = table.read().filter(F.col("qty") > 25).select("id", "code").toArrow()
+    _same(got, expected)
+    got = table.to_arrow(filter=(pc.field("id") >= 3) & (pc.field("color") == "red"))
+    expected = table.read().filter((F.col("id") >= 3) & (F.col("color") == "red")).toArrow()
+    _same(got, expected)
+    got = table.to_arrow(filter=pc.field("code") == "1005")
+    _same(got, table.read().filter(F.col("code") == "1005").toArrow())
+
+
+def test_limit_and_batches(table):
+    full = table.to_arrow()
+    rows = {repr(r) for r in full.to_pylist()}
+    assert full.num_rows > 2
+    limited = table.to_arrow(limit=2)
+    assert limited.num_rows == 2 and {repr(r) for r in limited.to_pylist()} <= rows
+    assert table.to_arrow(limit=0).num_rows == 0
+    batches = list(table.to_batches())
+    assert all(isinstance(b, pa.RecordBatch) and b.schema == full.schema for b in batches)
+    assert sum(b.num_rows for b in batches) == full.num_rows
+    stream = table.to_batches(limit=1)
+    first = next(stream)
+    assert first.num_rows == 1 and next(stream, None) is None
+    frame = table.to_pandas(columns=["id", "label"])
+    assert list(frame.columns) == ["id", "label"] and len(frame) == full.num_rows
+
+
+def test_mistakes(table):
+    with pytest.raises(EvoError):
+        table.to_arrow(filter="id > 3")
+    with pytest.raises(EvoError):
+        table.to_arrow(filter=pc.field("nope") > 3)
+    with pytest.raises(EvoError):
+        table.to_arrow(limit=-1)
+    with pytest.raises(EvoError):
+        table.to_arrow(columns=["info.aa"])
+
+
+def test_no_jvm_in_a_fresh_process(table):
+    expected = table.to_arrow().num_rows
+    code = (
+        "import json, sys, evonb\n"
+        f"t = evonb.open_table({json.dumps(str(table.root))})\n"
+        "n = t.to_arrow(as_of='@1', schema='latest').num_rows + t.to_arrow().num_rows\n"
+        "n += sum(b.num_rows for b in t.to_batches())\n"
+        "print(json.dumps([t.to_arrow().num_rows, sorted(m for m in ('pyspark', 'py4j')"
+        " if m in sys.modules)]))\n"
+    )
+    root = Path(evonb.__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True, timeout=120)
+    rows, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rows == expected
+    assert loaded == []
+
+
+def test_filter_pushed_by_physical_name(table):
+    """The filter reaches the Parquet scan of files without log blocks under the physical
+    name of its column (``qty`` was swapped with ``code``), and keeps the same rows there."""
+    import pyarrow.dataset as ds
+
+    from evonb.arrow.reader import ArrowRead
+
+    read = ArrowRead(table, filter=pc.field("qty") > 25)
+    snap = table.snapshot()
+    grouped = {f.base for f in snap.logs}
+    latest = snap.schema_version
+    files = [f for f in snap.files if f.version == latest and f.path not in grouped]
+    assert files
+    for f in files:
+        path = str(table.root / f.path)
+        pushed = read._pushdown(read._plan(f.version), path)
+        assert pushed is not None
+        _, layout = table.version(f.version)
+        physical = layout.name(table.schema.find_id("qty"))
+        everything = ds.dataset(path).to_table().column(physical).to_pylist()
+        kept = ds.dataset(path).to_table(filter=pushed).column(physical).to_pylist()
+        assert sorted(kept) == sorted(v for v in everything if v is not None and v > 25)
+
+
+def test_merge_on_read_history_has_log_blocks(table):
+    """The merge-on-read variants really merge log blocks of their format (at some commit)."""
+    if table.table_type != "mor":
+        pytest.skip("copy-on-write")
+    fmt = table.properties.get("evonb.mor.log_format", "avro")
+    suffixes = {Path(f.path).suffix for c in _commits(table) for f in table.snapshot(c).logs}
+    assert suffixes == {f".{fmt}"}
+    assert table.snapshot().logs  # the latest read merges blocks too
