@@ -35,9 +35,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.table import Table
 
 DUPLICATES_PROPERTY = "evonb.write.insert_duplicates"
-"""Table property: what an insert does with rows that share a record key: ``allow`` (the
-default: every row is written, as Hudi's insert does), ``error`` or ``combine`` (one row per
-key, by the precombine column, as Hudi's ``hoodie.combine.before.insert``)."""
+"""Table property: what an insert into a keyed table does with incoming rows that share a record
+key: ``error`` (the default: two rows of one key would both be live, and every later upsert and
+read would have to pick one), ``combine`` (one row per key, by the precombine column, as Hudi's
+``hoodie.combine.before.insert``) or ``allow`` (every row is written, as Hudi's insert does)."""
+DEFAULT_DUPLICATES = "error"
 ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
           "overwrite": "replacecommit"}
 DIRECT_MERGE_PROPERTY = "evonb.write.direct_merge.bytes"
@@ -91,7 +93,7 @@ class WriteJob:
             incoming = self._key_only(incoming, base_schema)
         else:
             update = table._reconcile(base_schema, incoming)
-        duplicates = (setting(self.config, DUPLICATES_PROPERTY, "allow")
+        duplicates = (setting(self.config, DUPLICATES_PROPERTY, DEFAULT_DUPLICATES)
                       if self.mode == "insert" and self.config.primary_key_ids else "allow")
         if duplicates == "error":
             self._check_unique_keys(base_schema)

@@ -171,19 +171,32 @@ def test_a_bad_strict_write_property_value_is_refused(spark, warehouse):
     assert _state(t) == before
 
 
+def test_duplicate_keys_are_refused_by_default(spark, warehouse):
+    t = evonb.create_table(warehouse / "d", "id bigint NOT NULL, v double, ts bigint",
+                           primary_key="id", precombine="ts")
+    before = _state(t)
+    with pytest.raises(evonb.DataValidationError) as info:
+        t.write(spark.createDataFrame([(7, 1.0, 1), (7, 2.0, 2)], COLUMNS))
+    assert str(info.value).startswith("1 record keys (id) occur more than once")
+    assert info.value.examples == [7]
+    assert _state(t) == before
+    keyless = evonb.create_table(warehouse / "k", "id bigint, v double, ts bigint")
+    keyless.write(spark.createDataFrame([(7, 1.0, 1), (7, 2.0, 2)], COLUMNS))
+    assert len(keyless.read().collect()) == 2  # no record key, no duplicates
+
+
 def test_duplicate_record_keys_in_one_insert(spark, warehouse):
     rows = [(1, 1.0, 1), (1, 2.0, 3), (2, 5.0, 1), (1, 3.0, 2), (2, 6.0, 1), (3, 7.0, 1)]
     tables = {}
-    for policy in ("allow", "error", "combine", None):
+    for policy in ("allow", "error", "combine"):
         props = {"evonb.write.insert_duplicates": policy} if policy else {}
         tables[policy] = evonb.create_table(
             warehouse / f"t-{policy}", "id bigint NOT NULL, v double, ts bigint",
             primary_key="id", precombine="ts", properties=props)
-    # allow, the default: every row is written, as before
-    for policy in ("allow", None):
-        tables[policy].write(spark.createDataFrame(rows, COLUMNS))
-        assert _rows(tables[policy].read()) == sorted(rows)
-    strict = tables["error"]
+    # allow: every row is written, as before
+    tables["allow"].write(spark.createDataFrame(rows, COLUMNS))
+    assert _rows(tables["allow"].read()) == sorted(rows)
+    strict = tables["error"]  # error, also the default (test_duplicate_keys_are_refused_...)
     before = _state(strict)
     with pytest.raises(evonb.DataValidationError) as info:
         strict.write(spark.createDataFrame(rows, COLUMNS))
