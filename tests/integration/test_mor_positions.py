@@ -168,7 +168,8 @@ def test_positions_after_compaction_and_duplicate_keys(spark, tmp_path):
     by_pos, by_key = _both(mor)
     assert by_pos == by_key == _rows(cow.read())
     # the duplicate key in one base file: both rows are updated
-    mor2, _ = _tables(spark, tmp_path / "dup")
+    mor2, _ = _tables(spark, tmp_path / "dup",
+                      properties={"evonb.write.insert_duplicates": "allow"})
     mor2.write(spark.createDataFrame([(1, "a", 1), (1, "b", 1), (2, "c", 1)], COLS).coalesce(1))
     mor2.write(spark.createDataFrame([(1, "new", 2)], COLS), "upsert")
     by_pos, by_key = _both(mor2)
