@@ -408,13 +408,15 @@ class TableMachine(RuleBasedStateMachine):
         if found is None:
             return
         prefix, a, b = found
+        taken = {f.name.lower() for f in self.container(pick)[1].fields}
+        tmp = next(n for n in (f"tmp{i}" if i else "tmp" for i in range(99)) if n not in taken)
         name_a, name_b = a.name, b.name
-        a.name = "tmp"
-        self.alter(f"RENAME COLUMN {prefix}`{name_a}` TO `tmp`")
+        a.name = tmp
+        self.alter(f"RENAME COLUMN {prefix}`{name_a}` TO `{tmp}`")
         b.name = name_a
         self.alter(f"RENAME COLUMN {prefix}`{name_b}` TO `{name_a}`")
         a.name = name_b
-        self.alter(f"RENAME COLUMN {prefix}`tmp` TO `{name_b}`")
+        self.alter(f"RENAME COLUMN {prefix}`{tmp}` TO `{name_b}`")
 
     @rule(pick=picks, other=picks)
     def rename_into_freed_name(self, pick: int, other: int) -> None:
