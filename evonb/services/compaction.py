@@ -29,6 +29,7 @@ from evonb.table.history import Commit
 from evonb.table.key_stats import key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.mor import file_groups, position_drops, read_snapshot, subset
+from evonb.table.names import data_file_name, named_with_instant, partition_path, staged_part_name
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,7 +137,7 @@ def arrow_mergeable(table: Table, snap: Snapshot, bases: Sequence[DataFile],
         return {}
     grouped = file_groups(snap)
     wanted = [f for f in bases
-              if f.version == latest.version_id and f.path.endswith(f"_{f.instant}.parquet")
+              if f.version == latest.version_id and named_with_instant(f.path, f.instant)
               and f.path in grouped
               and all(log.version == latest.version_id for log in grouped[f.path])]
     return position_drops(table, subset(snap, wanted)) if wanted else {}
@@ -172,7 +173,6 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     visible) and the base files whose groups Arrow could not merge exactly (to merge with
     Spark)."""
     import shutil
-    import uuid
 
     import pyarrow.parquet as pq
 
@@ -214,7 +214,7 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                                            for log in grouped[chunk[i].path]),
                                 drops=drops[chunk[i].path]) for i in members]
                      for members in bins]
-            outs = [str(staging / f"part-{start + j:05d}.parquet") for j in range(len(bins))]
+            outs = [str(staging / staged_part_name(start + j)) for j in range(len(bins))]
             results = merge_bins_in_tasks(spark.sparkContext, specs, merge_layout, outs)
             for j, (members, (out, rows)) in enumerate(zip(bins, results, strict=True)):
                 if out == UNMERGEABLE:
@@ -223,8 +223,7 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                 partition = chunk[members[0]].partition
                 if rows == 0:
                     continue  # every row deleted: the staging folder goes below
-                name = f"{uuid.uuid4().hex[:20]}_{start + j}_{instant}.parquet"
-                name = f"{partition}/{name}" if partition else name
+                name = partition_path(partition, data_file_name(instant, start + j))
                 dest = table.root / name
                 footer = pq.read_metadata(out)
                 stats = footer_stats(footer, keys) if keys else None

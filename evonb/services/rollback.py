@@ -24,7 +24,6 @@ apart, and such an attempt is never rolled back (its files belong to the table; 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import socket
 from collections.abc import Mapping, Sequence
@@ -34,10 +33,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError, MetadataCorruptError
-from evonb.spark.avro_log import parse_log_name
 from evonb.table.fsutil import EVO_DIR, evo_dir, read_json
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
+from evonb.table.names import (
+    INFLIGHT,
+    REQUESTED,
+    SCHEMAS_DIR,
+    TIMELINE_DIR,
+    parse_data_file,
+    parse_log_block,
+    parse_log_block_temp,
+    parse_timeline_file,
+    schema_file,
+    timeline_file,
+)
 from evonb.table.snapshot import replay
 from evonb.table.timeline import COMMIT_COPY_KEY, COMPLETION_KEY, CommitRecord, Instant, State
 
@@ -49,7 +59,6 @@ DEFAULT_PENDING_TIMEOUT = 3600.0
 NOT_UNDOABLE = frozenset({"create", "clean", "rollback"})
 ADOPTED = "adopted"
 """``DataFile.kind`` of files adopted in place by ``evonb.convert``: never deleted."""
-_BASE_NAME = re.compile(r".+_[0-9]+_(?P<instant>[0-9]{17})\.parquet")
 
 
 # ------------------------------------------------------------------------------ writers
@@ -116,13 +125,9 @@ def files_of_instant(root: Path, instant: str) -> list[Path]:
         if Path(dirpath) == root:
             dirnames[:] = [d for d in dirnames if d != EVO_DIR]
         for name in filenames:
-            m = _BASE_NAME.fullmatch(name)
-            if m is not None and m["instant"] == instant:
-                out.append(Path(dirpath, name))
-                continue
-            parsed = parse_log_name(name)
-            half_written = f".log.{instant}_" in name and name.endswith(".tmp")
-            if half_written or (parsed is not None and parsed[1] == instant):
+            named = parse_data_file(name) or parse_log_block(name)
+            written = named.instant if named is not None else parse_log_block_temp(name)
+            if written == instant:
                 out.append(Path(dirpath, name))
     return out
 
@@ -177,7 +182,9 @@ def _rolled_back(folder: Path, completed: Sequence[tuple[str, Mapping[str, Any]]
         names = os.listdir(folder)
     except FileNotFoundError:
         names = []
-    plans += [_json_or_none(folder / n) for n in names if n.endswith(".rollback.requested")]
+    plans += [_json_or_none(folder / n) for n in names
+              if (p := parse_timeline_file(n)) is not None
+              and (p.action, p.state) == ("rollback", REQUESTED)]
     for plan in plans:
         if isinstance(plan, dict) and isinstance(plan.get("rolled_back"), list):
             out.update(str(x) for x in plan["rolled_back"])
@@ -200,10 +207,10 @@ def lost_commit(root: Path, instant: str, action: str,
     """
     from evonb.table.check import commit_defect
 
-    folder = evo_dir(root) / "timeline"
+    folder = evo_dir(root) / TIMELINE_DIR
     if instant in _rolled_back(folder, completed):
         return None
-    inflight = _json_or_none(folder / f"{instant}.{action}.inflight")
+    inflight = _json_or_none(folder / timeline_file(instant, action, INFLIGHT))
     inflight = inflight if isinstance(inflight, dict) else {}
     copy = inflight.get(COMMIT_COPY_KEY)
     if isinstance(copy, dict) and commit_defect(copy) is None:
@@ -240,9 +247,9 @@ def _rebuilt(root: Path, instant: str, action: str, inflight: Mapping[str, Any],
              entries: list[dict[str, Any]], completion: str,
              completed: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """The completed file of a lost commit, from its plan and its inflight record."""
-    plan = _json_or_none(evo_dir(root) / "timeline" / f"{instant}.{action}.requested")
+    plan = _json_or_none(evo_dir(root) / TIMELINE_DIR / timeline_file(instant, action, REQUESTED))
     plan = plan if isinstance(plan, dict) else {}
-    if (evo_dir(root) / "schemas" / f"{instant}.schema.json").exists():
+    if (evo_dir(root) / SCHEMAS_DIR / schema_file(instant)).exists():
         version = instant  # it evolved the schema
     else:
         before = [m for ts, m in completed if str(m.get(COMPLETION_KEY, ts)) < completion]

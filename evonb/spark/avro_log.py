@@ -24,7 +24,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
@@ -52,6 +51,7 @@ from evonb.spark.avro_fast import (
     read_header,
 )
 from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.names import LOG_FORMATS, log_block_path, log_block_temp, parse_log_block
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import instant_on_timeline
 
@@ -80,31 +80,22 @@ whose key has a delete or a record that beats the base row), see :func:`encode_p
 BASE_ROWS_KEY = "evonb.base.rows"
 """Block header metadata: the row count of the base file the positions refer to."""
 POSITIONS_PROPERTY = "evonb.mor.log.positions"
-FORMATS = ("avro", "parquet")
+FORMATS = LOG_FORMATS
 LOG_FORMAT_PROPERTY = "evonb.mor.log_format"
 AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
 
-_LOG_NAME = re.compile(r"\.(?P<stem>.+)\.log\.(?P<instant>[0-9]{17})_(?P<task>[0-9]+)"
-                       r"\.(?P<fmt>avro|parquet)")
 SYNC_INTERVAL = 16000
 """Bytes of records per Avro data block (fastavro's default)."""
 Converter = Callable[[Any], Any] | None
 
 
 # ---------------------------------------------------------------------------------- names
-def log_path(base: str, instant: str, task: int, fmt: str) -> str:
-    """The relative path of the log block of ``base`` written by ``instant`` in ``task``."""
-    p = PurePosixPath(base)
-    name = f".{p.stem}.log.{instant}_{task}.{fmt}"
-    return str(p.parent / name) if str(p.parent) not in ("", ".") else name
-
-
-def parse_log_name(name: str) -> tuple[str, str, int, str] | None:
-    """``(base stem, instant, task, format)`` of a log block's file name, or None."""
-    m = _LOG_NAME.fullmatch(PurePosixPath(name).name)
-    if m is None:
-        return None
-    return m["stem"], m["instant"], int(m["task"]), m["fmt"]
+log_path = log_block_path
+"""The relative path of the log block of ``base`` written by ``instant`` in ``task``
+(:func:`evonb.table.names.log_block_path`)."""
+parse_log_name = parse_log_block
+"""``(base stem, instant, task, format)`` of a log block's file name, or None
+(:func:`evonb.table.names.parse_log_block`)."""
 
 
 # --------------------------------------------------------------------------------- schemas
@@ -387,7 +378,7 @@ class _BlockSink:
         self.base, self.rows, self.final = base, 0, rel
         self.drops = [] if base in self.base_rows else None
         full = os.path.join(self.root, rel)
-        self.tmp = f"{full}.{self.attempt}.tmp"
+        self.tmp = log_block_temp(full, self.attempt)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         meta = {"evonb.version": self.version, "evonb.instant": self.instant,
                 "evonb.base": base}
@@ -669,8 +660,8 @@ def resolve_group(paths: list[str], struct: StructType, arrow: pa.Schema, keys: 
 
 
 def _instant_of(path: str) -> str | None:
-    parsed = parse_log_name(path)
-    return parsed[1] if parsed else None
+    parsed = parse_log_block(path)
+    return parsed.instant if parsed else None
 
 
 def _read_block(path: str, struct: StructType, arrow: pa.Schema,

@@ -13,6 +13,7 @@ from evonb.schema.types import BIGINT, STRING, NestedField, StructType
 from evonb.spark.columns import scan_group, spark_read_type
 from evonb.table.check import file_error
 from evonb.table.layout import META_COMMIT_TIME, Layout
+from evonb.table.names import named_with_instant
 from evonb.table.read_plan import (
     Col,
     DefaultIn,
@@ -76,7 +77,7 @@ def _with_meta(group: ScanGroup, meta: bool, files: Sequence[DataFile]) -> ScanG
     expr: Expr = Col(META_COMMIT_TIME)
     foreign: dict[str, set[str]] = {}
     for f in files:
-        if not f.path.endswith(f"_{f.instant}.parquet"):
+        if not named_with_instant(f.path, f.instant):
             foreign.setdefault(f.instant, set()).add(Path(f.path).name)
     for instant, names in sorted(foreign.items()):
         expr = DefaultIn(frozenset(names), Lit(instant, STRING), expr)

@@ -8,15 +8,20 @@ that lists them completes; a failed write leaves nothing any reader would see.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evonb.table.fsutil import evo_dir
 from evonb.table.key_stats import footer_stats
+from evonb.table.names import (
+    DATA_SUFFIX,
+    STAGING_DIR,
+    data_file_name,
+    partition_path,
+    staged_task,
+)
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,8 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evonb.schema.types import Type
 
-STAGING_DIR = "staging"
-_TASK = re.compile(r"part-(\d+)")
 TARGET_FILE_PROPERTY = "evonb.write.target.file.bytes"
 DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024
 _GROWS_ROWS = frozenset({
@@ -121,17 +124,14 @@ def write_files(
 
     placed: list[DataFile] = []
     try:
-        for src in sorted(staging.rglob("*.parquet")):
+        for src in sorted(staging.rglob(f"*{DATA_SUFFIX}")):
             rel_dir = src.parent.relative_to(staging)
             parts = []
             for piece in rel_dir.parts:
                 key, _, value = piece.partition("=")
                 parts.append(f"{partition_columns[hidden.index(key)]}={value}")
             partition = "/".join(parts)
-            match = _TASK.match(src.name)
-            task = int(match.group(1)) if match else 0
-            name = f"{uuid.uuid4().hex[:20]}_{task}_{instant}.parquet"
-            rel = f"{partition}/{name}" if partition else name
+            rel = partition_path(partition, data_file_name(instant, staged_task(src.name)))
             dest = root / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             footer = pq.read_metadata(src)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,14 +48,32 @@ from evonb.errors import (
     TableNotFoundError,
 )
 from evonb.table.fsutil import evo_dir, is_temp_name, read_json, table_path
+from evonb.table.names import (
+    COMPLETED,
+    CONFIG_FILE,
+    CONFIG_REL,
+    EVO_DIR,
+    INFLIGHT,
+    INSTANT,
+    REQUESTED,
+    SCHEMA,
+    SCHEMAS_DIR,
+    STAGING_DIR,
+    TEMP_SUFFIX,
+    TIMELINE_DIR,
+    TIMELINE_REL,
+    layout_file,
+    parse_data_file,
+    parse_log_block,
+    parse_log_block_temp,
+    parse_schema_file,
+    parse_timeline_file,
+    schema_file,
+    schemas_rel,
+    timeline_file,
+    timeline_rel,
+)
 
-_INSTANT = re.compile(r"[0-9]{17}")
-_BASE_NAME = re.compile(r".+_[0-9]+_(?P<instant>[0-9]{17})\.parquet")
-_LOG_NAME = re.compile(r"\..+\.log\.(?P<instant>[0-9]{17})_[0-9]+\.(?:avro|parquet)")
-_HALF_LOG = re.compile(r"\..+\.log\.(?P<instant>[0-9]{17})_.*\.tmp")
-_TIMELINE_NAME = re.compile(r"(?P<ts>[0-9]{17})\.(?P<action>[a-z][a-z0-9_]*)"
-                            r"(?:\.(?P<state>requested|inflight))?")
-_SCHEMA_NAME = re.compile(r"(?P<v>[0-9]{17})\.(?P<kind>schema|layout)\.json")
 FILE_KINDS = ("base", "log")
 
 
@@ -74,7 +91,7 @@ def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
     version = data.get("schema_version")
     if version is None and not require_schema:
         pass
-    elif not isinstance(version, str) or not _INSTANT.fullmatch(version):
+    elif not isinstance(version, str) or not INSTANT.fullmatch(version):
         return f"schema_version must be a 17-digit instant, not {version!r}"
     added = data.get("added", [])
     if not isinstance(added, list):
@@ -87,7 +104,7 @@ def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
             return f"added[{i}].path must be a relative path inside the table, not {path!r}"
         for key in ("version", "instant"):
             value = entry.get(key)
-            if not isinstance(value, str) or not _INSTANT.fullmatch(value):
+            if not isinstance(value, str) or not INSTANT.fullmatch(value):
                 return f"added[{i}].{key} must be a 17-digit instant, not {value!r}"
         for key in ("rows", "bytes"):
             value = entry.get(key, 0)
@@ -103,7 +120,7 @@ def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
         return "removed must be a list of relative paths"
     for key in ("completion_time", "base_completion"):
         value = data.get(key)
-        if value is not None and (not isinstance(value, str) or not _INSTANT.fullmatch(value)):
+        if value is not None and (not isinstance(value, str) or not INSTANT.fullmatch(value)):
             return f"{key} must be a 17-digit instant, not {value!r}"
     return None
 
@@ -207,25 +224,24 @@ class _Files:
 
 def _scan_files(root: Path) -> _Files:
     found = _Files()
-    evo = root / ".evo"
+    evo = root / EVO_DIR
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         if here == root:
-            dirnames[:] = [d for d in dirnames if d != ".evo"]
+            dirnames[:] = [d for d in dirnames if d != EVO_DIR]
         for name in filenames:
             rel = (here / name).relative_to(root).as_posix()
-            m = _BASE_NAME.fullmatch(name) or _LOG_NAME.fullmatch(name)
-            if m is None:
-                m = _HALF_LOG.fullmatch(name)
-            if m is not None:
-                found.data[rel] = m["instant"]
-    staging = evo / "staging"
+            named = parse_data_file(name) or parse_log_block(name)
+            instant = named.instant if named is not None else parse_log_block_temp(name)
+            if instant is not None:
+                found.data[rel] = instant
+    staging = evo / STAGING_DIR
     if staging.is_dir():
         for entry in sorted(staging.iterdir()):
             found.staging[entry.relative_to(root).as_posix()] = entry.name
     for dirpath, _, filenames in os.walk(evo):
         for name in filenames:
-            if is_temp_name(name) and name.endswith(".tmp"):
+            if is_temp_name(name) and name.endswith(TEMP_SUFFIX):
                 found.temp.append((Path(dirpath) / name).relative_to(root).as_posix())
     return found
 
@@ -242,33 +258,32 @@ def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
     """Completed commits (instant, action, metadata) and pending attempts (instant -> action,
     furthest state's file, plan or None when unreadable)."""
     tl = _Timeline()
-    folder = evo_dir(root) / "timeline"
+    folder = evo_dir(root) / TIMELINE_DIR
     try:
         names = sorted(os.listdir(folder))
     except FileNotFoundError:
-        problems.append(Problem("timeline", ".evo/timeline", "the timeline folder is missing"))
+        problems.append(Problem("timeline", TIMELINE_REL, "the timeline folder is missing"))
         tl.unreadable = True
         return tl
     states: dict[str, dict[str, set[str]]] = {}
     for name in names:
         if is_temp_name(name):
             continue
-        m = _TIMELINE_NAME.fullmatch(name)
-        if m is None or (m["state"] is None and m["action"] in ("requested", "inflight")):
-            problems.append(Problem("timeline", f".evo/timeline/{name}",
+        parsed = parse_timeline_file(name)
+        if parsed is None:
+            problems.append(Problem("timeline", timeline_rel(name),
                                     "not a timeline file name (<instant>.<action>[.<state>])"))
             continue
-        states.setdefault(m["ts"], {}).setdefault(m["action"], set()).add(
-            m["state"] or "completed")
+        states.setdefault(parsed.instant, {}).setdefault(parsed.action, set()).add(parsed.state)
     for ts, actions in sorted(states.items()):
         tl.instants.add(ts)
         if len(actions) > 1:
             problems.append(Problem(
-                "timeline", f".evo/timeline/{ts}.*",
+                "timeline", timeline_rel(f"{ts}.*"),
                 f"instant {ts} is used by more than one action: {', '.join(sorted(actions))}"))
-        action, have = sorted(actions.items(), key=lambda kv: "completed" not in kv[1])[0]
-        if "completed" in have:
-            rel = f".evo/timeline/{ts}.{action}"
+        action, have = sorted(actions.items(), key=lambda kv: COMPLETED not in kv[1])[0]
+        if COMPLETED in have:
+            rel = timeline_rel(timeline_file(ts, action))
             try:
                 data = read_json(root / rel)
             except FileNotFoundError:  # rolled back since the listing
@@ -284,11 +299,11 @@ def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
                 continue
             tl.completed.append((ts, action, data))
             continue
-        state = "inflight" if "inflight" in have else "requested"
-        rel = f".evo/timeline/{ts}.{action}.{state}"
+        state = INFLIGHT if INFLIGHT in have else REQUESTED
+        rel = timeline_rel(timeline_file(ts, action, state))
         plan: dict[str, Any] | None
         try:
-            raw = read_json(root / f".evo/timeline/{ts}.{action}.requested")
+            raw = read_json(root / timeline_rel(timeline_file(ts, action, REQUESTED)))
             plan = raw if isinstance(raw, dict) else None
         except (FileNotFoundError, MetadataCorruptError):
             plan = None
@@ -310,7 +325,7 @@ def _check_completion_order(tl: _Timeline, report: CheckReport) -> None:
     seen: dict[str, str] = {}
     first_recorded: str | None = None
     for ts, action, meta in tl.completed:
-        rel = f".evo/timeline/{ts}.{action}"
+        rel = timeline_rel(timeline_file(ts, action))
         done = _completion((ts, action, meta))
         if done in seen:
             report.problems.append(Problem(
@@ -341,7 +356,7 @@ def _reason(exc: MetadataCorruptError) -> str:
 
 def _scan_schemas(root: Path) -> tuple[set[str], set[str], list[str]]:
     """Stored schema versions, stored layouts, and unexpected file names in the folder."""
-    folder = evo_dir(root) / "schemas"
+    folder = evo_dir(root) / SCHEMAS_DIR
     schemas: set[str] = set()
     layouts: set[str] = set()
     odd: list[str] = []
@@ -352,13 +367,13 @@ def _scan_schemas(root: Path) -> tuple[set[str], set[str], list[str]]:
     for name in names:
         if is_temp_name(name):
             continue
-        m = _SCHEMA_NAME.fullmatch(name)
-        if m is None:
-            odd.append(f".evo/schemas/{name}")
-        elif m["kind"] == "schema":
-            schemas.add(m["v"])
+        parsed = parse_schema_file(name)
+        if parsed is None:
+            odd.append(schemas_rel(name))
+        elif parsed.kind == SCHEMA:
+            schemas.add(parsed.version)
         else:
-            layouts.add(m["v"])
+            layouts.add(parsed.version)
     return schemas, layouts, odd
 
 
@@ -442,7 +457,7 @@ def table_root_of(path: str | os.PathLike[str]) -> Path | None:
     with ``.evo/table.json``), or None."""
     here = Path(path).absolute().parent
     for folder in (here, *here.parents):
-        if (folder / ".evo" / "table.json").is_file():
+        if (folder / EVO_DIR / CONFIG_FILE).is_file():
             return folder
     return None
 
@@ -455,7 +470,7 @@ def file_error(path: str | os.PathLike[str], exc: BaseException | str) -> DataFi
     root = table_root_of(full)
     shown = full.relative_to(root).as_posix() if root is not None else str(full)
     table = str(root) if root is not None else None
-    what = "log block" if _LOG_NAME.fullmatch(full.name) else "data file"
+    what = "log block" if parse_log_block(full.name) else "data file"
     if not full.exists():
         return DataFileMissingError(shown, f"the {what} is missing", table=table)
     cause = exc if isinstance(exc, str) else _first_line(exc)
@@ -492,13 +507,13 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
     try:
         config = TableConfig.load(root)
     except TableNotFoundError as exc:
-        problems.append(Problem("not-a-table", ".evo/table.json", exc.message))
+        problems.append(Problem("not-a-table", CONFIG_REL, exc.message))
         return report
     except MetadataCorruptError as exc:
-        problems.append(Problem("corrupt-metadata", ".evo/table.json", _reason(exc)))
+        problems.append(Problem("corrupt-metadata", CONFIG_REL, _reason(exc)))
         return report
     except EvoError as exc:
-        problems.append(Problem("corrupt-metadata", ".evo/table.json", exc.message))
+        problems.append(Problem("corrupt-metadata", CONFIG_REL, exc.message))
         return report
     # Files first, then the timeline: a file of an attempt that starts in between is then
     # attributed to its (pending) instant, never mistaken for an orphan.
@@ -515,11 +530,11 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
     for rel in odd:
         report.notes.append(Problem("unexpected-file", rel, "not a schema or layout file name"))
     if not tl.completed and not tl.unreadable:
-        problems.append(Problem("timeline", ".evo/timeline",
+        problems.append(Problem("timeline", TIMELINE_REL,
                                 "no completed commit: the table's creation did not finish"))
     if tl.unreadable:
         report.notes.append(Problem(
-            "skipped", ".evo/timeline",
+            "skipped", TIMELINE_REL,
             "file and orphan checks skipped: a completed commit is unreadable"))
         return report
     live_versions = _check_snapshot(root, tl, schemas, layouts, report, deep=deep)
@@ -544,16 +559,16 @@ def _check_attempts(root: Path, properties: Mapping[str, str], tl: _Timeline, fi
         if lost is not None:
             fix = ("repair restores its completed file" if lost.metadata is not None else
                    "its completed file cannot be rebuilt exactly: restore "
-                   f".evo/timeline/{ts}.{action} from a backup")
+                   f"{timeline_rel(timeline_file(ts, action))} from a backup")
             report.problems.append(Problem(
-                "lost-commit", f".evo/timeline/{ts}.{action}",
+                "lost-commit", timeline_rel(timeline_file(ts, action)),
                 f"the completed file of {what} is missing, but the commit happened "
                 f"({lost.reason}); its {owned} data files are kept, never rolled back; {fix}",
                 repairable=lost.metadata is not None))
             continue
         if plan is None:
             report.problems.append(Problem(
-                "corrupt-metadata", f".evo/timeline/{ts}.{action}.requested",
+                "corrupt-metadata", timeline_rel(timeline_file(ts, action, REQUESTED)),
                 "the plan of a pending attempt is missing or unreadable; "
                 "`evonb check --repair --force` rolls the attempt back", repairable=True))
             continue
@@ -581,7 +596,7 @@ def _check_snapshot(root: Path, tl: _Timeline, schemas: set[str], layouts: set[s
         for p in meta.get("removed", []):
             if p not in ever:
                 report.problems.append(Problem(
-                    "timeline", f".evo/timeline/{ts}.{action}",
+                    "timeline", timeline_rel(timeline_file(ts, action)),
                     f"removes {p}, which no earlier commit added"))
             live.pop(p, None)
             logs.pop(p, None)
@@ -608,11 +623,11 @@ def _check_snapshot(root: Path, tl: _Timeline, schemas: set[str], layouts: set[s
     for v in sorted(needed):
         if v not in schemas:
             report.problems.append(Problem(
-                "missing-schema", f".evo/schemas/{v}.schema.json",
+                "missing-schema", schemas_rel(schema_file(v)),
                 f"schema version {v}, needed by the latest snapshot, is missing"))
         if v not in layouts:
             report.problems.append(Problem(
-                "missing-schema", f".evo/schemas/{v}.layout.json",
+                "missing-schema", schemas_rel(layout_file(v)),
                 f"the layout of schema version {v}, needed by the latest snapshot, is missing"))
     return needed
 
@@ -634,10 +649,10 @@ def _check_schemas(root: Path, tl: _Timeline, schemas: set[str], layouts: set[st
         if v in tl.pending:
             continue  # saved by an attempt in progress (or failed: rollback drops it)
         if v not in referenced:
-            for kind, present in (("schema", v in schemas), ("layout", v in layouts)):
+            for name, present in ((schema_file(v), v in schemas), (layout_file(v), v in layouts)):
                 if present:
                     report.problems.append(Problem(
-                        "orphan-schema", f".evo/schemas/{v}.{kind}.json",
+                        "orphan-schema", schemas_rel(name),
                         f"schema version {v} is referenced by no commit; repair removes it",
                         repairable=True))
             continue
@@ -647,19 +662,19 @@ def _check_schemas(root: Path, tl: _Timeline, schemas: set[str], layouts: set[st
                 schema = store.load(v)
             except MetadataCorruptError as exc:
                 report.problems.append(Problem(
-                    "corrupt-metadata", f".evo/schemas/{v}.schema.json", _reason(exc)))
+                    "corrupt-metadata", schemas_rel(schema_file(v)), _reason(exc)))
             except EvoError as exc:
                 report.problems.append(Problem(
-                    "corrupt-metadata", f".evo/schemas/{v}.schema.json", exc.message))
+                    "corrupt-metadata", schemas_rel(schema_file(v)), exc.message))
         if v in layouts and schema is not None:
             try:
                 _read_layout(root, v, schema)
             except MetadataCorruptError as exc:
                 report.problems.append(Problem(
-                    "corrupt-metadata", f".evo/schemas/{v}.layout.json", _reason(exc)))
+                    "corrupt-metadata", schemas_rel(layout_file(v)), _reason(exc)))
         if v in schemas and v not in layouts and v not in needed:
             report.problems.append(Problem(
-                "missing-schema", f".evo/schemas/{v}.layout.json",
+                "missing-schema", schemas_rel(layout_file(v)),
                 f"schema version {v} has no layout file"))
 
 
@@ -705,7 +720,7 @@ def repair_table(path: str | os.PathLike[str], *, force: bool = False,
     root = table_path(path)
     before = check_table(root, deep=deep)
     if any(p.kind in ("not-a-table",) for p in before.problems) or (
-            any(p.path == ".evo/table.json" for p in before.problems)):
+            any(p.path == CONFIG_REL for p in before.problems)):
         return before
     config = TableConfig.load(root)
     if force:
@@ -724,7 +739,7 @@ def repair_table(path: str | os.PathLike[str], *, force: bool = False,
     after.repaired = repaired
     after.found_before_repair = list(before.problems)
     if unreadable:
-        after.notes.append(Problem("skipped", ".evo/timeline",
+        after.notes.append(Problem("skipped", TIMELINE_REL,
                                    "repair skipped: a completed commit is unreadable"))
     return after
 

@@ -21,8 +21,8 @@ from evonb.errors import (
     UnsupportedTableError,
 )
 from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
+from evonb.table.names import CONFIG_FILE
 
-CONFIG_FILE = "table.json"
 FORMAT_VERSION = 1
 """The newest table format version this evonb reads and writes."""
 

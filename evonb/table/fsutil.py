@@ -18,11 +18,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from evonb.errors import EvoError, MetadataCorruptError
-
-EVO_DIR = ".evo"
-"""The metadata folder under a table's root."""
-
-TEMP_SUFFIX = ".tmp"
+from evonb.table.names import EVO_DIR, TEMP_SUFFIX, is_temp_name, temp_prefix
 
 # errno values with which os.link says the file system has no hard links.
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
@@ -48,11 +44,6 @@ def table_path(root: str | os.PathLike[str]) -> Path:
 def evo_dir(root: str | os.PathLike[str]) -> Path:
     """``<root>/.evo``."""
     return table_path(root) / EVO_DIR
-
-
-def is_temp_name(name: str) -> bool:
-    """Whether ``name`` is a temporary file left by (or in the middle of) an atomic write."""
-    return name.startswith(".") or name.endswith(TEMP_SUFFIX)
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -85,7 +76,7 @@ def atomic_write_bytes(
     target = Path(path)
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=TEMP_SUFFIX, dir=parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -26,6 +26,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from evonb.errors import ConflictError, EvoError
 from evonb.table.fsutil import evo_dir, table_path
+from evonb.table.names import LOCK_FILE
 from evonb.table.plugins import LOCK_PROVIDERS_GROUP, PluginKind, check_name, load
 
 try:
@@ -33,7 +34,6 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None  # type: ignore[assignment]
 
-LOCK_FILE = "lock"
 LOCK_PROVIDER_PROPERTY = "evonb.lock.provider"
 LOCK_TIMEOUT_PROPERTY = "evonb.lock.timeout"
 DEFAULT_PROVIDER = "file"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 import threading
 from datetime import date, datetime
 from pathlib import Path
@@ -18,15 +17,10 @@ from typing import TYPE_CHECKING
 from evonb.errors import CommitNotFoundError, EvoError, MetadataCorruptError, SchemaEvolutionError
 from evonb.table.fsutil import atomic_write_bytes, evo_dir, is_temp_name, read_json, table_path
 from evonb.table.instants import instant_from_datetime, is_instant
+from evonb.table.names import INSTANT, SCHEMA, SCHEMAS_DIR, parse_schema_file, schema_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.schema.schema import Schema
-
-SCHEMAS_DIR = "schemas"
-SUFFIX = ".schema.json"
-
-_NAME = re.compile(r"([0-9]{17})" + re.escape(SUFFIX))
-_VERSION = re.compile(r"[0-9]{17}")
 
 
 class SchemaStore:
@@ -43,10 +37,10 @@ class SchemaStore:
 
     def file_of(self, version_id: str) -> Path:
         """The file of a version (it may not exist)."""
-        if not isinstance(version_id, str) or not _VERSION.fullmatch(version_id):
+        if not isinstance(version_id, str) or not INSTANT.fullmatch(version_id):
             raise CommitNotFoundError(version_id, self._nearest(str(version_id)),
                                       what="schema version")
-        return self.path / f"{version_id}{SUFFIX}"
+        return self.path / schema_file(version_id)
 
     def versions(self) -> list[str]:
         """Every stored version id, oldest first."""
@@ -58,9 +52,9 @@ class SchemaStore:
         for name in names:
             if is_temp_name(name):
                 continue
-            m = _NAME.fullmatch(name)
-            if m:
-                out.append(m.group(1))
+            parsed = parse_schema_file(name)
+            if parsed is not None and parsed.kind == SCHEMA:
+                out.append(parsed.version)
         return sorted(out)
 
     def __contains__(self, version_id: object) -> bool:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import bisect
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Iterable
@@ -56,8 +55,12 @@ from evonb.table.instants import (
     new_instant,
     parse_instant,
 )
-
-TIMELINE_DIR = "timeline"
+from evonb.table.names import (
+    TIMELINE_DIR,
+    parse_timeline_file,
+    timeline_file,
+    timeline_prefix,
+)
 
 ACTIONS = frozenset(
     {
@@ -82,9 +85,6 @@ commit point: :meth:`Timeline.complete`)."""
 
 REQUESTED_ATTEMPTS = 12
 """How often :meth:`Timeline.requested` retries with a later instant after a clash."""
-
-_NAME = re.compile(r"([0-9]{17})\.([a-z][a-z0-9_]*)(?:\.(requested|inflight))?")
-
 
 class State(Enum):
     """The state of an instant; completed is the commit point."""
@@ -111,8 +111,7 @@ class Instant:
 
     @property
     def file_name(self) -> str:
-        suffix = "" if self.state is State.COMPLETED else f".{self.state.value}"
-        return f"{self.timestamp}.{self.action}{suffix}"
+        return timeline_file(self.timestamp, self.action, self.state.value)
 
     @property
     def sort_key(self) -> tuple[str, int, str]:
@@ -208,7 +207,7 @@ def instant_on_timeline(root: str | os.PathLike[str], instant: str) -> bool:
     inflight or completed): False once a rollback has aborted the attempt. Spark tasks that
     write into the table folder ask it after placing a file, so that a task outliving its
     killed driver does not leave a file behind the rollback of its attempt."""
-    prefix = f"{instant}."
+    prefix = timeline_prefix(instant)
     try:
         with os.scandir(evo_dir(root) / TIMELINE_DIR) as entries:
             return any(e.name.startswith(prefix) for e in entries)
@@ -238,13 +237,9 @@ class Timeline:
         for name in names:
             if is_temp_name(name):
                 continue
-            m = _NAME.fullmatch(name)
-            if m is None:
-                continue
-            ts, action, state = m.groups()
-            if state is None and action in ("requested", "inflight"):
-                continue
-            out.append(Instant(ts, action, State(state) if state else State.COMPLETED))
+            parsed = parse_timeline_file(name)
+            if parsed is not None:
+                out.append(Instant(parsed.instant, parsed.action, State(parsed.state)))
         out.sort(key=lambda i: i.sort_key)
         return out
 
