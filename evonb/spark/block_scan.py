@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from evonb.schema.avro_convert import avro_name
@@ -40,7 +41,6 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-from evonb.spark.kept import KeptCache
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -68,18 +68,16 @@ to this scan only; the uncached instance is what makes Hadoop honour it."""
 JVM_READ_PROPERTY = "evonb.mor.read.jvm"
 """Table property: read log blocks with Spark's reader where it can (``true``, the default)."""
 
-_AVAILABLE: KeptCache[bool] = KeptCache(8)
-
 
 def jvm_blocks_available(spark: SparkSession) -> bool:
     """Whether the session's Spark has the Avro file format and the option that lists files
     whose names start with a dot (checked once per application)."""
-    key = (id(spark), spark.sparkContext.applicationId)
-    found = _AVAILABLE.get(key)
-    if found is None:
-        found = _probe(spark)
-        _AVAILABLE.put(key, found)
-    return found
+    return _available(spark, spark.sparkContext.applicationId)
+
+
+@lru_cache(maxsize=8)
+def _available(spark: SparkSession, application_id: str) -> bool:
+    return _probe(spark)
 
 
 def _probe(spark: SparkSession) -> bool:

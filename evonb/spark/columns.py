@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
 from evonb.schema.types import StructType
-from evonb.spark.kept import KeptCache
+from evonb.spark.kept import LRU
 from evonb.table.read_plan import (
     Cast,
     Coalesce,
@@ -140,7 +140,7 @@ def _plain_type(t):
     return type_to_spark(t)
 
 
-_RELATIONS: KeptCache[DataFrame] = KeptCache(64)
+_RELATIONS: LRU[tuple, DataFrame] = LRU(64)
 
 
 def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[str]
@@ -160,7 +160,7 @@ def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[s
     if found is not None:
         return found
     df = spark.read.schema(read_type).parquet(*literal_paths(files))
-    _RELATIONS.put(key, df)
+    _RELATIONS[key] = df
     return df
 
 

@@ -1,50 +1,45 @@
-"""A small thread-safe cache of the last few values (least recently used goes first), for
-query plans that depend only on immutable inputs named in their key."""
+"""A bounded least-recently-used mapping, for caches ``functools.lru_cache`` cannot express:
+those kept per object (the snapshots of one open table), or keyed by something other than
+the arguments (query plans keyed by their session's id and every input file's size and time).
+A pure function of hashable arguments uses ``functools.lru_cache`` instead."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator, Mapping
-from typing import Generic, TypeVar
+from collections.abc import Hashable
+from typing import TypeVar
 
+K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-class KeptCache(Mapping[Hashable, V], Generic[V]):
-    """The last ``maxsize`` values put, by key; :meth:`get` of a key keeps it longest."""
+class LRU(OrderedDict[K, V]):
+    """At most ``maxsize`` entries: setting one, or a :meth:`get` that finds it, makes it the
+    most recent; the least recent goes first."""
 
     def __init__(self, maxsize: int) -> None:
-        self._values: OrderedDict[Hashable, V] = OrderedDict()
-        self._maxsize = maxsize
+        super().__init__()
+        self.maxsize = maxsize
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, default: V | None = None) -> V | None:  # type: ignore[override]
+    def get(self, key: K, default: V | None = None) -> V | None:  # type: ignore[override]
         with self._lock:
-            found = self._values.get(key)
-            if found is None:
+            if key not in self:
                 return default
-            self._values.move_to_end(key)
-            return found
+            self.move_to_end(key)
+            return super().__getitem__(key)
 
-    def put(self, key: Hashable, value: V) -> None:
+    def __setitem__(self, key: K, value: V) -> None:
         with self._lock:
-            self._values[key] = value
-            self._values.move_to_end(key)
-            while len(self._values) > self._maxsize:
-                self._values.popitem(last=False)
+            super().__setitem__(key, value)
+            self.move_to_end(key)
+            while len(self) > self.maxsize:
+                self.popitem(last=False)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._values.clear()
 
-    def __getitem__(self, key: Hashable) -> V:
-        with self._lock:
-            return self._values[key]
+class KeptCache(LRU[K, V]):
+    """The former name of :class:`LRU`, with ``put`` for setting an entry."""
 
-    def __iter__(self) -> Iterator[Hashable]:
-        with self._lock:
-            return iter(list(self._values))
-
-    def __len__(self) -> int:
-        return len(self._values)
+    def put(self, key: K, value: V) -> None:
+        self[key] = value

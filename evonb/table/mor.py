@@ -58,7 +58,7 @@ from evonb.spark.block_scan import (
     scan_blocks,
 )
 from evonb.spark.columns import spark_read_type, to_column
-from evonb.spark.kept import KeptCache
+from evonb.spark.kept import LRU
 from evonb.spark.literals import long_array
 from evonb.spark.reader import read_files
 from evonb.table.check import file_error
@@ -475,11 +475,11 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
                        hint="base files are never modified in place; read the table again")
     frames = [kept, position_winners(table, part.logs, query, meta)]
     if plan_key is not None:
-        _POSITION_PLANS.put(plan_key, tuple(frames))
+        _POSITION_PLANS[plan_key] = tuple(frames)
     return frames
 
 
-_POSITION_PLANS: KeptCache[tuple[DataFrame, ...]] = KeptCache(8)
+_POSITION_PLANS: LRU[tuple, tuple[DataFrame, ...]] = LRU(8)
 """The last plans of merges by position, by a key that names every input
 (:func:`_position_plan_key`): base files and log blocks never change once written, so the same
 key gives the same DataFrames, and reading an unchanged table again skips building the bitmap
