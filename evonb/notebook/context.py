@@ -88,6 +88,10 @@ def _stays_in(path: Path, warehouse: Path) -> bool:
     return resolved != warehouse and resolved.is_relative_to(warehouse)
 
 
+MAX_NAME_BYTES = 255
+"""The longest folder name (in bytes) of common file systems: a longer table name is refused."""
+
+
 def warehouse_path(warehouse: Path, name: str) -> Path:
     """The folder of table ``name`` in ``warehouse`` (resolved, links followed): a dotted name
     is a sub-folder per part, backquotes are removed. A name with ``..``, ``/``, ``\\``, a
@@ -103,6 +107,12 @@ def warehouse_path(warehouse: Path, name: str) -> Path:
     parts = [p.strip().strip("`").strip() for p in text.split(".")]
     if any(not p for p in parts):
         raise TableNameError(name, "has an empty part (a leading, trailing or doubled dot)")
+    for part in parts:
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > MAX_NAME_BYTES:
+            raise TableNameError(
+                name, f"has a part of {size} bytes: a folder name holds at most "
+                      f"{MAX_NAME_BYTES}", hint="use a shorter name")
     if any(p.startswith("~") for p in parts):
         raise TableNameError(name, "starts with '~': it would be a home folder, not a name")
     root = warehouse.resolve()

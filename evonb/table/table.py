@@ -38,7 +38,13 @@ from evonb.table.config import TableConfig
 from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
-from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout, named_members
+from evonb.table.layout import (
+    META_COMMIT_TIME,
+    RESERVED,
+    Layout,
+    derive_layout,
+    named_members,
+)
 from evonb.table.lock import lock_for_table
 from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
@@ -169,6 +175,7 @@ def create_table(
             hint="open it with evonb.open_table(), or pass exist_ok=True",
         )
     initial = _as_schema(schema)
+    check_reserved(initial.column_names)
     keys = (primary_key,) if isinstance(primary_key, str) else tuple(primary_key or ())
     parts = (partition_by,) if isinstance(partition_by, str) else tuple(partition_by)
     config = TableConfig(
@@ -587,6 +594,7 @@ class Table:
         self._check_protected(update)
         base = update.base
         proposed = update.apply()
+        check_reserved(proposed.column_names)
         changes = diff(base, proposed, moved=update.moved_ids)
         if not changes:
             return changes
@@ -817,6 +825,7 @@ class Table:
                 hint="create the table with primary_key=... (and precombine=...)",
             )
         check_plugins(self._config.properties, root=self.root)  # before any data is written
+        check_reserved(df.columns, writing=True)
         record = WriteJob(self, df, mode).run()
         self._snapshots.clear()
         return Commit.from_record(record)
@@ -883,6 +892,19 @@ class Table:
     def drop(self) -> None:
         """Delete the table: its data files and metadata."""
         shutil.rmtree(self.root)
+
+
+def check_reserved(names: Sequence[str], *, writing: bool = False) -> None:
+    """Refuse a top-level column named like evonb's hidden column (``_evo_commit_time``, the
+    instant that wrote each row, in every data file): data and metadata would both claim it."""
+    for name in names:
+        if name.lower() in RESERVED:
+            raise SchemaEvolutionError(
+                f"Column name {name!r} is reserved: every data file holds evonb's hidden "
+                f"column {META_COMMIT_TIME} (the instant that wrote each row)",
+                path=name,
+                hint=(f"drop it before writing: df.drop({name!r}) (a read with "
+                      "meta_columns=True adds it)") if writing else "choose another name")
 
 
 def _sets_not_null(changes: SchemaDiff) -> bool:

@@ -212,3 +212,25 @@ def test_duplicate_record_keys_in_one_insert(spark, warehouse):
     combined = tables["combine"]
     combined.write(spark.createDataFrame(rows, COLUMNS).coalesce(1))
     assert _rows(combined.read()) == [(1, 2.0, 3), (2, 6.0, 1), (3, 7.0, 1)]
+
+
+def test_the_hidden_column_name_is_reserved(spark, warehouse):
+    """``_evo_commit_time`` is in every data file: a column of that name is refused by
+    create, DDL and writes (found by the fuzz test: ADD COLUMNS accepted it)."""
+    with pytest.raises(evonb.SchemaEvolutionError) as info:
+        evonb.create_table(warehouse / "r", "id bigint, _EVO_commit_time bigint")
+    assert "Column name '_EVO_commit_time' is reserved" in str(info.value)
+    assert not (warehouse / "r" / ".evo").exists()
+    t = evonb.create_table(warehouse / "t", COLUMNS)
+    t.write(spark.createDataFrame([(1, 1.0, 1)], COLUMNS))
+    before = _state(t)
+    for ddl in ("ALTER TABLE t ADD COLUMNS (_evo_commit_time int)",
+                "ALTER TABLE t RENAME COLUMN v TO _evo_commit_time"):
+        with pytest.raises(evonb.SchemaEvolutionError, match="is reserved"):
+            t.alter(ddl)
+    with pytest.raises(evonb.SchemaEvolutionError) as info:
+        t.write(t.read(meta_columns=True))
+    assert "df.drop('_evo_commit_time')" in info.value.hint
+    assert _state(t) == before
+    t.write(t.read(meta_columns=True).drop("_evo_commit_time"))
+    assert sorted(map(tuple, t.read().collect())) == [(1, 1.0, 1), (1, 1.0, 1)]

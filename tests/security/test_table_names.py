@@ -137,3 +137,18 @@ def test_a_link_loop_is_refused(warehouse: Path) -> None:
     os.symlink(warehouse / "a", warehouse / "b")
     with pytest.raises(TableNameError):
         warehouse_path(warehouse, "a.t")
+
+
+@pytest.mark.parametrize("command", ["create table {} (id bigint)", "describe {}",
+                                     "alter table {} add columns (x int)"])
+def test_a_name_too_long_for_a_folder_is_a_clear_error(evo, warehouse: Path, tmp_path: Path,
+                                                       command: str) -> None:
+    """Found by the fuzz test: a 300-character name reached the file system (OSError)."""
+    before = _tree(tmp_path)
+    with pytest.raises(UsageError) as info:
+        evo(command.format("t" * 300))
+    assert "has a part of 300 bytes: a folder name holds at most 255" in str(info.value)
+    assert _tree(tmp_path) == before
+    assert warehouse_path(warehouse, "é" * 127) == warehouse.resolve() / ("é" * 127)
+    with pytest.raises(TableNameError):
+        warehouse_path(warehouse, "é" * 128)  # 256 bytes
