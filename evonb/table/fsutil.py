@@ -12,13 +12,17 @@ import errno
 import json
 import os
 import tempfile
+import threading
+from collections.abc import Callable, Hashable, Iterable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import unquote, urlparse
 
 from evonb.errors import EvoError, MetadataCorruptError
 from evonb.table.names import EVO_DIR, TEMP_SUFFIX, is_temp_name, temp_prefix
+
+T = TypeVar("T")
 
 # errno values with which os.link says the file system has no hard links.
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
@@ -152,12 +156,80 @@ def parse_json_bytes(raw: bytes, where: str) -> Any:
         raise MetadataCorruptError(where, f"unparsable JSON: {exc}") from None
 
 
+class FileCache(Generic[T]):
+    """Parsed contents of files, read again only when a file changed.
+
+    Each value is kept with its file's identity and version (inode, size, modification time),
+    taken before the file was read. :meth:`get` stats the file and returns the kept value when
+    nothing changed, else parses the file again. Metadata files are replaced atomically, so any
+    change to one changes its stamp. Entries are keyed by the file's path unless a ``key`` is
+    given. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[Hashable, tuple[tuple[int, int, int], T]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: str | os.PathLike[str], parse: Callable[[Path], T], *,
+            key: Hashable | None = None) -> T:
+        """The value of the file at ``path``, parsed by ``parse(path)`` unless the file is
+        unchanged since it was last parsed. A missing file raises :class:`FileNotFoundError`
+        and forgets its value; an error from ``parse`` keeps nothing."""
+        p = Path(path)
+        key = p if key is None else key
+        try:
+            stamp = file_stamp(p)
+        except FileNotFoundError:
+            self.discard(key)
+            raise
+        with self._lock:
+            hit = self._entries.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        value = parse(p)
+        with self._lock:
+            self._entries[key] = (stamp, value)
+        return value
+
+    def put(self, path: str | os.PathLike[str], value: T, *, key: Hashable | None = None) -> None:
+        """Keep ``value`` as the content of the file at ``path`` as it is now (just written)."""
+        p = Path(path)
+        key = p if key is None else key
+        try:
+            stamp = file_stamp(p)
+        except OSError:
+            self.discard(key)
+            return
+        with self._lock:
+            self._entries[key] = (stamp, value)
+
+    def discard(self, key: Hashable) -> None:
+        """Forget the value kept under ``key`` (a path unless keyed otherwise)."""
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def retain(self, keys: Iterable[Hashable]) -> None:
+        """Forget every value not kept under one of ``keys``."""
+        live = set(keys)
+        with self._lock:
+            for stale in [k for k in self._entries if k not in live]:
+                del self._entries[stale]
+
+
+def file_stamp(path: str | os.PathLike[str]) -> tuple[int, int, int]:
+    """A file's identity and version: inode, size and modification time (nanoseconds)."""
+    st = os.stat(path)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 __all__ = [
     "EVO_DIR",
+    "FileCache",
     "atomic_write_bytes",
     "atomic_write_json",
     "dump_json",
     "evo_dir",
+    "file_stamp",
     "fsync_dir",
     "is_temp_name",
     "parse_json_bytes",

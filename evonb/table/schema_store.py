@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import bisect
 import os
-import threading
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evonb.errors import CommitNotFoundError, EvoError, MetadataCorruptError, SchemaEvolutionError
-from evonb.table.fsutil import atomic_write_bytes, evo_dir, is_temp_name, read_json, table_path
+from evonb.table.fsutil import (
+    FileCache,
+    atomic_write_bytes,
+    evo_dir,
+    is_temp_name,
+    read_json,
+    table_path,
+)
 from evonb.table.instants import instant_from_datetime, is_instant
 from evonb.table.names import INSTANT, SCHEMA, SCHEMAS_DIR, parse_schema_file, schema_file
 
@@ -29,8 +35,7 @@ class SchemaStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = table_path(root)
         self.path = evo_dir(root) / SCHEMAS_DIR
-        self._cache: dict[str, tuple[int, int, Schema]] = {}
-        self._lock = threading.Lock()
+        self._cache: FileCache[Schema] = FileCache()
 
     def __repr__(self) -> str:
         return f"SchemaStore({str(self.root)!r})"
@@ -92,21 +97,11 @@ class SchemaStore:
         """
         path = self.file_of(version_id)
         try:
-            st = path.stat()
+            return self._cache.get(path, lambda p: self._read(p, version_id), key=version_id)
         except FileNotFoundError:
-            with self._lock:
-                self._cache.pop(version_id, None)
             raise CommitNotFoundError(
                 version_id, self._nearest(version_id), what="schema version"
             ) from None
-        with self._lock:
-            hit = self._cache.get(version_id)
-            if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-                return hit[2]
-        schema = self._read(path, version_id)
-        with self._lock:
-            self._cache[version_id] = (st.st_size, st.st_mtime_ns, schema)
-        return schema
 
     def _read(self, path: Path, version_id: str) -> Schema:
         from evonb.schema.schema import Schema
@@ -141,8 +136,7 @@ class SchemaStore:
     def delete(self, version_id: str) -> None:
         """Remove a version (rollback of the commit that created it)."""
         path = self.file_of(version_id)
-        with self._lock:
-            self._cache.pop(version_id, None)
+        self._cache.discard(version_id)
         try:
             path.unlink()
         except FileNotFoundError:

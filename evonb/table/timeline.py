@@ -41,6 +41,7 @@ from typing import Any
 
 from evonb.errors import CommitNotFoundError, ConflictError, MetadataCorruptError
 from evonb.table.fsutil import (
+    FileCache,
     atomic_write_json,
     evo_dir,
     is_temp_name,
@@ -221,7 +222,7 @@ class Timeline:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = table_path(root)
         self.path = evo_dir(root) / TIMELINE_DIR
-        self._cache: dict[str, tuple[int, int, CommitRecord]] = {}
+        self._cache: FileCache[CommitRecord] = FileCache()
         self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -265,24 +266,14 @@ class Timeline:
         done = [i for i in self._scan() if i.state is State.COMPLETED]
         records: list[CommitRecord] = []
         with self._cache_lock:
-            live = set()
             for inst in done:
-                name = inst.file_name
-                live.add(name)
-                path = self.path / name
                 try:
-                    st = path.stat()
+                    records.append(self._cache.get(
+                        self.path / inst.file_name, lambda p, i=inst: self._read_record(i, p),
+                        key=inst.file_name))
                 except FileNotFoundError:  # removed since the listing (rollback)
                     continue
-                hit = self._cache.get(name)
-                if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-                    records.append(hit[2])
-                    continue
-                record = self._read_record(inst, path)
-                self._cache[name] = (st.st_size, st.st_mtime_ns, record)
-                records.append(record)
-            for stale in set(self._cache) - live:
-                del self._cache[stale]
+            self._cache.retain(i.file_name for i in done)
         records.sort(key=lambda r: r.order)
         return records
 
@@ -525,9 +516,8 @@ class Timeline:
             raise CommitNotFoundError(ts, self._nearest(self.completed(), ts), what="commit")
         for inst in sorted(files, key=lambda i: -i.state.rank):
             (self.path / inst.file_name).unlink(missing_ok=True)
-        with self._cache_lock:
-            for inst in files:
-                self._cache.pop(inst.file_name, None)
+        for inst in files:
+            self._cache.discard(inst.file_name)
 
 
 __all__ = [
