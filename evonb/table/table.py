@@ -46,6 +46,7 @@ from evonb.table.layout import (
     named_members,
 )
 from evonb.table.lock import lock_for_table
+from evonb.table.names import SCHEMAS_DIR, layout_file
 from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest
@@ -75,7 +76,7 @@ replaying the timeline."""
 
 
 def _layout_file(root: Path, version: str) -> Path:
-    return evo_dir(root) / "schemas" / f"{version}.layout.json"
+    return evo_dir(root) / SCHEMAS_DIR / layout_file(version)
 
 
 def _read_layout(root: Path, version: str, schema: Schema) -> Layout:
