@@ -36,10 +36,3 @@ class LRU(OrderedDict[K, V]):
             self.move_to_end(key)
             while len(self) > self.maxsize:
                 self.popitem(last=False)
-
-
-class KeptCache(LRU[K, V]):
-    """The former name of :class:`LRU`, with ``put`` for setting an entry."""
-
-    def put(self, key: K, value: V) -> None:
-        self[key] = value

@@ -32,7 +32,7 @@ from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
-from evonb.spark.kept import KeptCache
+from evonb.spark.kept import LRU
 from evonb.table.arguments import check_dataframe
 from evonb.table.config import TableConfig
 from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
@@ -277,7 +277,7 @@ class Table:
         self._layouts: dict[str, Layout] = {}
         # Snapshots by (commits replayed, last instant, its completion): the latest ones
         # read, so time travel over a long history keeps a bounded number.
-        self._snapshots: KeptCache[Snapshot] = KeptCache(SNAPSHOTS_KEPT)
+        self._snapshots: LRU[tuple, Snapshot] = LRU(SNAPSHOTS_KEPT)
 
     # ---------------------------------------------------------------- basics
     @property
@@ -481,7 +481,7 @@ class Table:
         if cached is not None:
             return cached
         snap = replay(commits, INITIAL_VERSION)
-        self._snapshots.put(key, snap)
+        self._snapshots[key] = snap
         return snap
 
     # ------------------------------------------------------------------- DDL
