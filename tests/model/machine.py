@@ -5,6 +5,9 @@ Every rule takes plain integers (``pick``, ``vseed``) and resolves them against 
 schema and rows, so the step list hypothesis prints on a failure is a Python program that
 replays it: ``tests/model/test_model_regressions.py`` keeps each one found.
 
+Each latest snapshot and each commit at the end is also read by the JVM-free Arrow reader
+(``Table.to_arrow``), which must agree with the model too.
+
 A table's flavour is drawn once per history (:class:`Flavour`): copy-on-write or merge-on-read,
 partitioned or not, and for merge-on-read the log-block format (Avro or Parquet) and the reader
 (evonb's JVM sources, or the fallback: Python workers for blocks and Spark's own filter for
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from pyspark.sql import DataFrame, SparkSession
@@ -130,6 +134,25 @@ def same(got: list[dict[str, Any]], expected: list[dict[str, Any]], label: str) 
     raise AssertionError(f"{label}: {got} != {expected}")
 
 
+def arrow_value(value: Any, t: pa.DataType) -> Any:
+    """A value of ``to_pylist`` as plain dicts and lists (maps come as lists of pairs)."""
+    if value is None:
+        return None
+    if pa.types.is_map(t):
+        return {k: arrow_value(v, t.item_type) for k, v in value}
+    if pa.types.is_struct(t):
+        return {f.name: arrow_value(value[f.name], f.type) for f in t}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [arrow_value(v, t.value_type) for v in value]
+    return value
+
+
+def arrow_rows(table: pa.Table) -> list[dict[str, Any]]:
+    rows = [{f.name: arrow_value(r[f.name], f.type) for f in table.schema}
+            for r in table.to_pylist()]
+    return sorted(rows, key=lambda r: r["id"])
+
+
 def rows_of(df: DataFrame) -> list[dict[str, Any]]:
     rows = [normal(r) for r in df.collect()]
     return sorted(rows, key=lambda r: r["id"])
@@ -213,8 +236,12 @@ class TableMachine(RuleBasedStateMachine):
         ids = dict(self.model.all_ids())
         real = {path.lower(): self.table.schema.find_id(path) for path in self.table.schema.paths()}
         assert real == ids, f"after {what}: field IDs {real} != model {ids}"
+        expected = self.model.read()
         self.pending.add(f"latest snapshot after {what} (step {step})", df,
-                         self.model.schema_text(), self.model.read())
+                         self.model.schema_text(), expected)
+        arrow = self.table.to_arrow()  # the JVM-free reader, the same semantics
+        assert arrow.column_names == self.model.names(), f"after {what}: Arrow columns"
+        same(arrow_rows(arrow), expected, f"Arrow read after {what} (step {step})")
         if len(self.pending.items) >= FLUSH_EVERY:
             self.flush()
 
@@ -524,6 +551,8 @@ class TableMachine(RuleBasedStateMachine):
                 assert instant in self.cleaned_after, f"commit {instant} unreadable, no clean"
                 continue
             readable.append((instant, model))
+            same(arrow_rows(self.table.to_arrow(as_of=instant)), model.read(),
+                 f"Arrow read as of {instant}")
             reads.add(f"as of {instant}", own, model.schema_text(), model.read())
             reads.add(f"as of {instant} in the latest schema",
                       self.table.read(as_of=instant, schema="latest"), latest.schema_text(),
