@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Hashable, Iterable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from evonb.errors import EvoError, MetadataCorruptError
@@ -155,6 +155,8 @@ def parse_json_bytes(raw: bytes, where: str) -> Any:
     except (ValueError, RecursionError) as exc:
         raise MetadataCorruptError(where, f"unparsable JSON: {exc}") from None
 
+_RAISE: Any = object()
+
 
 class FileCache(Generic[T]):
     """Parsed contents of files, read again only when a file changed.
@@ -171,16 +173,19 @@ class FileCache(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, path: str | os.PathLike[str], parse: Callable[[Path], T], *,
-            key: Hashable | None = None) -> T:
+            key: Hashable | None = None, unreadable: Any = _RAISE) -> T:
         """The value of the file at ``path``, parsed by ``parse(path)`` unless the file is
-        unchanged since it was last parsed. A missing file raises :class:`FileNotFoundError`
-        and forgets its value; an error from ``parse`` keeps nothing."""
+        unchanged since it was last parsed. A file that cannot be looked at (missing:
+        :class:`FileNotFoundError`) forgets its value and raises, or returns ``unreadable``
+        when given; an error from ``parse`` keeps nothing."""
         p = Path(path)
         key = p if key is None else key
         try:
             stamp = file_stamp(p)
-        except FileNotFoundError:
+        except OSError:
             self.discard(key)
+            if unreadable is not _RAISE:
+                return cast(T, unreadable)
             raise
         with self._lock:
             hit = self._entries.get(key)

@@ -35,7 +35,7 @@ from evonb.schema.types import Type, with_children
 from evonb.spark.kept import LRU
 from evonb.table.arguments import check_dataframe
 from evonb.table.config import TableConfig
-from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
+from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
 from evonb.table.layout import (
@@ -254,23 +254,13 @@ def open_table(path: str | Path, *, spark: SparkSession | None = None) -> Table:
     return table
 
 
-def _config_stamp(root: Path) -> tuple[int, int, int] | None:
-    """The config file's identity and version (inode, size, modification time), or ``None``
-    when it cannot be read. The config is replaced atomically, so any change changes it."""
-    try:
-        st = os.stat(TableConfig.path(root))
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 class Table:
     """An evonb table. Obtain one with :func:`create_table` or :func:`open_table`."""
 
     def __init__(self, root: Path, config: TableConfig, *, spark: SparkSession | None = None):
         self.root = root
-        self._config_value = config
-        self._config_stamp = _config_stamp(root)
+        self._config_file: FileCache[TableConfig] = FileCache()
+        self._config = config
         self._spark = spark
         self.timeline = Timeline(root)
         self._store = SchemaStore(root)
@@ -283,17 +273,17 @@ class Table:
     @property
     def _config(self) -> TableConfig:
         """The table's config, reread when its file changed since it was read (a property
-        set by another process or another ``Table`` object of the same table)."""
-        stamp = _config_stamp(self.root)
-        if stamp is not None and stamp != self._config_stamp:
-            self._config_value = TableConfig.load(self.root)
-            self._config_stamp = stamp
+        set by another process or another ``Table`` object of the same table); the last one
+        read while the file cannot be looked at."""
+        self._config_value = self._config_file.get(
+            TableConfig.path(self.root), lambda _: TableConfig.load(self.root),
+            unreadable=self._config_value)
         return self._config_value
 
     @_config.setter
     def _config(self, config: TableConfig) -> None:
         self._config_value = config
-        self._config_stamp = _config_stamp(self.root)
+        self._config_file.put(TableConfig.path(self.root), config)
 
     @property
     def spark(self) -> SparkSession:

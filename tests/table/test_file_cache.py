@@ -52,3 +52,12 @@ def test_put_keeps_a_value_for_the_file_as_it_is(tmp_path):
     assert cache.get(path, read_json) == {"v": 1}
     cache.discard(path)
     assert file_stamp(path)[1] == path.stat().st_size
+
+
+def test_a_file_that_cannot_be_looked_at_gives_the_fallback_when_one_is_given(tmp_path):
+    cache: FileCache[str] = FileCache()
+    missing = tmp_path / "gone.json"
+    assert cache.get(missing, read_json, unreadable="last") == "last"
+    assert cache.get(tmp_path / ("x" * 300), read_json, unreadable="last") == "last"
+    with pytest.raises(OSError):
+        cache.get(tmp_path / ("x" * 300), read_json)
