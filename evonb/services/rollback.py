@@ -106,8 +106,10 @@ def writer_gone(writer: dict[str, Any] | None) -> bool:
 def is_abandoned(instant: str, plan: dict[str, Any], *, timeout: float,
                  now: datetime | None = None) -> bool:
     """Whether a pending attempt may be rolled back: its writer is gone, or it is older than
-    ``timeout`` seconds."""
-    if writer_gone(plan.get("writer")):
+    ``timeout`` seconds. A negative ``timeout`` (``evonb check --repair --force``) takes every
+    pending attempt as abandoned, also one whose instant lies ahead of this clock (instants
+    stay increasing when clocks differ, so an attempt can start "in the future")."""
+    if timeout < 0 or writer_gone(plan.get("writer")):
         return True
     now = now or datetime.now(UTC)
     try:
