@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -12,6 +14,31 @@ from evonb.notebook import html as H
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from pyspark.sql import DataFrame
+
+
+TOP_K_MAX = 100_000
+"""The largest sorted preview Spark takes as a top-k selection. Its top-k keeps an array of
+twice the limit per task, so ``--limit 2147483647`` on a sorted read ran the JVM out of memory
+(and took the session down); above this, Spark sorts the rows and stops at the limit."""
+_TOP_K_CONF = "spark.sql.execution.topKSortFallbackThreshold"
+
+
+@contextlib.contextmanager
+def _top_k_within(spark: Any, threshold: int | None) -> Iterator[None]:
+    """Within the block, Spark plans a sort plus limit instead of a top-k selection for limits
+    above ``threshold`` (None: Spark's setting as it is)."""
+    if threshold is None:
+        yield
+        return
+    before = spark.conf.get(_TOP_K_CONF, None)
+    spark.conf.set(_TOP_K_CONF, str(threshold))
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(_TOP_K_CONF)
+        else:
+            spark.conf.set(_TOP_K_CONF, before)
 
 
 @dataclass
@@ -30,7 +57,9 @@ class Preview:
         """Collect at most ``limit`` rows (sorted by ``order_by`` columns that exist)."""
         keys = [k for k in order_by if k in df.columns]
         shown = df.orderBy(*keys) if keys else df
-        frame = shown.limit(min(limit + 1, 2**31 - 1)).toPandas()  # Spark's limit is an int
+        n = min(limit + 1, 2**31 - 1)  # Spark's limit is an int
+        with _top_k_within(df.sparkSession, TOP_K_MAX if n > TOP_K_MAX else None):
+            frame = shown.limit(n).toPandas()
         more = len(frame) > limit
         integral = tuple(f.name for f in df.schema.fields
                          if f.dataType.typeName() in ("byte", "short", "integer", "long"))

@@ -63,6 +63,18 @@ def test_good_numeric_options_still_work(evo, trips):
     assert sorted(shown.pandas["trip_id"]) == [1, 2, 3]
 
 
+def test_the_largest_limit_on_a_sorted_preview_keeps_the_session(evo, trips, spark):
+    """Found by the magic fuzz test: a read is previewed sorted by key, and Spark's top-k of
+    2147483647 rows allocated an array of twice that and took the JVM down."""
+    preview = evo("read trips --limit 2147483647")
+    assert sorted(preview.pandas["trip_id"]) == [1, 2, 3] and not preview.more
+    shown = evo("sql --limit 2147483647 select trip_id from trips order by trip_id desc")
+    assert list(shown.pandas["trip_id"]) == [3, 2, 1]
+    assert spark.range(3).count() == 3  # the session is still there
+    assert spark.conf.get("spark.sql.execution.topKSortFallbackThreshold", None) in (
+        None, str(2**31 - 16))  # the preview's setting does not outlive it
+
+
 CHANGES = [
     ("INSERT INTO trips VALUES (9, 'zed', 1.0, 'rome', 1)", "INSERT", "t.write(df)"),
     ("insert overwrite table `trips` select * from trips", "INSERT", "t.write(df)"),
