@@ -79,7 +79,10 @@ def _window(commits: Sequence[CommitRecord], retain_commits: int | None,
     if retain_commits is not None:
         keep.update(countable[-retain_commits:])
     if retain_hours is not None:
-        cutoff = now - timedelta(hours=retain_hours)
+        try:
+            cutoff = now - timedelta(hours=retain_hours)
+        except OverflowError:  # further back than any date: every commit is in the window
+            cutoff = datetime.min.replace(tzinfo=UTC)
         keep.update(i for i in countable if parse_instant(commits[i].completion) >= cutoff)
     return min(keep)
 

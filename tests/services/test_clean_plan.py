@@ -141,3 +141,11 @@ def test_bad_policies_are_refused():
         plan_clean(commits, versions, retain_commits=0)
     with pytest.raises(EvoError):
         plan_clean(commits, versions, retain_commits=1, keep_schema_versions=0)
+
+
+def test_retain_hours_further_back_than_any_date_keeps_every_commit():
+    """Found by the magic fuzz test: ``--retain-hours 2.966e16`` raised OverflowError."""
+    commits, versions = _history([("insert", 0), ("upsert", 0), ("upsert", 0)])
+    assert plan_clean(commits, versions, retain_commits=1)  # something to clean
+    for hours in (2.966277516147257e16, 1e300):
+        assert not plan_clean(commits, versions, retain_commits=1, retain_hours=hours)
