@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from evonb.table.arguments import SPARK_INT_MAX, finite_number, whole_number
+from evonb.arguments import SPARK_INT_MAX, finite_number, whole_number
 from evonb.table.refs import expand_ref
 
 if TYPE_CHECKING:  # pragma: no cover

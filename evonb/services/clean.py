@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from evonb.arguments import finite_number, whole_number
 from evonb.errors import CommitNotFoundError, EvoError
 from evonb.services.rollback import rollback_failed, writer_info
-from evonb.table.arguments import finite_number, whole_number
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
 from evonb.table.snapshot import DataFile, replay

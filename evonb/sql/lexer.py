@@ -17,8 +17,8 @@ from typing import Any
 from sqlparse import lexer as _sqlparse_lexer
 from sqlparse import tokens as T
 
+from evonb.arguments import check_text
 from evonb.errors import DDLSyntaxError
-from evonb.table.arguments import check_text
 
 WORD = "word"
 """An unquoted identifier or keyword; ``value`` is its text."""

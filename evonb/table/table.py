@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
+from evonb.arguments import check_dataframe
 from evonb.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -33,7 +34,6 @@ from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
 from evonb.spark.kept import LRU
-from evonb.table.arguments import check_dataframe
 from evonb.table.config import TableConfig
 from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
