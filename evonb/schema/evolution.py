@@ -26,6 +26,7 @@ from evonb.schema.schema import (
     parse_path,
     walk,
 )
+from evonb.schema.type_text import parse_type
 from evonb.schema.types import ArrayType, MapType, NestedField, StructType, Type, with_children
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,8 +66,6 @@ def _as_type(t: Type | str) -> Type:
     if isinstance(t, Type):
         return t
     if isinstance(t, str):
-        from evonb.sql import parse_type
-
         return parse_type(t)
     raise SchemaEvolutionError(f"Not a type: {t!r}", hint="pass an evonb Type or type text")
 

@@ -20,6 +20,7 @@ from evonb.schema.paths import (
     transform_fields,
     walk,
 )
+from evonb.schema.type_text import parse_columns
 from evonb.schema.types import NestedField, StructType, Type
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -211,9 +212,8 @@ class Schema:
     @classmethod
     def from_ddl(cls, columns: str, *, version_id: str = INITIAL_VERSION) -> Schema:
         """From column DDL text: ``"id bigint not null, loc struct<lat:double,lon:double>"``."""
-        from evonb.sql import parse_columns_schema
-
-        return parse_columns_schema(columns, version_id=version_id)
+        fields, last_id = parse_columns(columns)
+        return cls(fields, version_id, last_id)
 
     def to_ddl(self) -> str:
         """Column DDL text that :meth:`from_ddl` reads back (IDs are not part of DDL)."""

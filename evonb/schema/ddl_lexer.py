@@ -1,4 +1,4 @@
-"""Tokens for the DDL parser, built on sqlparse's lexer.
+"""Tokens of DDL text (types, column lists, literals, statements), built on sqlparse's lexer.
 
 sqlparse does the bulk of the work (whitespace, comments, words, punctuation); this module fixes
 the places where its SQL dialect differs from Spark's: string literals with backslash escapes,
