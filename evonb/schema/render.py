@@ -10,9 +10,9 @@ import re
 from html import escape
 from typing import TYPE_CHECKING
 
+from evonb.schema.changes import KINDS, Change, format_value, same_value
 from evonb.schema.defaults import sql_literal
-from evonb.schema.diffing import KINDS, format_value, same_value
-from evonb.schema.schema import ROOT_ID, format_path, walk
+from evonb.schema.paths import ROOT_ID, format_path, walk
 from evonb.schema.types import (
     ELEMENT,
     KEY,
@@ -26,7 +26,7 @@ from evonb.schema.types import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.schema.diffing import Change, SchemaDiff
+    from evonb.schema.diffing import SchemaDiff
     from evonb.schema.schema import Schema
 
 # ------------------------------------------------------------------------------------ helpers
