@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from evonb.errors import ColumnNotFoundError, SchemaEvolutionError
 from evonb.schema.defaults import coerce_default
+from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.ids import assign_fresh_ids
 from evonb.schema.promotion import check_type_change
 from evonb.schema.schema import (
@@ -28,9 +29,6 @@ from evonb.schema.schema import (
 )
 from evonb.schema.type_text import parse_type
 from evonb.schema.types import ArrayType, MapType, NestedField, StructType, Type, with_children
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evonb.schema.diffing import SchemaDiff
 
 OperationKind = Literal[
     "add", "drop", "rename", "retype", "nullability", "default", "comment", "move"
@@ -494,8 +492,6 @@ class SchemaUpdate:
 
     def preview(self) -> SchemaDiff:
         """The diff this update would make, without storing anything."""
-        from evonb.schema.diffing import diff
-
         return diff(self._base, self.apply(), moved=self.moved_ids)
 
     def _build(self, *, validate: bool) -> tuple[NestedField, ...]:

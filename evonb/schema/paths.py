@@ -28,6 +28,9 @@ ROOT_ID = -1
 """The parent ID of top-level columns."""
 
 Path = str | tuple[str, ...]
+SchemaParts = tuple[tuple[NestedField, ...], str, int]
+"""``(fields, version_id, max_column_id)``: what a :class:`~evonb.schema.schema.Schema` is made of;
+the converters below ``Schema`` return these and ``Schema.from_*`` builds the schema."""
 
 
 def parse_path(path: Path) -> tuple[str, ...]:

@@ -1,13 +1,38 @@
-"""``Schema``: a versioned, immutable tree of fields with IDs, and lookups by path or ID."""
+"""``Schema``: a versioned, immutable tree of fields with IDs, and lookups by path or ID.
+
+Inside :mod:`evonb.schema` the imports go one way, from this module down::
+
+    evolution, *_convert, json_format     (build and return Schema objects)
+      -> schema                           (this module: the Schema class)
+        -> diffing -> render -> changes   (read a Schema; annotations only)
+        -> spark_fields, arrow_fields, avro_fields, json_fields, type_text -> ddl_lexer
+          -> paths, ids, defaults, promotion -> types
+
+The modules below this one never import it at run time (only for annotations): a conversion
+that makes a schema returns its parts, ``(fields, version_id, max_column_id)``, and the
+``Schema.from_*`` class methods here, or the ``schema_from_*`` functions of the ``*_convert``
+modules above, build the ``Schema``. pyspark, pyarrow and fastavro are imported by the
+conversions when called.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import ColumnNotFoundError, SchemaEvolutionError
+from evonb.schema.arrow_fields import schema_parts_from_arrow, schema_to_arrow
+from evonb.schema.avro_fields import schema_parts_from_avro, schema_to_avro
+from evonb.schema.diffing import SchemaDiff, diff
+from evonb.schema.json_fields import (
+    schema_parts_from_dict,
+    schema_parts_from_json,
+    schema_to_dict,
+    schema_to_json,
+)
 from evonb.schema.paths import (
     INITIAL_VERSION,
     ROOT_ID,
@@ -20,6 +45,8 @@ from evonb.schema.paths import (
     transform_fields,
     walk,
 )
+from evonb.schema.render import schema_to_ddl, schema_to_html, schema_to_text
+from evonb.schema.spark_fields import schema_parts_from_spark, schema_to_spark
 from evonb.schema.type_text import parse_columns
 from evonb.schema.types import NestedField, StructType, Type
 
@@ -27,7 +54,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql.types import StructType as SparkStructType
 
-    from evonb.schema.diffing import SchemaDiff
 
 @dataclass(frozen=True)
 class Schema:
@@ -139,74 +165,53 @@ class Schema:
     # ----------------------------------------------------------- conversions
     def replace(self, **changes: Any) -> Schema:
         """A copy with ``changes`` applied (``fields``, ``version_id``, ``max_column_id``)."""
-        from dataclasses import replace
-
-        return replace(self, **changes)
+        return dataclasses.replace(self, **changes)
 
     def with_version(self, version_id: str) -> Schema:
         """The same schema under another version id."""
         return self.replace(version_id=version_id)
 
     def to_dict(self) -> dict[str, Any]:
-        from evonb.schema.json_format import schema_to_dict
-
         return schema_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Schema:
-        from evonb.schema.json_format import schema_from_dict
-
-        return schema_from_dict(data)
+        return cls(*schema_parts_from_dict(data))
 
     def to_json(self, *, indent: int | None = None) -> str:
         """The stable, versioned JSON form (``docs/format.md``)."""
-        from evonb.schema.json_format import schema_to_json
-
         return schema_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Schema:
-        from evonb.schema.json_format import schema_from_json
-
-        return schema_from_json(text)
+        return cls(*schema_parts_from_json(text))
 
     def to_spark(self) -> SparkStructType:
         """A Spark ``StructType`` with IDs as ``parquet.field.id`` metadata and defaults."""
-        from evonb.schema.spark_convert import schema_to_spark
-
         return schema_to_spark(self)
 
     @classmethod
     def from_spark(cls, struct: SparkStructType, *, version_id: str | None = None,
                    max_column_id: int | None = None) -> Schema:
         """From a Spark ``StructType``; fields without an ID get fresh ones."""
-        from evonb.schema.spark_convert import schema_from_spark
-
-        return schema_from_spark(struct, version_id=version_id, max_column_id=max_column_id)
+        return cls(*schema_parts_from_spark(struct, version_id=version_id,
+                                            max_column_id=max_column_id))
 
     def to_arrow(self) -> pa.Schema:
         """A pyarrow schema with IDs as ``PARQUET:field_id`` metadata."""
-        from evonb.schema.arrow_convert import schema_to_arrow
-
         return schema_to_arrow(self)
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema) -> Schema:
-        from evonb.schema.arrow_convert import schema_from_arrow
-
-        return schema_from_arrow(schema)
+        return cls(*schema_parts_from_arrow(schema))
 
     @classmethod
     def from_avro(cls, avro_schema: Any, *, version_id: str = INITIAL_VERSION) -> Schema:
         """From an Avro record schema (JSON text or dict), assigning fresh IDs."""
-        from evonb.schema.avro_convert import schema_from_avro
-
-        return schema_from_avro(avro_schema, version_id=version_id)
+        return cls(*schema_parts_from_avro(avro_schema, version_id=version_id))
 
     def to_avro(self, name: str = "record") -> dict[str, Any]:
         """An Avro record schema with ``field-id`` attributes."""
-        from evonb.schema.avro_convert import schema_to_avro
-
         return schema_to_avro(self, name=name)
 
     @classmethod
@@ -217,25 +222,17 @@ class Schema:
 
     def to_ddl(self) -> str:
         """Column DDL text that :meth:`from_ddl` reads back (IDs are not part of DDL)."""
-        from evonb.schema.render import schema_to_ddl
-
         return schema_to_ddl(self)
 
     def diff(self, other: Schema) -> SchemaDiff:
         """What changed from this schema to ``other``, by ID."""
-        from evonb.schema.diffing import diff
-
         return diff(self, other)
 
     # --------------------------------------------------------------- display
     def __str__(self) -> str:
-        from evonb.schema.render import schema_to_text
-
         return schema_to_text(self)
 
     def _repr_html_(self) -> str:
-        from evonb.schema.render import schema_to_html
-
         return schema_to_html(self)
 
     def __repr__(self) -> str:

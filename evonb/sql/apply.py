@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from evonb.errors import EvoError, SchemaEvolutionError
+from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import Schema, format_path
 from evonb.schema.types import same_shape
 from evonb.sql.parser import parse_with_sources
@@ -19,9 +19,6 @@ from evonb.sql.statements import (
     Statement,
     UnsetProperties,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evonb.schema.evolution import SchemaUpdate
 
 
 def _with_sources(
@@ -52,8 +49,6 @@ def ddl_to_update(
     (:class:`~evonb.errors.ColumnNotFoundError`, :class:`~evonb.errors.SchemaEvolutionError`,
     ...) with a note naming the statement that failed.
     """
-    from evonb.schema.evolution import SchemaUpdate
-
     items = _with_sources(text_or_statements)
     update = SchemaUpdate(schema, allow_set_not_null=allow_set_not_null,
                           allow_rewrite_type_changes=allow_rewrite_type_changes)
