@@ -26,7 +26,7 @@ from bench.util import (
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
-    from evonb.table.table import Table
+    from evonb.api import Table
 
 PYICEBERG_MISSING = "pyiceberg not installed"
 MOR_MISSING = "merge-on-read not available yet"
@@ -542,7 +542,7 @@ def cow_upsert(ctx: Context) -> Iterator[Case | Result]:
 # --------------------------------------------------------------------------- 6-7. merge-on-read
 def mor_available(ctx: Context) -> str | None:
     """Why merge-on-read cannot be benchmarked, or None when it can."""
-    from evonb.table.table import Table
+    from evonb.api import Table
 
     if not hasattr(Table, "compact"):
         return MOR_MISSING

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
-    from evonb.table.table import Table
+    from evonb.api import Table
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def commit_arrow_files(table: Table, batches: list[pa.Table], *, operation: str 
         added.append(DataFile(path=name, version=schema.version_id, instant=instant,
                               rows=data.num_rows, bytes=dest.stat().st_size))
     table.timeline.inflight(inst, {"added": [f.path for f in added]})
-    with table._locked():
+    with table.locked():
         record = table.timeline.complete(inst, {
             "operation": operation,
             "schema_version": schema.version_id,
@@ -125,7 +125,7 @@ def commit_arrow_files(table: Table, batches: list[pa.Table], *, operation: str 
             "removed": [],
             "rows_written": sum(f.rows for f in added),
         })
-    table._snapshots.clear()
+    table.invalidate()
     return record.instant
 
 

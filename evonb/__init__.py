@@ -35,10 +35,10 @@ from evonb.errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
-    "create_table": "evonb.table",
-    "open_table": "evonb.table",
-    "convert": "evonb.table.convert",
-    "Table": "evonb.table",
+    "create_table": "evonb.api",
+    "open_table": "evonb.api",
+    "convert": "evonb.api",
+    "Table": "evonb.api",
     "session": "evonb.spark.session",
     "sql": "evonb.sql",
     "schema": "evonb.schema",

@@ -1,7 +1,7 @@
 """Merge-on-read in Arrow: log blocks resolved per key and merged with their base file's rows.
 
-The rules are those of the Spark reader (:func:`evonb.table.mor.resolve_logs` and
-:func:`evonb.table.mor.merge`): among the log records of a key, those after the key's last
+The rules are those of the Spark reader (:func:`evonb.spark.mor.resolve_logs` and
+:func:`evonb.spark.mor.merge`): among the log records of a key, those after the key's last
 delete compete; the larger precombine value wins (nulls lose), a tie goes to the later
 commit. A base row is removed when its key's last log word is a delete; else the log winner
 replaces it unless the base row's precombine value is larger (a null base value loses, a null

@@ -25,11 +25,10 @@ from evonb.arrow.merge import DELETED, merge
 from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import STRING, NestedField
-from evonb.services.clean import check_readable
 from evonb.spark.avro_log import _read_block, block_struct
+from evonb.spark.mor import _merge_columns, file_groups
 from evonb.table.check import file_error
 from evonb.table.layout import META_COMMIT_TIME
-from evonb.table.mor import _merge_columns, file_groups
 from evonb.table.read_plan import (
     Col,
     Expr,
@@ -39,10 +38,11 @@ from evonb.table.read_plan import (
     plan_group,
     referenced_columns,
 )
+from evonb.table.retention import check_readable
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import CommitRef, Table
+    from evonb.table.table import BaseTable, CommitRef
 
 BATCH_ROWS = 65536
 META_FIELD = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
@@ -52,7 +52,7 @@ class ArrowRead:
     """One read of a table: its snapshot, query schema and output columns (see
     :meth:`batches`)."""
 
-    def __init__(self, table: Table, as_of: CommitRef | None = None, *,
+    def __init__(self, table: BaseTable, as_of: CommitRef | None = None, *,
                  schema: Schema | str | CommitRef | None = None,
                  columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
                  limit: int | None = None, meta_columns: bool = False):
@@ -67,8 +67,8 @@ class ArrowRead:
         self.snap = table.snapshot(as_of)
         if as_of is not None:
             check_readable(table, self.snap.instant)
-        full = (table._store.load(self.snap.schema_version) if schema is None
-                else table._resolve_schema(schema))
+        full = (table.schema_store.load(self.snap.schema_version) if schema is None
+                else table.resolve_schema(schema))
         self.full = full
         selected = self._selected(full, columns)
         meta = [META_FIELD] if meta_columns else []

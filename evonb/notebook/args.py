@@ -15,7 +15,7 @@ from evonb.arguments import SPARK_INT_MAX, finite_number, whole_number
 from evonb.table.refs import expand_ref
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import Table
+    from evonb.api import Table
 
 
 @dataclass

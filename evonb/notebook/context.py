@@ -11,7 +11,7 @@ from evonb.errors import TableNameError, TableNotFoundError
 from evonb.notebook.config import Evo
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import Table
+    from evonb.api import Table
 
 
 @dataclass
@@ -57,8 +57,8 @@ class Context:
 
     def open(self, name: str) -> Table:
         """Open a table by name: one created at a LOCATION, else one in the warehouse."""
+        from evonb.api import open_table
         from evonb.table.config import TableConfig
-        from evonb.table.table import open_table
 
         path = self.path_for(name)
         if not TableConfig.exists(path):

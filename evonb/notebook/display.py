@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from evonb.notebook import html as H
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evonb.api import Table
     from evonb.schema.schema import Schema
-    from evonb.table.table import Table
 
 
 @dataclass

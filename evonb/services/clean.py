@@ -23,37 +23,20 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from evonb.arguments import finite_number, whole_number
-from evonb.errors import CommitNotFoundError, EvoError
-from evonb.services.rollback import rollback_failed, writer_info
+from evonb.errors import EvoError
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
+from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile, replay
 from evonb.table.timeline import CommitRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import Table
+    from evonb.spark.table import SparkTable
 
 RETAIN_COMMITS_PROPERTY = "evonb.clean.retain_commits"
 RETAIN_HOURS_PROPERTY = "evonb.clean.retain_hours"
 KEEP_VERSIONS_PROPERTY = "evonb.clean.keep_schema_versions"
 DEFAULT_RETAIN_COMMITS = 10
-
-
-class CommitCleanedError(CommitNotFoundError):
-    """Time travel to a commit whose data files a clean removed (the commit itself exists)."""
-
-    def __init__(self, ref: str, *, earliest_retained: str, clean_instant: str) -> None:
-        self.ref = ref
-        self.nearest = [earliest_retained]
-        self.earliest_retained = earliest_retained
-        self.clean_instant = clean_instant
-        EvoError.__init__(
-            self,
-            f"Commit {ref} exists, but its data was cleaned: the clean at {clean_instant} kept "
-            f"only the commits from {earliest_retained} on",
-            hint=f"time travel to {earliest_retained} or later; keep more history with "
-            "clean(retain_commits=...) or retain_hours=...",
-        )
 
 
 @dataclass(frozen=True)
@@ -143,52 +126,15 @@ def plan_clean(
     return CleanPlan(earliest, tuple(c.instant for c in retained), tuple(files), tuple(versions))
 
 
-def _latest_window(commits: Sequence[CommitRecord]) -> tuple[str, CommitRecord] | None:
-    """The clean whose retention window starts latest in completion order, with the completion
-    time of its earliest retained commit (recorded by cleans since completion order exists;
-    for older cleans that commit's own, or its instant when it is gone)."""
-    completion = {c.instant: c.completion for c in commits}
-    best: tuple[str, CommitRecord] | None = None
-    for c in commits:
-        first = c.metadata.get("earliest_retained") if c.action == "clean" else None
-        if not first:
-            continue
-        recorded = c.metadata.get("earliest_retained_completion")
-        start = recorded if isinstance(recorded, str) else completion.get(str(first), str(first))
-        if best is None or start > best[0]:
-            best = (start, c)
-    return best
-
-
-def earliest_readable(table: Table) -> tuple[str, str] | None:
-    """``(earliest retained instant, clean instant)`` of the cleans so far, or None."""
-    found = _latest_window(table.timeline.completed())
-    return (str(found[1].metadata["earliest_retained"]), found[1].instant) if found else None
-
-
-def check_readable(table: Table, instant: str | None) -> None:
-    """Raise :class:`CommitCleanedError` when a clean removed the data of the commit
-    ``instant`` (it completed before the earliest commit a clean retained)."""
-    if instant is None:
-        return
-    commits = table.timeline.completed()
-    found = _latest_window(commits)
-    if found is None:
-        return
-    mine = next((c.completion for c in commits if c.instant == instant), instant)
-    if mine < found[0]:
-        raise CommitCleanedError(instant, earliest_retained=str(
-            found[1].metadata["earliest_retained"]), clean_instant=found[1].instant)
-
-
-def _setting(table: Table, given: Any, name: str, kind: type) -> Any:
+def _setting(table: SparkTable, given: Any, name: str, kind: type) -> Any:
     if given is not None:
         return given
-    raw = table._config.property(name)
+    raw = table.raw_config.property(name)
     return kind(raw) if raw not in (None, "") else None
 
 
-def clean(table: Table, *, retain_commits: int | None = None, retain_hours: float | None = None,
+def clean(table: SparkTable, *, retain_commits: int | None = None,
+          retain_hours: float | None = None,
           keep_schema_versions: int | None = None) -> Commit | None:
     """Clean ``table`` (see the module docstring). Returns the ``clean`` commit, or None when
     there was nothing to remove."""
@@ -205,9 +151,9 @@ def clean(table: Table, *, retain_commits: int | None = None, retain_hours: floa
     if retain_commits is None and retain_hours is None:
         retain_commits = DEFAULT_RETAIN_COMMITS
     rollback_failed(table)
-    with table._locked():
+    with table.locked():
         commits = table.timeline.completed()
-        plan = plan_clean(commits, table._store.versions(), retain_commits=retain_commits,
+        plan = plan_clean(commits, table.schema_store.versions(), retain_commits=retain_commits,
                           retain_hours=retain_hours, keep_schema_versions=keep_schema_versions)
         if not plan:
             return None
@@ -233,16 +179,13 @@ def clean(table: Table, *, retain_commits: int | None = None, retain_hours: floa
         for path in plan.files:
             (table.root / path).unlink(missing_ok=True)
         for version in plan.versions:
-            table._drop_version(version)
-    table._snapshots.clear()
+            table.drop_version(version)
+    table.invalidate()
     return Commit.from_record(record)
 
 
 __all__ = [
     "CleanPlan",
-    "CommitCleanedError",
-    "check_readable",
     "clean",
-    "earliest_readable",
     "plan_clean",
 ]

@@ -23,19 +23,19 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import ConflictError
 from evonb.schema.schema import Schema
 from evonb.services.progress import ProgressCallback, report
-from evonb.services.rollback import rollback_failed, writer_info
+from evonb.spark.mor import file_groups, position_drops, read_snapshot, subset
 from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.key_stats import key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
-from evonb.table.mor import file_groups, position_drops, read_snapshot, subset
 from evonb.table.names import data_file_name, named_with_instant, partition_path, staged_part_name
+from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
-    from evonb.table.table import Table
+    from evonb.spark.table import SparkTable
 
 INLINE_PROPERTY = "evonb.compaction.inline.every"
 BATCH_PROPERTY = "evonb.compaction.batch.groups"
@@ -57,16 +57,16 @@ def plan(snap: Snapshot, latest_version: str, *, upgrade_schema: bool = True) ->
             if f.path in grouped or (upgrade_schema and f.version != latest_version)]
 
 
-def _write_options(table: Table) -> dict[str, Any]:
+def _write_options(table: SparkTable) -> dict[str, Any]:
     try:
-        from evonb.table.writes import parquet_options
+        from evonb.spark.writes import parquet_options
     except ImportError:  # pragma: no cover - older writes module
         return {}
-    return {"options": parquet_options(table._config)}
+    return {"options": parquet_options(table.raw_config)}
 
 
 def rewrite_groups(
-    table: Table,
+    table: SparkTable,
     snap: Snapshot,
     bases: Sequence[DataFile],
     *,
@@ -90,12 +90,12 @@ def rewrite_groups(
 
     from evonb.spark.writer import remove_files, write_files
 
-    size = max(1, table._config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
-    target_bytes = max(1, table._config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+    size = max(1, table.raw_config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
+    target_bytes = max(1, table.raw_config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
     cores = max(1, table.spark.sparkContext.defaultParallelism)
     out_query = table.physical_query(target, layout)
-    partition_cols = tuple(layout.name(i) for i in table._config.partition_ids)
-    keys = key_columns(table._config.primary_key_ids, target, layout)
+    partition_cols = tuple(layout.name(i) for i in table.raw_config.partition_ids)
+    keys = key_columns(table.raw_config.primary_key_ids, target, layout)
     added: list[DataFile] = []
     total = done + len(bases) if total is None else total
     report(progress, done, total, stage)
@@ -124,15 +124,15 @@ def rewrite_groups(
     return added
 
 
-def arrow_mergeable(table: Table, snap: Snapshot, bases: Sequence[DataFile],
+def arrow_mergeable(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
                     latest: Schema) -> dict[str, Any]:
     """The groups of ``bases`` that :func:`merge_in_tasks` can merge, each with its dropped
     positions: evonb-written base files of the latest schema version whose log blocks are all
     of that version and list the rows they replace. None when the table turns it off
     (:data:`ARROW_PROPERTY`) or sets Parquet writer options."""
-    from evonb.table.writes import parquet_options
+    from evonb.spark.writes import parquet_options
 
-    config = table._config
+    config = table.raw_config
     if not config.bool_property(ARROW_PROPERTY, True) or parquet_options(config):
         return {}
     grouped = file_groups(snap)
@@ -163,7 +163,7 @@ def _bins(chunk: Sequence[DataFile], weights: Sequence[int], cores: int,
     return bins
 
 
-def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
+def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
                    drops: dict[str, Any], *, target: Schema, layout: Layout, instant: str,
                    progress: ProgressCallback | None = None, done: int = 0, total: int = 0
                    ) -> tuple[list[DataFile], list[DataFile]]:
@@ -182,11 +182,12 @@ def merge_in_tasks(table: Table, snap: Snapshot, bases: Sequence[DataFile],
         MergeLayout,
         merge_bins_in_tasks,
     )
-    from evonb.spark.writer import remove_files, staging_dir
+    from evonb.spark.writer import remove_files
+    from evonb.table.fsutil import staging_dir
     from evonb.table.key_stats import footer_stats
 
     spark = table.spark
-    config = table._config
+    config = table.raw_config
     size = max(1, config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
     target_bytes = max(1, config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
     cores = max(1, spark.sparkContext.defaultParallelism)
@@ -247,7 +248,7 @@ def removed_paths(snap: Snapshot, bases: Sequence[DataFile]) -> list[str]:
     return [*sorted(keep), *sorted(f.path for f in snap.logs if f.base in keep)]
 
 
-def compact(table: Table, *, upgrade_schema: bool = True,
+def compact(table: SparkTable, *, upgrade_schema: bool = True,
             progress: ProgressCallback | None = None) -> Commit | None:
     """Compact ``table`` (see the module docstring). Returns the commit, or None when there
     was nothing to compact."""
@@ -286,7 +287,7 @@ def compact(table: Table, *, upgrade_schema: bool = True,
         table.timeline.inflight(inst, {"added": [f.path for f in added],
                                        "files": [f.to_dict() for f in added],
                                        "removed": removed})
-        with table._locked():
+        with table.locked():
             check_service(table, "compact", "compaction", base, [f.path for f in chosen],
                           instant=inst.timestamp)
             last = table.timeline.last_completed()
@@ -308,12 +309,12 @@ def compact(table: Table, *, upgrade_schema: bool = True,
         remove_files(table.root, added)
         table.timeline.abort(inst)
         raise
-    table._snapshots.clear()
+    table.invalidate()
     report(progress, len(chosen), len(chosen), "done")
     return Commit.from_record(record)
 
 
-def commits_since_compaction(table: Table) -> int:
+def commits_since_compaction(table: SparkTable) -> int:
     """Data commits (``commit``, ``deltacommit``) since the last compaction."""
     count = 0
     for record in reversed(table.timeline.completed()):
@@ -324,13 +325,13 @@ def commits_since_compaction(table: Table) -> int:
     return count
 
 
-def compact_inline(table: Table) -> Commit | None:
+def compact_inline(table: SparkTable) -> Commit | None:
     """After a write: compact when ``evonb.compaction.inline.every`` (N > 0) data commits
     have been made since the last compaction. A lost race only warns (the write committed)."""
-    every = table._config.int_property(INLINE_PROPERTY, 0)
+    every = table.raw_config.int_property(INLINE_PROPERTY, 0)
     if every <= 0 or commits_since_compaction(table) < every:
         return None
-    table._snapshots.clear()
+    table.invalidate()
     try:
         return compact(table)
     except ConflictError as exc:

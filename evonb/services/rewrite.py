@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from evonb.errors import DataValidationError, EvoError, SchemaEvolutionError
-from evonb.schema.evolution import SchemaUpdate
+from evonb.errors import DataValidationError, EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BIGINT,
@@ -35,17 +34,18 @@ from evonb.schema.types import (
 )
 from evonb.services.compaction import removed_paths, rewrite_groups
 from evonb.services.progress import ProgressCallback, report
-from evonb.services.rollback import rollback_failed, writer_info
 from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.preview import rewrite_update
 from evonb.table.read_plan import plan_group
+from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
 
-    from evonb.table.table import Table
+    from evonb.spark.table import SparkTable
 
 OnCastError = Literal["fail", "null"]
 EXAMPLES = 5
@@ -54,19 +54,6 @@ _NUMERIC = (TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE)
 
 def _numeric(t: Type) -> bool:
     return t in _NUMERIC or isinstance(t, DecimalType)
-
-
-def rewrite_update(schema: Schema, ddl: str) -> SchemaUpdate:
-    """The schema change of ``ddl``, allowing type changes that need a rewrite. Table
-    properties are refused: they are changed with ``alter``, not by rewriting data."""
-    from evonb.sql import SetProperties, UnsetProperties, parse_alter
-    from evonb.sql.apply import ddl_to_update
-
-    if any(isinstance(s, SetProperties | UnsetProperties) for s in parse_alter(ddl)):
-        raise SchemaEvolutionError(
-            "A rewrite cannot change table properties",
-            hint="run SET/UNSET TBLPROPERTIES with alter (%evo alter), then the rewrite")
-    return ddl_to_update(schema, ddl, allow_set_not_null=True, allow_rewrite_type_changes=True)
 
 
 def _spark(t: Type) -> Any:
@@ -193,7 +180,7 @@ class _Retype:
         return apply
 
 
-def _validate(table: Table, data: DataFrame, retype: _Retype, *, on_cast_error: OnCastError
+def _validate(table: SparkTable, data: DataFrame, retype: _Retype, *, on_cast_error: OnCastError
               ) -> dict[str, int]:
     """Count the values that do not fit; raise or return the counts (by column path)."""
     from pyspark.sql import functions as F
@@ -231,13 +218,13 @@ def _validate(table: Table, data: DataFrame, retype: _Retype, *, on_cast_error: 
     return {source.path_of(fid): counts[fid] for fid, _ in failing}
 
 
-def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError = "fail",
+def rewrite(table: SparkTable, ddl: str | None = None, *, on_cast_error: OnCastError = "fail",
             purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:
     """Rewrite every file of ``table`` in a new schema (``ddl``) or the latest one
     (``purge_dropped``); see the module docstring. Returns the commit."""
     from evonb.schema.diffing import diff
+    from evonb.spark.mor import read_snapshot
     from evonb.spark.writer import remove_files
-    from evonb.table.mor import read_snapshot
 
     if on_cast_error not in ("fail", "null"):
         raise EvoError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!r}")
@@ -253,7 +240,7 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
     ids: list[int] = []
     if ddl:
         update = rewrite_update(source, ddl)
-        table._check_protected(update)
+        table.check_protected(update)
         ids = [op.field_id for op in update.operations if op.kind == "retype"]
         proposed = update.apply()
     else:
@@ -285,7 +272,7 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
         table.timeline.inflight(inst, {"added": [f.path for f in added],
                                        "files": [f.to_dict() for f in added],
                                        "removed": removed})
-        with table._locked():
+        with table.locked():
             check_service(table, "rewrite", "replacecommit", base,
                           [f.path for f in snap.files], instant=instant,
                           schema_version=target.version_id if update is not None else None)
@@ -307,7 +294,7 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
             if nulled:
                 metadata["nulled"] = nulled
             if update is not None:
-                table._save_version(target, layout)
+                table.save_version(target, layout)
                 saved = True
             record = table.timeline.complete(inst, metadata)
     except BaseException:
@@ -315,20 +302,20 @@ def rewrite(table: Table, ddl: str | None = None, *, on_cast_error: OnCastError 
             raise  # interrupted after the commit point: the files belong to the table
         remove_files(table.root, added)
         if saved:
-            table._drop_version(instant)
+            table.drop_version(instant)
         table.timeline.abort(inst)
         raise
-    table._snapshots.clear()
+    table.invalidate()
     report(progress, 1, 1, "done")
     return Commit.from_record(record)
 
 
-def _check_not_null(table: Table, snap: Any, source: Schema, target: Schema,
+def _check_not_null(table: SparkTable, snap: Any, source: Schema, target: Schema,
                     source_query: Schema, retype: _Retype) -> None:
     """Columns the DDL makes NOT NULL must hold no nulls (top-level columns)."""
     from pyspark.sql import functions as F
 
-    from evonb.table.mor import read_snapshot
+    from evonb.spark.mor import read_snapshot
 
     _, layout = table.version(source.version_id)
     targets = [f for f in target.fields
@@ -346,5 +333,5 @@ def _check_not_null(table: Table, snap: Any, source: Schema, target: Schema,
                 count=count, hint="fill the nulls first, or keep the column nullable")
 
 
-__all__ = ["converted", "fits", "rewrite", "rewrite_update"]
+__all__ = ["converted", "fits", "rewrite"]
 

@@ -285,7 +285,7 @@ def write_log_blocks(
     When every record of a block has a position (:data:`POS`) and ``base_rows`` gives its base
     file's row count, the block's header lists the base positions it replaces or deletes
     (:data:`DROP_KEY`) and that row count (:data:`BASE_ROWS_KEY`): readers merge such blocks by
-    position (see :mod:`evonb.table.mor`).
+    position (see :mod:`evonb.spark.mor`).
     """
     from pyspark.sql import functions as F
 

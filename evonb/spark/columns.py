@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
 from evonb.schema.types import StructType
-from evonb.spark.kept import LRU
+from evonb.table.lru import LRU
 from evonb.table.read_plan import (
     Cast,
     Coalesce,

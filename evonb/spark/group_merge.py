@@ -1,7 +1,7 @@
 """Merging whole merge-on-read file groups inside Spark tasks, with Arrow.
 
 A compaction of file groups whose base file and log blocks share the table's latest schema
-version, and whose blocks list the base rows they replace (see :func:`evonb.table.mor.
+version, and whose blocks list the base rows they replace (see :func:`evonb.spark.mor.
 position_drops`), needs no projection and no join: the new base file is the old one without
 the listed rows, plus the winning log records. Each Spark task here does that for a bin of
 file groups with Arrow: it reads the base files with pyarrow, decodes the blocks with the

@@ -1,7 +1,7 @@
 """evonb's Parquet source for merge-on-read base files, read inside the JVM.
 
 A merge-on-read read drops the base rows that log blocks replace or delete by their position in
-the file. Spark's own expressions can do it (:func:`evonb.table.mor._kept_rows`), at the cost of
+the file. Spark's own expressions can do it (:func:`evonb.spark.mor._kept_rows`), at the cost of
 a few array reads per row; this source (``org.evonb.spark.PositionFilteredParquet``, one of
 evonb's JVM classes, :mod:`evonb.spark.jvm`) does it in the Parquet reader itself: it adds a
 column, ``_evo_deleted``, set a batch at a time from a bitmap per file and Spark's row index,

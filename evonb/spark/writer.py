@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evonb.table.fsutil import evo_dir
+from evonb.table.fsutil import staging_dir
 from evonb.table.key_stats import footer_stats
 from evonb.table.names import (
     DATA_SUFFIX,
-    STAGING_DIR,
     data_file_name,
     partition_path,
     staged_task,
@@ -40,11 +39,6 @@ _GROWS_ROWS = frozenset({
 })
 """Logical plan nodes whose output Spark's size estimate can undercount (more rows or larger
 values than their input): writes of plans holding one are not coalesced."""
-
-
-def staging_dir(root: Path, instant: str) -> Path:
-    """Where the write of ``instant`` stages its files."""
-    return evo_dir(root) / STAGING_DIR / instant
 
 
 def estimated_bytes(df: DataFrame) -> int | None:

@@ -43,7 +43,7 @@ def ddl_to_update(
 
     Paths resolve against ``schema`` (so two renames can swap names). All statements must name
     the same table; CREATE TABLE is refused. ``SET``/``UNSET TBLPROPERTIES`` change no schema
-    and are skipped here (:meth:`evonb.table.table.Table.alter` applies them). The ``allow_*``
+    and are skipped here (:meth:`evonb.table.table.BaseTable.alter` applies them). The ``allow_*``
     flags are passed to :class:`SchemaUpdate` (``Table.rewrite`` allows type changes that need
     a rewrite). Errors are the schema layer's own
     (:class:`~evonb.errors.ColumnNotFoundError`, :class:`~evonb.errors.SchemaEvolutionError`,

@@ -14,7 +14,7 @@ with the file it concerns:
   whose row groups or Avro blocks do not read, or hold another number of rows);
 - ``lost-commit``: a pending attempt that provably committed (its completed file went
   missing): its files are kept, and repair restores the completed file when its metadata is
-  known (:func:`evonb.services.rollback.lost_commit`);
+  known (:func:`evonb.table.rollback.lost_commit`);
 - ``missing-schema``: a schema version (or its layout) that a live file or the latest commit
   needs and that is gone;
 - ``failed-attempt``: a pending instant whose writer is gone (or that is older than the table
@@ -24,7 +24,7 @@ with the file it concerns:
 
 Attempts still in progress, and temporary files of atomic writes, are reported as notes, not
 problems. :func:`repair_table` restores lost commits, rolls back failed attempts (with
-:func:`evonb.services.rollback.rollback_failed`), removes orphans under the table lock, and checks
+:func:`evonb.table.rollback.rollback_failed`), removes orphans under the table lock, and checks
 again. Repair never removes anything while a completed commit is unreadable: it could not tell
 which files are live.
 """
@@ -485,7 +485,7 @@ def _first_line(exc: BaseException) -> str:
 
 # ---------------------------------------------------------------------------------- check
 def _pending_timeout(root: Path, properties: Mapping[str, str]) -> float:
-    from evonb.services.rollback import DEFAULT_PENDING_TIMEOUT, PENDING_TIMEOUT_PROPERTY
+    from evonb.table.rollback import DEFAULT_PENDING_TIMEOUT, PENDING_TIMEOUT_PROPERTY
 
     try:
         return float(properties.get(PENDING_TIMEOUT_PROPERTY, DEFAULT_PENDING_TIMEOUT))
@@ -545,7 +545,7 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
 
 def _check_attempts(root: Path, properties: Mapping[str, str], tl: _Timeline, files: _Files,
                     report: CheckReport) -> None:
-    from evonb.services.rollback import is_abandoned, lost_commit
+    from evonb.table.rollback import is_abandoned, lost_commit
 
     timeout = _pending_timeout(root, properties)
     completed = [(ts, meta) for ts, _, meta in tl.completed]
@@ -709,13 +709,13 @@ def repair_table(path: str | os.PathLike[str], *, force: bool = False,
     again (``deep``: see :func:`check_table`).
 
     A commit whose completed file went missing is restored when that is provable
-    (:func:`evonb.services.rollback.lost_commit`), never rolled back. ``force`` rolls back
+    (:func:`evonb.table.rollback.lost_commit`), never rolled back. ``force`` rolls back
     every pending attempt, also those that may still be running (use it only when no writer is
     running, e.g. after a crash on another host); a lost commit is kept even then.
     """
-    from evonb.services.rollback import PENDING_TIMEOUT_PROPERTY, restore_lost, rollback_failed
     from evonb.table.config import TableConfig
-    from evonb.table.table import Table
+    from evonb.table.rollback import PENDING_TIMEOUT_PROPERTY, restore_lost, rollback_failed
+    from evonb.table.table import BaseTable
 
     root = table_path(path)
     before = check_table(root, deep=deep)
@@ -725,7 +725,7 @@ def repair_table(path: str | os.PathLike[str], *, force: bool = False,
     config = TableConfig.load(root)
     if force:
         config = config.with_properties({PENDING_TIMEOUT_PROPERTY: "-1"})
-    table = Table(root, config)
+    table = BaseTable(root, config)
     repaired: list[str] = []
     unreadable = any(p.kind == "skipped" for p in before.notes)
     if not unreadable:
@@ -733,7 +733,7 @@ def repair_table(path: str | os.PathLike[str], *, force: bool = False,
                         for c in restore_lost(table))
         rolled = rollback_failed(table)
         repaired.extend(f"rolled back failed attempt {ts}" for ts in rolled)
-        with table._locked():
+        with table.locked():
             repaired.extend(_remove_orphans(root))
     after = check_table(root, deep=deep)
     after.repaired = repaired

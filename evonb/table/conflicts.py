@@ -47,10 +47,15 @@ from evonb.errors import ConflictError, EvoError
 from evonb.table.plugins import CONFLICT_POLICIES_GROUP, PluginKind, check_name, load
 from evonb.table.timeline import CommitRecord
 
+WRITE_ACTIONS = {"insert": "commit", "upsert": "commit", "delete": "commit",
+                 "overwrite": "replacecommit"}
+"""The timeline action of each write mode on a copy-on-write table (merge-on-read upserts and
+deletes are ``deltacommit``)."""
+
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.key_stats import KeyRange
     from evonb.table.snapshot import DataFile
-    from evonb.table.table import Table
+    from evonb.table.table import BaseTable
 
 POLICY_PROPERTY = "evonb.conflict.policy"
 DEFAULT_POLICY = "default"
@@ -255,13 +260,13 @@ def policy_from_name(name: str | None, *, root: Path | None = None) -> PolicyFac
     return build
 
 
-def policy_for(table: Table) -> ConflictPolicy:
+def policy_for(table: BaseTable) -> ConflictPolicy:
     """The conflict policy of ``table`` (table property ``evonb.conflict.policy``)."""
-    props = table._config.properties
+    props = table.raw_config.properties
     return policy_from_name(props.get(POLICY_PROPERTY), root=table.root)(table.root, props)
 
 
-def commits_since(table: Table, base_instant: str | None, *,
+def commits_since(table: BaseTable, base_instant: str | None, *,
                   base_completion: str | None = None) -> list[CommitRecord]:
     """The commits that completed after the base commit, in completion order (all of them when
     there is no base). ``base_completion`` is the base commit's completion time; without it the
@@ -274,7 +279,7 @@ def commits_since(table: Table, base_instant: str | None, *,
     return table.timeline.completed_after(base_instant)
 
 
-def check(table: Table, op: Operation, since: Sequence[CommitRecord] | None = None) -> str:
+def check(table: BaseTable, op: Operation, since: Sequence[CommitRecord] | None = None) -> str:
     """Under the lock: run ``table``'s policy on the commits that completed since ``op``
     started (``since``, when the caller has listed them already)."""
     if since is None:
@@ -282,24 +287,23 @@ def check(table: Table, op: Operation, since: Sequence[CommitRecord] | None = No
     return policy_for(table).check(op, since)
 
 
-def check_write(table: Table, mode: str, base: CommitRecord | None,
+def check_write(table: BaseTable, mode: str, base: CommitRecord | None,
                 touched: Sequence[DataFile], *, evolved: bool,
                 schema_change: str | None = None, instant: str | None = None,
                 key_ranges: Sequence[KeyRange] | None = None,
                 seen: Collection[str] = frozenset()) -> str:
-    """The conflict check of a write (see :meth:`evonb.table.writes.WriteJob.run`): ``touched``
+    """The conflict check of a write (see :meth:`evonb.spark.writes.WriteJob.run`): ``touched``
     are the base files it rewrites or adds log blocks to; ``key_ranges``, for an upsert that
     wrote rows, the range of its incoming keys, and ``seen``, the base files of the snapshot
     it planned on (:func:`check_new_keys`). Returns the schema version to record (for an
     evolving write, its own new version when ``instant`` is given)."""
     from evonb.schema.schema import INITIAL_VERSION
-    from evonb.table.writes import ACTION
 
     mor = mode in ("upsert", "delete") and table.table_type == "mor"
     op = Operation(
         kind="write",
         operation=mode,
-        action="deltacommit" if mor else ACTION.get(mode, "commit"),
+        action="deltacommit" if mor else WRITE_ACTIONS.get(mode, "commit"),
         base_instant=base.instant if base else None,
         base_completion=base.completion if base else None,
         base_schema_version=str(base.metadata.get("schema_version", INITIAL_VERSION))
@@ -316,7 +320,7 @@ def check_write(table: Table, mode: str, base: CommitRecord | None,
     return version
 
 
-def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange],
+def check_new_keys(table: BaseTable, op: Operation, ranges: Sequence[KeyRange],
                    seen: Collection[str], since: Sequence[CommitRecord]) -> None:
     """Under the lock: fail an upsert (``ranges``: its incoming keys' range on each key column;
     empty when no column has one) if a commit since it started added a base file that may hold
@@ -340,7 +344,7 @@ def check_new_keys(table: Table, op: Operation, ranges: Sequence[KeyRange],
                                        "not look for them there, so a key could exist twice")
 
 
-def check_service(table: Table, operation: str, action: str, base: CommitRecord | None,
+def check_service(table: BaseTable, operation: str, action: str, base: CommitRecord | None,
                   file_groups: Sequence[str], *, instant: str | None = None,
                   schema_version: str | None = None) -> str:
     """The conflict check of a table service (``compact`` or ``rewrite``) replacing the base

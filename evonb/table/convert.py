@@ -41,16 +41,14 @@ from evonb.schema.types import (
     with_children,
 )
 from evonb.table.config import TableConfig
-from evonb.table.fsutil import EVO_DIR, evo_dir, table_path
+from evonb.table.fsutil import EVO_DIR, evo_dir
 from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
 from evonb.table.properties import check_plugins
 from evonb.table.snapshot import DataFile
+from evonb.table.table import BaseTable, check_key_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
-    from pyspark.sql import SparkSession
-
-    from evonb.table.table import Table
 
 PROP_SOURCE = "evonb.adopted.source"
 """Table property: what the table was adopted from (``parquet`` or ``hudi``)."""
@@ -84,42 +82,7 @@ class AdoptionPlan:
     source: Mapping[str, Any] = field(default_factory=dict)
 
 
-# ----------------------------------------------------------------------------- entry point
-def convert(
-    path: str | os.PathLike[str],
-    *,
-    name: str | None = None,
-    primary_key: str | Sequence[str] | None = None,
-    precombine: str | None = None,
-    spark: SparkSession | None = None,
-    keep_meta_columns: bool = False,
-    properties: Mapping[str, Any] | None = None,
-) -> Table:
-    """Make the data at ``path`` an evonb table in place and return it; no data file is rewritten.
-
-    ``path`` holds Parquet files (Hive-style ``k=v/`` folders allowed when the files keep the
-    column) or a Hudi copy-on-write table (a ``.hoodie/`` folder). ``primary_key`` and
-    ``precombine`` enable upserts; for Hudi they default to the table's record key and precombine
-    field. ``keep_meta_columns`` keeps Hudi's ``_hoodie_*`` columns as ordinary columns.
-    Raises :class:`TableExistsError` on an evonb table and :class:`UnsupportedTableError` (or
-    :class:`TableNotFoundError`) on data that cannot be adopted; then nothing on disk changes.
-    """
-    root = table_path(path)
-    check_target(root)
-    keys = _key_tuple(primary_key)
-    if (root / ".hoodie").is_dir():
-        from evonb.table.hudi import plan_hudi
-
-        plan = plan_hudi(root, name=name, primary_key=keys, precombine=precombine,
-                         keep_meta_columns=keep_meta_columns)
-    else:
-        plan = plan_parquet(root, name=name, primary_key=keys or (), precombine=precombine)
-    if properties:
-        plan = _with_properties(plan, properties)
-    return install(root, plan, spark=spark)
-
-
-def _key_tuple(primary_key: str | Sequence[str] | None) -> tuple[str, ...] | None:
+def key_tuple(primary_key: str | Sequence[str] | None) -> tuple[str, ...] | None:
     if primary_key is None:
         return None
     if isinstance(primary_key, str):
@@ -127,7 +90,7 @@ def _key_tuple(primary_key: str | Sequence[str] | None) -> tuple[str, ...] | Non
     return tuple(primary_key)
 
 
-def _with_properties(plan: AdoptionPlan, extra: Mapping[str, Any]) -> AdoptionPlan:
+def with_properties(plan: AdoptionPlan, extra: Mapping[str, Any]) -> AdoptionPlan:
     merged = dict(plan.properties)
     for k, v in extra.items():
         merged[str(k)] = ("true" if v else "false") if isinstance(v, bool) else str(v)
@@ -153,9 +116,8 @@ def check_target(root: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- install
-def install(root: Path, plan: AdoptionPlan, *, spark: SparkSession | None = None) -> Table:
+def install(root: Path, plan: AdoptionPlan) -> BaseTable:
     """Write the metadata of ``plan`` (after checking it); on any failure remove it again."""
-    from evonb.table.table import Table, _check_key_columns
 
     config = TableConfig(
         name=plan.name,
@@ -174,7 +136,7 @@ def install(root: Path, plan: AdoptionPlan, *, spark: SparkSession | None = None
             hint=exc.hint or f"columns: {', '.join(plan.schema.paths()[:20])}",
         ) from None
     try:
-        _check_key_columns(plan.schema, config)
+        check_key_columns(plan.schema, config)
     except SchemaEvolutionError as exc:
         raise UnsupportedTableError(
             exc.message, hint="pass primary_key=/precombine= naming top-level primitive columns",
@@ -187,8 +149,8 @@ def install(root: Path, plan: AdoptionPlan, *, spark: SparkSession | None = None
         raise TableExistsError(f"{root} became a table while it was being converted") from None
     try:
         config.save(root, exclusive=True)
-        table = Table(root, config, spark=spark)
-        table._save_version(plan.schema, plan.layout)
+        table = BaseTable(root, config)
+        table.save_version(plan.schema, plan.layout)
         created = table.timeline.requested("create")
         table.timeline.complete(created, {
             "operation": "create", "schema_version": INITIAL_VERSION, "added": [],
@@ -548,4 +510,5 @@ def _hive_partitions(root: Path, footers: list[Footer], schema: Schema) -> tuple
     return keys if all(k in top for k in keys) else ()
 
 
-__all__ = ["AdoptedFile", "AdoptionPlan", "adopted_layout", "convert", "install"]
+__all__ = ["AdoptedFile", "AdoptionPlan", "adopted_layout", "check_target", "install", "key_tuple",
+           "plan_parquet", "with_properties"]

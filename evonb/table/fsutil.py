@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from evonb.errors import EvoError, MetadataCorruptError
-from evonb.table.names import EVO_DIR, TEMP_SUFFIX, is_temp_name, temp_prefix
+from evonb.table.names import EVO_DIR, STAGING_DIR, TEMP_SUFFIX, is_temp_name, temp_prefix
 
 T = TypeVar("T")
 
@@ -48,6 +48,11 @@ def table_path(root: str | os.PathLike[str]) -> Path:
 def evo_dir(root: str | os.PathLike[str]) -> Path:
     """``<root>/.evo``."""
     return table_path(root) / EVO_DIR
+
+
+def staging_dir(root: str | os.PathLike[str], instant: str) -> Path:
+    """Where the write of ``instant`` stages its files."""
+    return evo_dir(root) / STAGING_DIR / instant
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:

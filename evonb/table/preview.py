@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING
 
 from evonb.errors import SchemaEvolutionError
 from evonb.schema.diffing import Change, SchemaDiff
+from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.promotion import can_change_type
 from evonb.schema.render import diff_to_html, diff_to_text
+from evonb.schema.schema import Schema
 from evonb.schema.types import Type
-from evonb.sql import ddl_to_update
+from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import Table
+    from evonb.table.table import BaseTable
 
 METADATA_ONLY = "metadata-only"
 NEEDS_REWRITE = "needs a rewrite"
@@ -70,21 +72,19 @@ class AlterPreview(SchemaDiff):
         return f"{diff_to_html(self)}<p class='evonb-note'>{html.escape(self.note)}</p>"
 
 
-def preview_alter(table: Table, ddl: str) -> AlterPreview:
+def preview_alter(table: BaseTable, ddl: str) -> AlterPreview:
     """The diff ``table.alter(ddl)`` would make; a type change metadata cannot express gives
     the diff a rewrite would make, with those type changes in ``rewrites``. Other mistakes
     (an unknown column, a key column retyped) raise as ``alter`` would."""
     try:
         update = ddl_to_update(table.schema, ddl, allow_set_not_null=True)
-        table._check_protected(update)
+        table.check_protected(update)
         change = update.preview()
         return AlterPreview(change.before, change.after, change.changes)
     except SchemaEvolutionError as exc:
         if not (isinstance(exc.old, Type) and isinstance(exc.new, Type)):
             raise
         rejected = exc
-    from evonb.services.rewrite import rewrite_update  # services build on the table layer
-
     change = rewrite_update(table.schema, ddl).preview()
     rewrites = [c for c in change.by_kind("retyped")
                 if not can_change_type(change.before.field_by_id(c.field_id).type,
@@ -100,6 +100,16 @@ def preview_alter(table: Table, ddl: str) -> AlterPreview:
                 "record key, precombine or partition column", path=c.old_path,
                 field_id=c.field_id, hint="to change keys, create a new table and copy")
     return AlterPreview(change.before, change.after, change.changes, tuple(rewrites))
+
+
+def rewrite_update(schema: Schema, ddl: str) -> SchemaUpdate:
+    """The schema change of ``ddl``, allowing type changes that need a rewrite. Table
+    properties are refused: they are changed with ``alter``, not by rewriting data."""
+    if any(isinstance(s, SetProperties | UnsetProperties) for s in parse_alter(ddl)):
+        raise SchemaEvolutionError(
+            "A rewrite cannot change table properties",
+            hint="run SET/UNSET TBLPROPERTIES with alter (%evo alter), then the rewrite")
+    return ddl_to_update(schema, ddl, allow_set_not_null=True, allow_rewrite_type_changes=True)
 
 
 __all__ = ["METADATA_ONLY", "NEEDS_REWRITE", "AlterPreview", "preview_alter"]

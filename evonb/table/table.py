@@ -1,4 +1,4 @@
-"""``Table``: an evonb table on disk, written and read through PySpark.
+"""``BaseTable``: an evonb table's format on disk, without an engine (no Spark).
 
 DDL changes metadata only. Writes evolve the schema by name. Reads merge every file's schema
 version into the query schema by field ID. Every change is one commit on the timeline.
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
-from evonb.arguments import check_dataframe
 from evonb.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -27,13 +26,11 @@ from evonb.errors import (
     TableExistsError,
     TableLocationError,
     TableNotFoundError,
-    WriteSchemaError,
 )
 from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
-from evonb.spark.kept import LRU
 from evonb.table.config import TableConfig
 from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
@@ -46,6 +43,7 @@ from evonb.table.layout import (
     named_members,
 )
 from evonb.table.lock import lock_for_table
+from evonb.table.lru import LRU
 from evonb.table.names import SCHEMAS_DIR, layout_file
 from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
@@ -56,12 +54,7 @@ from evonb.table.timeline import CommitRecord, Timeline
 from evonb.table.write_schema import reconcile
 
 if TYPE_CHECKING:  # pragma: no cover
-    import pandas as pd
-    import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import StructType as SparkStructType
 
-    from evonb.services.progress import ProgressCallback
     from evonb.table.preview import AlterPreview
 
 WriteMode = Literal["insert", "upsert", "delete", "overwrite"]
@@ -103,53 +96,30 @@ def _read_layout(root: Path, version: str, schema: Schema) -> Layout:
     return layout
 
 
-def _as_schema(schema: str | Schema | SparkStructType) -> Schema:
+def _as_schema(schema: str | Schema) -> Schema:
     if isinstance(schema, Schema):
         return schema.with_version(INITIAL_VERSION)
     if isinstance(schema, str):
         return Schema.from_ddl(schema)
-    try:
-        from pyspark.sql.types import StructType as SparkStruct
-    except ImportError:  # pragma: no cover
-        SparkStruct = ()  # type: ignore[assignment]
-    if isinstance(schema, SparkStruct):
-        return Schema.from_spark(_strip_metadata(schema), version_id=INITIAL_VERSION)
     raise EvoError(
         f"Cannot make a schema from {type(schema).__name__}",
         hint="pass column DDL text, a Spark StructType or an evonb Schema",
     )
 
 
-def _strip_metadata(struct: SparkStructType) -> SparkStructType:
-    """A Spark schema with field metadata removed (IDs of other tables must not leak in)."""
-    from pyspark.sql import types as T
-
-    def strip(dt: T.DataType) -> T.DataType:
-        if isinstance(dt, T.StructType):
-            return T.StructType([T.StructField(f.name, strip(f.dataType), f.nullable)
-                                 for f in dt.fields])
-        if isinstance(dt, T.ArrayType):
-            return T.ArrayType(strip(dt.elementType), dt.containsNull)
-        if isinstance(dt, T.MapType):
-            return T.MapType(strip(dt.keyType), strip(dt.valueType), dt.valueContainsNull)
-        return dt
-
-    return strip(struct)  # type: ignore[return-value]
-
-
-def _with_write_defaults(t: Type) -> Type:
+def with_write_defaults(t: Type) -> Type:
     """``t`` with each field's read default replaced by its write default (for new rows)."""
     if t.is_primitive:
         return t
     return with_children(t, tuple(
-        c.replace(default=c.write_default, type=_with_write_defaults(c.type))
+        c.replace(default=c.write_default, type=with_write_defaults(c.type))
         for c in t.children()
     ))
 
 
 def create_table(
     path: str | Path,
-    schema: str | Schema | SparkStructType,
+    schema: str | Schema,
     *,
     primary_key: str | Sequence[str] | None = None,
     precombine: str | None = None,
@@ -157,9 +127,8 @@ def create_table(
     table_type: str = "cow",
     properties: dict[str, Any] | None = None,
     name: str | None = None,
-    spark: SparkSession | None = None,
     exist_ok: bool = False,
-) -> Table:
+) -> BaseTable:
     """Create an evonb table at ``path`` and return it.
 
     ``schema`` is column DDL text (``"id bigint not null, name string"``), a Spark ``StructType``
@@ -170,7 +139,7 @@ def create_table(
     root = table_path(path)
     if TableConfig.exists(root):
         if exist_ok:
-            return open_table(root, spark=spark)
+            return open_table(root)
         raise TableExistsError(
             f"A table already exists at {root}",
             hint="open it with evonb.open_table(), or pass exist_ok=True",
@@ -189,12 +158,12 @@ def create_table(
                     for k, v in (properties or {}).items()},
     )
     config = config.resolve_ids(initial)
-    _check_key_columns(initial, config)
+    check_key_columns(initial, config)
     check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
     _make_root(root)
     config.save(root, exclusive=True)
-    table = Table(root, config, spark=spark)
-    table._save_version(initial, derive_layout(initial))
+    table = BaseTable(root, config)
+    table.save_version(initial, derive_layout(initial))
     inst = table.timeline.requested("create")
     table.timeline.complete(inst, {
         "operation": "create", "schema_version": INITIAL_VERSION, "added": [], "removed": [],
@@ -223,7 +192,7 @@ def _make_root(root: Path) -> None:
                  "warehouse)") from None
 
 
-def _check_key_columns(schema: Schema, config: TableConfig) -> None:
+def check_key_columns(schema: Schema, config: TableConfig) -> None:
     for fid in (*config.primary_key_ids, *config.partition_ids):
         f = schema.field_by_id(fid)
         if schema.parent_of(fid) != -1 or f.type.is_nested:
@@ -241,11 +210,11 @@ def _check_key_columns(schema: Schema, config: TableConfig) -> None:
             )
 
 
-def open_table(path: str | Path, *, spark: SparkSession | None = None) -> Table:
+def open_table(path: str | Path) -> BaseTable:
     """Open the evonb table at ``path``."""
     root = table_path(path)
     config = TableConfig.load(root)
-    table = Table(root, config, spark=spark)
+    table = BaseTable(root, config)
     if table.timeline.last_completed() is None:
         raise TableNotFoundError(
             f"The table at {root} has no completed commit (its creation did not finish)",
@@ -254,16 +223,18 @@ def open_table(path: str | Path, *, spark: SparkSession | None = None) -> Table:
     return table
 
 
-class Table:
-    """An evonb table. Obtain one with :func:`create_table` or :func:`open_table`."""
+class BaseTable:
+    """An evonb table's format: its config, timeline, schema versions and layouts, DDL and
+    properties, snapshots and history, and the commit lock. It has no engine: reads, writes
+    and services are added by :class:`evonb.spark.table.SparkTable` and :class:`evonb.api.Table`
+    (what :func:`evonb.create_table` and :func:`evonb.open_table` return)."""
 
-    def __init__(self, root: Path, config: TableConfig, *, spark: SparkSession | None = None):
+    def __init__(self, root: Path, config: TableConfig) -> None:
         self.root = root
         self._config_file: FileCache[TableConfig] = FileCache()
         self._config = config
-        self._spark = spark
         self.timeline = Timeline(root)
-        self._store = SchemaStore(root)
+        self.schema_store = SchemaStore(root)
         self._layouts: dict[str, Layout] = {}
         # Snapshots by (commits replayed, last instant, its completion): the latest ones
         # read, so time travel over a long history keeps a bounded number.
@@ -286,14 +257,6 @@ class Table:
         self._config_file.put(TableConfig.path(self.root), config)
 
     @property
-    def spark(self) -> SparkSession:
-        if self._spark is None:
-            from evonb.spark.session import session
-
-            return session()
-        return self._spark
-
-    @property
     def name(self) -> str:
         return self._config.name
 
@@ -304,6 +267,20 @@ class Table:
     @property
     def table_type(self) -> str:
         return self._config.table_type
+
+    @property
+    def raw_config(self) -> TableConfig:
+        """The table's configuration as stored: key and partition columns by field ID."""
+        return self._config
+
+    def invalidate(self) -> None:
+        """Forget the snapshots read so far (after a commit changed the timeline)."""
+        self._snapshots.clear()
+
+    @property
+    def cached_snapshots(self) -> int:
+        """How many snapshots this object keeps to skip replaying the timeline."""
+        return len(self._snapshots)
 
     @property
     def config(self) -> TableConfig:
@@ -335,20 +312,22 @@ class Table:
                 f"{self.schema._repr_html_()}</div>")
 
     # --------------------------------------------------------------- schemas
-    def _save_version(self, schema: Schema, layout: Layout) -> None:
+    def save_version(self, schema: Schema, layout: Layout) -> None:
+        """Store a schema version and its layout (before the commit that uses it)."""
         atomic_write_json(_layout_file(self.root, schema.version_id), layout.to_dict())
-        self._store.save(schema)
+        self.schema_store.save(schema)
         self._layouts[schema.version_id] = layout
 
-    def _drop_version(self, version: str) -> None:
+    def drop_version(self, version: str) -> None:
+        """Remove a schema version no commit uses (an aborted or rolled-back one)."""
         with contextlib.suppress(FileNotFoundError):
-            self._store.delete(version)
+            self.schema_store.delete(version)
         _layout_file(self.root, version).unlink(missing_ok=True)
         self._layouts.pop(version, None)
 
     def version(self, version_id: str) -> tuple[Schema, Layout]:
         """A schema version and its physical layout."""
-        schema = self._store.load(version_id)
+        schema = self.schema_store.load(version_id)
         layout = self._layouts.get(version_id)
         if layout is None:
             layout = _read_layout(self.root, version_id, schema)
@@ -362,7 +341,7 @@ class Table:
         if last is not None and "schema_version" not in last.metadata:
             raise MetadataCorruptError(str(self.timeline.path / f"{last.instant}.{last.action}"),
                                        "the commit records no schema_version")
-        return self._store.load(last.schema_version if last else INITIAL_VERSION)
+        return self.schema_store.load(last.schema_version if last else INITIAL_VERSION)
 
     def schemas(self) -> list[Schema]:
         """Every schema version the timeline refers to, oldest first (in the completion order
@@ -375,20 +354,21 @@ class Table:
             if v is not None and v not in seen:
                 seen.add(v)
                 versions.append(v)
-        stored = set(self._store.versions())  # a clean may have pruned old versions
-        return [self._store.load(v) for v in versions if v in stored]
+        stored = set(self.schema_store.versions())  # a clean may have pruned old versions
+        return [self.schema_store.load(v) for v in versions if v in stored]
 
     def schema_at(self, ref: CommitRef) -> Schema:
         """The schema in force at a commit (any reference :meth:`commit` takes)."""
-        return self._store.load(self.commit(ref).schema_version)
+        return self.schema_store.load(self.commit(ref).schema_version)
 
-    def _resolve_schema(self, ref: Schema | str | CommitRef) -> Schema:
+    def resolve_schema(self, ref: Schema | str | CommitRef) -> Schema:
+        """A schema named by a Schema, ``"latest"``, a version id or a commit."""
         if isinstance(ref, Schema):
             return ref
         if is_latest(ref):
             return self.schema
-        if isinstance(ref, str) and is_instant(ref) and ref in self._store.versions():
-            return self._store.load(ref)
+        if isinstance(ref, str) and is_instant(ref) and ref in self.schema_store.versions():
+            return self.schema_store.load(ref)
         return self.schema_at(ref)
 
     def diff(self, a: Schema | str | CommitRef, b: Schema | str | CommitRef = "latest"
@@ -396,7 +376,7 @@ class Table:
         """What changed between two schema versions or the schemas of two commits: each of
         ``a`` and ``b`` is a :class:`Schema`, a schema version id, or a commit reference as
         :meth:`commit` takes it (``"@0"``, ``"latest"``, an instant, a date-time)."""
-        return diff(self._resolve_schema(a), self._resolve_schema(b))
+        return diff(self.resolve_schema(a), self.resolve_schema(b))
 
     def column_history(self, path: str | tuple[str, ...]) -> ColumnHistory:
         """The life of one column ID (found by its current path, or its last path if dropped)."""
@@ -495,7 +475,7 @@ class Table:
         if all(isinstance(st, SetProperties | UnsetProperties) for st in statements):
             changes = update.preview()
         else:
-            changes = self._commit_schema_update(update, ddl=ddl)
+            changes = self.commit_schema_update(update, ddl=ddl)
         if properties:
             self.set_properties(to_set, unset=to_unset, if_exists=if_exists)
         return changes
@@ -518,7 +498,7 @@ class Table:
         afterwards use the new values; a property change is not a commit (it is not undone
         by rollback or time travel). ``SQL``: ``ALTER TABLE t SET TBLPROPERTIES (...)``.
         """
-        with self._locked():
+        with self.locked():
             fresh = TableConfig.load(self.root)
             new = changed_config(fresh, values, tuple(unset), if_exists=if_exists,
                                  root=self.root)
@@ -542,9 +522,10 @@ class Table:
         """
         update = SchemaUpdate(self.schema, allow_set_not_null=True)
         yield update
-        self._commit_schema_update(update)
+        self.commit_schema_update(update)
 
-    def _check_protected(self, update: SchemaUpdate) -> None:
+    def check_protected(self, update: SchemaUpdate) -> None:
+        """Refuse an update that drops or retypes a key, partition or precombine column."""
         protected = {*self._config.primary_key_ids, *self._config.partition_ids}
         if self._config.precombine_id is not None:
             protected.add(self._config.precombine_id)
@@ -558,18 +539,14 @@ class Table:
                     hint="renaming it works; to change keys, create a new table and copy",
                 )
 
-    def _check_not_null(self, base: Schema, changes: SchemaDiff) -> None:
-        from pyspark.sql import functions as F
-
+    def validate_data(self, base: Schema, changes: SchemaDiff) -> None:
+        """Check the data against ``changes`` before they commit: a column made NOT NULL
+        must hold no null (counted by :meth:`count_nulls`)."""
         targets = [c for c in changes.by_kind("nullability") if c.new is False]
         if not targets:
             return
-        df = self.read()
-        checks = [F.sum(F.when(_null_at(base, c.field_id), 1).otherwise(0))
-                  .alias(str(i)) for i, c in enumerate(targets)]
-        row = df.agg(*checks).collect()[0]
-        for i, c in enumerate(targets):
-            count = int(row[str(i)] or 0)
+        counts = self.count_nulls(base, [c.field_id for c in targets])
+        for c, count in zip(targets, counts, strict=True):
             if count:
                 raise DataValidationError(
                     f"Cannot SET NOT NULL on {c.old_path!r}: {count} rows hold null",
@@ -577,12 +554,21 @@ class Table:
                     hint="fill the nulls with an upsert first, or keep the column nullable",
                 )
 
-    def _commit_schema_update(self, update: SchemaUpdate, *, ddl: str | None = None
-                              ) -> SchemaDiff:
-        from evonb.services.rollback import rollback_failed, writer_info
-        from evonb.table.conflicts import Operation, check
+    def count_nulls(self, schema: Schema, field_ids: Sequence[int]) -> list[int]:
+        """For each field ID, the rows holding a null there: data is read by an engine, so
+        a table without one cannot check (``evonb.open_table`` gives one with Spark)."""
+        raise EvoError("Checking the data for SET NOT NULL needs Spark",
+                       hint="open the table with evonb.open_table()")
 
-        self._check_protected(update)
+    def commit_schema_update(self, update: SchemaUpdate, *, ddl: str | None = None
+                             ) -> SchemaDiff:
+        """Commit ``update`` (built on an earlier schema: validated again under the lock
+        against the schema committed meanwhile, :class:`ConflictError` if it no longer
+        applies). :meth:`alter` and :meth:`update_schema` call it."""
+        from evonb.table.conflicts import Operation, check
+        from evonb.table.rollback import rollback_failed, writer_info
+
+        self.check_protected(update)
         base = update.base
         proposed = update.apply()
         check_reserved(proposed.column_names)
@@ -591,14 +577,14 @@ class Table:
             return changes
         rollback_failed(self)  # failed attempts of dead processes, before anything else
         base_commit = self.timeline.last_completed()
-        self._check_not_null(base, changes)
+        self.validate_data(base, changes)
         plan: dict[str, Any] = {"operation": "alter", "writer": writer_info()}
         if ddl:
             plan["ddl"] = ddl
         inst = self.timeline.requested("alter", plan=plan)
         saved = False
         try:
-            with self._locked():
+            with self.locked():
                 latest = self.schema
                 if latest.version_id != base.version_id:
                     # Serialized by the lock: validate against the schema committed meanwhile.
@@ -618,7 +604,7 @@ class Table:
                     instant=inst.timestamp,
                 ))
                 _, base_layout = self.version(base.version_id)
-                self._save_version(new, derive_layout(new, (base, base_layout)))
+                self.save_version(new, derive_layout(new, (base, base_layout)))
                 saved = True
                 metadata: dict[str, Any] = {
                     "operation": "alter",
@@ -635,10 +621,10 @@ class Table:
             if self.timeline.is_completed(inst):
                 raise  # interrupted after the commit point: the change is committed
             if saved:
-                self._drop_version(inst.timestamp)
+                self.drop_version(inst.timestamp)
             self.timeline.abort(inst)
             raise
-        self._snapshots.clear()
+        self.invalidate()
         return diff(base, new, moved=update.moved_ids)
 
     def _rebase_ddl(self, ddl: str | None, base: Schema, latest: Schema, changes: SchemaDiff
@@ -659,7 +645,7 @@ class Table:
             )
         try:
             update = ddl_to_update(latest, ddl, allow_set_not_null=True)
-            self._check_protected(update)
+            self.check_protected(update)
             proposed = update.apply()
         except EvoError as exc:
             raise ConflictError(
@@ -678,7 +664,8 @@ class Table:
         return latest, proposed, rebased
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def locked(self) -> Iterator[None]:
+        """Hold the table's commit lock (``evonb.lock.timeout`` seconds at most to get it)."""
         lock = lock_for_table(self.root, self._config.properties)
         timeout = self._config.float_property("evonb.lock.timeout", 60.0)
         lock.acquire(timeout)
@@ -686,106 +673,6 @@ class Table:
             yield
         finally:
             lock.release()
-
-    # ----------------------------------------------------------------- reads
-    def read(
-        self,
-        as_of: CommitRef | None = None,
-        *,
-        schema: Schema | str | CommitRef | None = None,
-        columns: Sequence[str] | None = None,
-        meta_columns: bool = False,
-        query: Literal["snapshot", "read_optimized"] = "snapshot",
-    ) -> DataFrame:
-        """The table as a Spark DataFrame.
-
-        ``as_of`` reads the data as of that commit, in the schema in force then; ``schema``
-        (``"latest"``, a version id or a commit) projects it onto another schema version.
-        ``meta_columns`` adds ``_evo_commit_time``, the instant that wrote each row.
-        ``query="read_optimized"`` reads the base files only (merge-on-read tables: without
-        the log blocks not compacted yet).
-        """
-        from evonb.services.clean import check_readable
-        from evonb.table.mor import read_snapshot
-
-        if query not in ("snapshot", "read_optimized"):
-            raise EvoError(f"Unknown query type {query!r}",
-                           hint="use 'snapshot' or 'read_optimized'")
-        snap = self.snapshot(as_of)
-        if as_of is not None:
-            check_readable(self, snap.instant)
-        query_schema = (self._store.load(snap.schema_version) if schema is None
-                        else self._resolve_schema(schema))
-        for column in columns or ():
-            query_schema.find(column)  # ColumnNotFoundError naming the closest column
-        df = read_snapshot(self, snap, query_schema, meta=meta_columns,
-                           read_optimized=query == "read_optimized")
-        if columns:
-            df = df.select(*[_col_ref(query_schema, query_schema.find_id(c)) for c in columns])
-        return df
-
-    def to_arrow(self, as_of: CommitRef | None = None, *,
-                 schema: Schema | str | CommitRef | None = None,
-                 columns: Sequence[str] | None = None, filter: Any = None,
-                 limit: int | None = None, meta_columns: bool = False) -> pa.Table:
-        """The table as a pyarrow Table, read without Spark (no JVM): the same rows, columns
-        and types as :meth:`read` (``as_of``, ``schema``, ``meta_columns`` alike).
-        ``columns`` selects top-level columns; ``filter`` is a ``pyarrow.compute``
-        expression over the query's column names; ``limit`` caps the rows."""
-        from evonb.arrow.reader import ArrowRead
-
-        return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
-                         limit=limit, meta_columns=meta_columns).to_table()
-
-    def to_batches(self, as_of: CommitRef | None = None, *,
-                   schema: Schema | str | CommitRef | None = None,
-                   columns: Sequence[str] | None = None, filter: Any = None,
-                   limit: int | None = None, meta_columns: bool = False
-                   ) -> Iterator[pa.RecordBatch]:
-        """:meth:`to_arrow` streamed as record batches, file by file (row group by row group
-        where no log block is merged); reading stops once ``limit`` rows were given."""
-        from evonb.arrow.reader import ArrowRead
-
-        return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
-                         limit=limit, meta_columns=meta_columns).batches()
-
-    def to_pandas(self, as_of: CommitRef | None = None, *,
-                  schema: Schema | str | CommitRef | None = None,
-                  columns: Sequence[str] | None = None, filter: Any = None,
-                  limit: int | None = None, meta_columns: bool = False) -> pd.DataFrame:
-        """:meth:`to_arrow` as a pandas DataFrame (no Spark)."""
-        return self.to_arrow(as_of, schema=schema, columns=columns, filter=filter,
-                             limit=limit, meta_columns=meta_columns).to_pandas()
-
-    def read_incremental(
-        self,
-        start: CommitRef,
-        end: CommitRef | None = None,
-        *,
-        schema: Schema | str | CommitRef | None = None,
-        meta_columns: bool = False,
-    ) -> DataFrame:
-        """Rows written by the commits that completed after ``start`` up to ``end`` (default:
-        the latest), in completion order, as they are at ``end``, in ``end``'s schema unless
-        ``schema`` says otherwise. ``start`` is a commit (exclusive), a date-time (the commits
-        completed after the last one completed at or before it) or ``"00000000000000000"``
-        (from the beginning). Rows are those whose ``_evo_commit_time`` is the instant of one
-        of those commits."""
-        from pyspark.sql import functions as F
-
-        from evonb.services.clean import check_readable
-        from evonb.table.mor import read_snapshot, since
-
-        snap = self.snapshot(end)
-        if end is not None:
-            check_readable(self, snap.instant)
-        records = self.incremental_commits(start, end)
-        instants = sorted(c.instant for c in records)
-        query = (self._store.load(snap.schema_version) if schema is None
-                 else self._resolve_schema(schema))
-        df = read_snapshot(self, since(snap, instants), query, meta=True)
-        df = df.filter(F.col(META_COMMIT_TIME).isin(instants) if instants else F.lit(False))
-        return df if meta_columns else df.drop(META_COMMIT_TIME)
 
     def incremental_commits(self, start: CommitRef, end: CommitRef | None = None
                             ) -> list[CommitRecord]:
@@ -801,27 +688,8 @@ class Table:
         return [c for c in commits if (lo is None or c.order > lo)
                 and (hi is None or c.order <= hi)]
 
-    # ---------------------------------------------------------------- writes
-    def write(self, df: DataFrame, mode: WriteMode = "insert") -> Commit:
-        """Write a DataFrame: ``insert``, ``upsert``, ``delete`` (by record key) or
-        ``overwrite``. Columns match by name; the schema evolves as the data needs."""
-        from evonb.table.writes import WriteJob
-
-        check_dataframe(df)
-        if mode not in WRITE_MODES:
-            raise EvoError(f"Unknown write mode {mode!r}", hint=f"use one of {WRITE_MODES}")
-        if mode in ("upsert", "delete") and not self._config.primary_key_ids:
-            raise WriteSchemaError(
-                f"{mode} needs a record key, and table {self.name!r} has none",
-                hint="create the table with primary_key=... (and precombine=...)",
-            )
-        check_plugins(self._config.properties, root=self.root)  # before any data is written
-        check_reserved(df.columns, writing=True)
-        record = WriteJob(self, df, mode).run()
-        self._snapshots.clear()
-        return Commit.from_record(record)
-
-    def _reconcile(self, base: Schema, incoming: Schema) -> SchemaUpdate:
+    def reconcile_write(self, base: Schema, incoming: Schema) -> SchemaUpdate:
+        """The schema change a write of ``incoming`` makes to ``base``, by the write properties."""
         protected = frozenset({*self._config.primary_key_ids, *self._config.partition_ids})
         return reconcile(
             base, incoming,
@@ -847,39 +715,6 @@ class Table:
                 out.append(f)
         return out
 
-    # -------------------------------------------------------------- services
-    def compact(self, *, upgrade_schema: bool = True,
-                progress: ProgressCallback | None = None) -> Commit | None:
-        """Merge log blocks into new base files (merge-on-read) and, with ``upgrade_schema``,
-        rewrite files of older schema versions in the latest one. None if nothing to do."""
-        from evonb.services.compaction import compact
-
-        return compact(self, upgrade_schema=upgrade_schema, progress=progress)
-
-    def rewrite(self, ddl: str | None = None, *, on_cast_error: Literal["fail", "null"] = "fail",
-                purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:
-        """Apply ``ddl`` that metadata cannot (e.g. ``ALTER COLUMN price TYPE int`` on a double)
-        by rewriting every file, or (``purge_dropped``) rewrite every file in the latest schema."""
-        from evonb.services.rewrite import rewrite
-
-        return rewrite(self, ddl, on_cast_error=on_cast_error, purge_dropped=purge_dropped,
-                       progress=progress)
-
-    def clean(self, *, retain_commits: int | None = None, retain_hours: float | None = None,
-              keep_schema_versions: int | None = None) -> Commit | None:
-        """Remove files no commit in the retention window needs, and prune schema history."""
-        from evonb.services.clean import clean
-
-        return clean(self, retain_commits=retain_commits, retain_hours=retain_hours,
-                     keep_schema_versions=keep_schema_versions)
-
-    def rollback(self, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
-        """Undo the commit that completed last, or ``instant`` (and, with ``cascade``, the
-        commits that completed after it)."""
-        from evonb.services.rollback import rollback
-
-        return rollback(self, instant, cascade=cascade)
-
     def drop(self) -> None:
         """Delete the table: its data files and metadata."""
         shutil.rmtree(self.root)
@@ -901,41 +736,6 @@ def check_reserved(names: Sequence[str], *, writing: bool = False) -> None:
 def _sets_not_null(changes: SchemaDiff) -> bool:
     """Whether ``changes`` make a column NOT NULL (a DDL validated against the data)."""
     return any(c.new is False for c in changes.by_kind("nullability"))
-
-
-def _null_at(schema: Schema, field_id: int) -> Any:
-    """A Spark condition: the row holds a null at ``field_id`` (a struct member, array element
-    or map value at any depth; a null parent is no violation of the child's NOT NULL)."""
-    from pyspark.sql import functions as F
-
-    from evonb.schema.types import ArrayType, MapType
-
-    chain = [field_id]
-    while (parent := schema.parent_of(chain[-1])) != -1:
-        chain.append(parent)
-    chain.reverse()
-
-    def test(level: int, value: Any) -> Any:
-        if level == len(chain) - 1:
-            return value.isNull()
-        holder = schema.field_by_id(chain[level]).type
-        child = chain[level + 1]
-        if isinstance(holder, ArrayType):
-            inner = F.exists(value, lambda e: test(level + 1, e))
-        elif isinstance(holder, MapType):
-            if holder.key.id == child:
-                return F.lit(False)  # map keys are never null
-            inner = F.exists(F.map_values(value), lambda e: test(level + 1, e))
-        else:
-            inner = test(level + 1, value.getField(schema.field_by_id(child).name))
-        return value.isNotNull() & F.coalesce(inner, F.lit(False))
-
-    return test(0, F.col("`" + schema.field_by_id(chain[0]).name.replace("`", "``") + "`"))
-
-
-def _col_ref(schema: Schema, field_id: int) -> str:
-    info = schema.info(field_id)
-    return ".".join("`" + n.replace("`", "``") + "`" for n in info.path)
 
 
 def vars_of(v: ColumnVersion) -> list[Any]:
@@ -960,4 +760,4 @@ def _describe_change(prev: ColumnVersion | None, cur: ColumnVersion) -> str:
     return ",".join(parts)
 
 
-__all__ = ["Table", "create_table", "open_table"]
+__all__ = ["BaseTable", "CommitRef", "create_table", "open_table"]

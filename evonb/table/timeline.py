@@ -11,7 +11,7 @@ two writers completing the same instant exactly one wins. Requested and inflight
 completion; right after the commit point the inflight record gets a copy of the commit (key
 ``commit``), which proves the commit should its completed file ever go missing. An instant with
 no completed file is *pending* (in progress, or a failed attempt for rollback to clean up,
-unless it provably committed: :func:`evonb.services.rollback.lost_commit`). Names that do not
+unless it provably committed: :func:`evonb.table.rollback.lost_commit`). Names that do not
 follow the pattern, and temporary files of atomic writes, are ignored.
 
 **Completion order.** The instant is when an action *started*; commits that overlap in time may

@@ -219,8 +219,8 @@ def test_a_log_block_placed_while_its_attempt_is_rolled_back_is_removed(table, m
     """A task of a killed writer can outlive it and place a log block during the rollback of
     its attempt: before the rollback's abort (its second look removes the block), or after it
     (the task sees the attempt gone and removes the block itself)."""
-    from evonb.services import rollback as rb
     from evonb.spark.avro_log import _BlockSink, log_path
+    from evonb.table import rollback as rb
     from evonb.table.timeline import instant_on_timeline
 
     inst = table.timeline.requested("deltacommit", plan={"operation": "upsert",

@@ -17,9 +17,9 @@ import pytest
 
 import evonb
 from evonb.errors import ConflictError, EvoError
-from evonb.services.clean import CommitCleanedError
 from evonb.table.check import check_table
 from evonb.table.instants import format_instant, parse_instant
+from evonb.table.retention import CommitCleanedError
 from tests.concurrency.test_concurrent_commits import content, during_next_commit, rows
 
 pytestmark = pytest.mark.spark

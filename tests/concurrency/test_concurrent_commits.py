@@ -214,14 +214,14 @@ def test_a_compaction_meanwhile_adds_no_keys(spark, warehouse) -> None:
 # ------------------------------------------------------------------------- DDL against DDL
 def during_ddl(table, action: Callable[[], Any]) -> None:
     """Run ``action`` when ``table``'s next DDL has been validated, before it locks."""
-    original = table._check_not_null
+    original = table.validate_data
 
     def hooked(*args: Any) -> None:
-        del table._check_not_null
+        del table.validate_data
         action()
         original(*args)
 
-    table._check_not_null = hooked
+    table.validate_data = hooked
 
 
 def test_second_ddl_is_validated_against_the_first(table) -> None:

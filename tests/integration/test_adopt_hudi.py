@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from evonb.api import convert
 from evonb.errors import TableExistsError, UnsupportedTableError
-from evonb.table.convert import convert
 from evonb.table.hudi import META_COLUMNS, read_properties
 
 pytestmark = pytest.mark.spark
@@ -156,7 +156,7 @@ def test_keep_meta_columns(spark, tmp_path):
 def test_evolve_and_upsert_after_adoption(spark, hudi_table, monkeypatch):
     from pyspark.sql import functions as F
 
-    import evonb.table.writes as writes
+    import evonb.spark.writes as writes
 
     # the exact key lookup, so that the upsert rewrites only the file group holding its key
     # (small merges otherwise rewrite every candidate: adopted files have no key statistics)

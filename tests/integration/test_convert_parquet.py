@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from evonb.api import convert
 from evonb.errors import TableExistsError, TableNotFoundError, UnsupportedTableError
-from evonb.table.convert import convert
 
 pytestmark = pytest.mark.spark
 

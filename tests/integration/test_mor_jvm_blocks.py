@@ -15,7 +15,7 @@ import pytest
 
 import evonb
 from evonb.spark.block_scan import jvm_blocks_available
-from evonb.table.mor import file_groups, position_drops, read_snapshot
+from evonb.spark.mor import file_groups, position_drops, read_snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -171,7 +171,7 @@ def test_a_tinyint_column_uses_python(spark, tmp_path):
 def test_a_codec_spark_cannot_decode_uses_python(spark, tmp_path, monkeypatch):
     """Blocks are read by Spark's reader only in the codecs it decodes (deflate here); a block
     in another codec goes to the Python reader."""
-    import evonb.table.mor as mor_module
+    import evonb.spark.mor as mor_module
 
     ddl, cols = "id bigint not null, v string, ts bigint", "id long, v string, ts long"
     mor, cow, _ = _tables(spark, tmp_path, ddl, cols,

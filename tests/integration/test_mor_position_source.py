@@ -17,7 +17,7 @@ import pytest
 
 import evonb
 from evonb.spark import jvm, position_source
-from evonb.table.mor import read_snapshot
+from evonb.spark.mor import read_snapshot
 
 pytestmark = pytest.mark.spark
 

@@ -8,14 +8,12 @@ incremental reads agree with a copy-on-write table given the same writes."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import fastavro
 import pytest
 
 import evonb
 from evonb.spark.avro_log import BASE_ROWS_KEY, DROP_KEY, POSITIONS_PROPERTY, block_header
-from evonb.table.mor import position_drops, read_snapshot
+from evonb.spark.mor import position_drops, read_snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -29,7 +27,7 @@ def _rows(df):
 def _both(t, **kw):
     """The snapshot read merged by position (where possible) and by key only."""
     snap = t.snapshot(kw.pop("as_of", None))
-    query = t._store.load(snap.schema_version)
+    query = t.schema_store.load(snap.schema_version)
     by_pos = _rows(read_snapshot(t, snap, query, **kw))
     by_key = _rows(read_snapshot(t, snap, query, positions=False, **kw))
     return by_pos, by_key
@@ -111,8 +109,7 @@ def test_blocks_without_positions_fall_back_to_the_key_merge(spark, tmp_path):
     assert all(DROP_KEY not in block_header(str(mor.root / f.path))
                for f in mor.snapshot().logs)
     # positions on again (the property is read by each write)
-    mor._config = dataclasses.replace(
-        mor._config, properties={**mor._config.properties, POSITIONS_PROPERTY: "true"})
+    mor.set_properties({POSITIONS_PROPERTY: "true"})
     _write(both, spark, [(2, "new-block", 7), (22, "new-block", 7), (1, "again", 8)])
     _write(both, spark, [(i, f"c{i}", 5) for i in range(40, 50)], "insert")
     _write(both, spark, [(41, "only-new", 9)])
@@ -189,7 +186,7 @@ def test_without_precombine(spark, tmp_path):
 
 
 def test_groups_beyond_the_bitmap_cap_merge_by_key(spark, tmp_path, monkeypatch):
-    import evonb.table.mor as mor_module
+    import evonb.spark.mor as mor_module
 
     mor, cow = _tables(spark, tmp_path)
     both = (mor, cow)
@@ -206,7 +203,7 @@ def test_groups_beyond_the_bitmap_cap_merge_by_key(spark, tmp_path, monkeypatch)
 
 
 def test_size_slots_separate_every_distinct_key():
-    from evonb.table.mor import _size_slots
+    from evonb.spark.mor import _size_slots
 
     for keys in ([10, 20, 30], [5, 5, 7], [1_048_576 + 64 * i for i in range(50)], [3]):
         m = _size_slots(keys)
@@ -260,7 +257,7 @@ def test_a_base_file_changed_while_planning_fails_the_read(spark, tmp_path, monk
     planned is not affected by a later change; a file changed while the read is planned (here
     while Spark lists the files) fails the read with an evonb error, rather than reading
     another file's bits."""
-    import evonb.table.mor as mor_module
+    import evonb.spark.mor as mor_module
 
     mor, cow = _equal_size_tables(spark, tmp_path)
     _touch_all(mor, 1_700_000_000_000_000_000)
@@ -283,7 +280,7 @@ def test_a_base_file_changed_while_planning_fails_the_read(spark, tmp_path, monk
 def test_position_winners_after_a_rename_and_an_added_column(spark, tmp_path):
     """Blocks written before a rename and an added column are still merged by position; the
     Python workers send only the winning records, with only the columns the query reads."""
-    from evonb.table.mor import position_winners
+    from evonb.spark.mor import position_winners
 
     mor, cow = _tables(spark, tmp_path)
     both = (mor, cow)
@@ -312,7 +309,7 @@ def test_an_unchanged_snapshot_reuses_its_plan(spark, tmp_path):
     """Reading an unchanged merge-on-read table again reuses the plan of its merge by position
     (the same DataFrames); a new block, a touched base file or another query schema plans
     afresh, and every read is right."""
-    from evonb.table.mor import _POSITION_PLANS
+    from evonb.spark.mor import _POSITION_PLANS
 
     mor, cow = _equal_size_tables(spark, tmp_path)
     _POSITION_PLANS.clear()

@@ -139,7 +139,7 @@ def test_stale_schema_update_is_a_conflict(people):
     stale = SchemaUpdate(people.schema).add_column("a", "int")
     people.alter("ALTER TABLE people ADD COLUMN b int")
     with pytest.raises(ConflictError, match="schema changed"):
-        people._commit_schema_update(stale)
+        people.commit_schema_update(stale)
     assert people.schema.has("b") and not people.schema.has("a")
 
 

@@ -393,7 +393,7 @@ def test_rollback_and_clean(evo, trips, spark):
 
 
 def test_services_that_are_missing_say_so(evo, trips, monkeypatch):
-    from evonb.table.table import Table
+    from evonb.api import Table
 
     monkeypatch.delattr(Table, "compact")
     with pytest.raises(UsageError, match=r"%evo compact is not available.*Table.compact\(\)"):

@@ -20,9 +20,9 @@ import pytest
 from IPython.core.error import UsageError
 
 import evonb
+from evonb.api import Table
 from evonb.errors import UnknownPluginError
 from evonb.table.conflicts import Operation
-from evonb.table.table import Table
 from tests.concurrency.helpers import child_env, data_files, metadata_digest
 from tests.plugins import POLICIES, install
 from tests.security.planted import plant

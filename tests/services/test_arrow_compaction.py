@@ -19,8 +19,8 @@ import evonb
 from evonb.services import ProgressLog
 from evonb.services.compaction import ARROW_PROPERTY
 from evonb.spark.group_merge import pack
+from evonb.spark.mor import read_snapshot
 from evonb.table.check import check_table
-from evonb.table.mor import read_snapshot
 
 pytestmark = pytest.mark.spark
 
@@ -47,7 +47,7 @@ def _rows(df):
 
 def _meta_rows(t, instant=None):
     snap = t.snapshot(instant)
-    return _rows(read_snapshot(t, snap, t._store.load(snap.schema_version), meta=True))
+    return _rows(read_snapshot(t, snap, t.schema_store.load(snap.schema_version), meta=True))
 
 
 def _pair(tmp_path, ddl, properties=None, **kw):

@@ -11,8 +11,8 @@ import pytest
 
 import evonb
 from evonb.errors import CommitNotFoundError, DataValidationError, EvoError
-from evonb.services.clean import CommitCleanedError
 from evonb.services.progress import ProgressLog
+from evonb.table.retention import CommitCleanedError
 
 pytestmark = pytest.mark.spark
 
@@ -134,7 +134,7 @@ def test_clean_retention_and_schema_pruning(spark, tmp_path):
     t.write(spark.createDataFrame([(1, "a2", 1)], "id long, v string, x int"), "upsert")
     c3 = t.history()[-1].instant
     t.alter("ALTER TABLE t RENAME COLUMN v TO w")
-    versions = t._store.versions()
+    versions = t.schema_store.versions()
     before = _rows(t.read())
     files_before = _data_files(t)
     commit = t.clean(retain_commits=2, keep_schema_versions=1)
@@ -143,7 +143,7 @@ def test_clean_retention_and_schema_pruning(spark, tmp_path):
     assert gone and gone <= files_before and not gone & _data_files(t)
     # versions: the latest (policy) and the one the upsert's file uses stay; the first goes
     assert commit.metadata["cleaned_versions"] == [versions[0]]
-    assert t._store.versions() == versions[1:]
+    assert t.schema_store.versions() == versions[1:]
     assert str(commit).endswith(
         f"clean      schema {t.schema.version_id} deleted {len(gone)} file"
         f"{'' if len(gone) == 1 else 's'} and 1 schema version; commits from {c3} on stay "
@@ -179,7 +179,7 @@ def test_rollback_of_the_last_write_and_of_a_ddl(spark, tmp_path):
     ddl = t.schema.version_id
     x_id = t.schema.find("x").id
     t.rollback()
-    assert t.schema.fields == schema.fields and ddl not in t._store.versions()
+    assert t.schema.fields == schema.fields and ddl not in t.schema_store.versions()
     assert t.schema.max_column_id == x_id  # the ID of x is never given again
     # a commit with a later one after it needs cascade
     t.alter("ALTER TABLE t RENAME COLUMN v TO w")

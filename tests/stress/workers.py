@@ -176,7 +176,7 @@ KILL_POINTS = {
     # ... and of the rollback of a failed attempt (its files removed, its instant not yet;
     # then the attempt gone, the rollback commit not yet recorded)
     "rollback-abort": ("evonb.table.timeline:Timeline", "abort", "before"),
-    "rollback-undo": ("evonb.services.rollback:_undo_attempt", None, "after"),
+    "rollback-undo": ("evonb.table.rollback:_undo_attempt", None, "after"),
 }
 ROLLBACK_POINTS = frozenset(p for p in KILL_POINTS if p.startswith("rollback-"))
 """Points passed only while rolling back a failed attempt: the child needs one to find."""

@@ -13,8 +13,8 @@ from IPython.core.error import UsageError
 import evonb
 from evonb.__main__ import main
 from evonb.errors import CorruptFileError, DataFileMissingError
-from evonb.services.rollback import rollback_failed
 from evonb.table.check import check_table, repair_table
+from evonb.table.rollback import rollback_failed
 
 pytestmark = pytest.mark.spark
 

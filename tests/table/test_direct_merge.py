@@ -10,7 +10,7 @@ import random
 import pytest
 
 import evonb
-from evonb.table.writes import DIRECT_MERGE_PROPERTY
+from evonb.spark.writes import DIRECT_MERGE_PROPERTY
 
 pytestmark = pytest.mark.spark
 

@@ -26,7 +26,7 @@ COLS = "id bigint, name string, ts bigint"
 def exact_lookup(monkeypatch):
     """These tests are about the exact key lookup: small copy-on-write merges skip it by
     default (``evonb.write.direct_merge.bytes``, tested in ``test_direct_merge.py``)."""
-    import evonb.table.writes as writes
+    import evonb.spark.writes as writes
 
     monkeypatch.setattr(writes, "DEFAULT_DIRECT_MERGE_BYTES", 0)
 

@@ -14,7 +14,7 @@ def test_snapshots_are_kept_up_to_a_bound_most_recent_first(tmp_path):
     commits = list(t.history())
     assert len(commits) == SNAPSHOTS_KEPT + 7
     first = {c.instant: t.snapshot(as_of=c.instant) for c in commits}
-    assert len(t._snapshots) == SNAPSHOTS_KEPT
+    assert t.cached_snapshots == SNAPSHOTS_KEPT
     # The latest snapshots read are kept: the same objects come back.
     recent = commits[-SNAPSHOTS_KEPT:]
     assert all(t.snapshot(as_of=c.instant) is first[c.instant] for c in recent)
@@ -22,5 +22,5 @@ def test_snapshots_are_kept_up_to_a_bound_most_recent_first(tmp_path):
     again = t.snapshot(as_of=commits[0].instant)
     assert again is not first[commits[0].instant] and again == first[commits[0].instant]
     assert t.snapshot(as_of=commits[0].instant) is again
-    assert len(t._snapshots) == SNAPSHOTS_KEPT
+    assert t.cached_snapshots == SNAPSHOTS_KEPT
     assert t.snapshot().schema_version == commits[-1].instant

@@ -29,7 +29,7 @@ _KEY_PROPS = {"primarykey", "primary_key", "precombinefield", "precombine", "typ
 
 def create(ctx: Context, text: str) -> TableInfo:
     """Create the table of one CREATE TABLE statement (in the warehouse, or at LOCATION)."""
-    from evonb.table.table import create_table
+    from evonb.api import create_table
 
     statements = parse_ddl(text)
     if len(statements) > 1 and any(isinstance(s, CreateTable) for s in statements):

@@ -15,8 +15,8 @@ from evonb.notebook.args import number, parse_args, resolve_ref, whole
 from evonb.notebook.widgets.progress import JobProgress
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evonb.api import Table
     from evonb.notebook.context import Context
-    from evonb.table.table import Table
 
 USAGES = {
     "compact": "%evo compact <table> [--upgrade-schema false]",
@@ -78,8 +78,8 @@ def service_method(table_cls: type, name: str) -> Any:
 
 def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
     """Open the table, call ``Table.<name>(...)`` under a progress bar, return its result."""
+    from evonb.api import Table
     from evonb.sql import parse_ddl
-    from evonb.table.table import Table
 
     usage = USAGES[name]
     service_method(Table, name)

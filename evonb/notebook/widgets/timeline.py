@@ -15,9 +15,9 @@ from evonb.notebook.widgets.base import FallbackMixin
 from evonb.schema.diffing import diff
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evonb.api import Table
     from evonb.schema.schema import Schema
     from evonb.table.history import Commit
-    from evonb.table.table import Table
 
 MODES = (("that commit's schema", "commit"), ("today's schema", "latest"))
 

@@ -58,19 +58,19 @@ from evonb.spark.block_scan import (
     scan_blocks,
 )
 from evonb.spark.columns import spark_read_type, to_column
-from evonb.spark.kept import LRU
 from evonb.spark.literals import long_array
 from evonb.spark.reader import read_files
 from evonb.table.check import file_error
 from evonb.table.layout import META_COMMIT_TIME, Layout
+from evonb.table.lru import LRU
 from evonb.table.read_plan import plan_group, referenced_columns
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from evonb.table.table import Table
-    from evonb.table.writes import WriteJob
+    from evonb.spark.table import SparkTable
+    from evonb.spark.writes import WriteJob
 
 ORDER = "__evo_order"
 BASE_PRE = "__evo_base_pre"
@@ -84,10 +84,10 @@ AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
 DEFAULT_AVRO_CODEC = "null"
 
 
-def log_format(table: Table) -> str:
+def log_format(table: SparkTable) -> str:
     """The log format of new blocks: the ``evonb.mor.log_format`` property (``avro``, the
     default, or ``parquet``)."""
-    fmt = (table._config.property(LOG_FORMAT_PROPERTY, DEFAULT_LOG_FORMAT) or "").strip().lower()
+    fmt = (table.raw_config.property(LOG_FORMAT_PROPERTY, DEFAULT_LOG_FORMAT) or "").strip().lower()
     if fmt not in ("avro", "parquet"):
         raise EvoError(f"Table property {LOG_FORMAT_PROPERTY}={fmt!r} is not a log format",
                        hint="use avro or parquet")
@@ -120,11 +120,11 @@ def since(snap: Snapshot, instants: Collection[str]) -> Snapshot:
 
 
 # ------------------------------------------------------------------------------- reading
-def _merge_columns(table: Table, query: Schema) -> tuple[Schema, list[str], str | None,
+def _merge_columns(table: SparkTable, query: Schema) -> tuple[Schema, list[str], str | None,
                                                           list[str]]:
     """``query`` extended with the key and precombine columns it lacks; their names, and the
     names of the added columns (to drop after the merge)."""
-    config = table._config
+    config = table.raw_config
     wanted = [*config.primary_key_ids]
     if config.precombine_id is not None:
         wanted.append(config.precombine_id)
@@ -143,7 +143,7 @@ def _merge_columns(table: Table, query: Schema) -> tuple[Schema, list[str], str 
     return ext, keys, pre, extra
 
 
-def read_logs(table: Table, logs: Sequence[DataFile], query: Schema) -> DataFrame:
+def read_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema) -> DataFrame:
     """Log records projected onto ``query`` by field ID, with ``_evo_commit_time`` and
     ``_evo_deleted`` (one read per schema version of the blocks)."""
     from pyspark.sql import functions as F
@@ -181,7 +181,7 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
             .drop("__evo_rn", ORDER, DELETED))
 
 
-def resolved_logs(table: Table, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
+def resolved_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
                   precombine: str | None) -> DataFrame:
     """The log records resolved per key (see :func:`resolve_logs`), projected onto ``query``.
 
@@ -195,7 +195,7 @@ def resolved_logs(table: Table, logs: Sequence[DataFile], query: Schema, keys: S
     if len(versions) != 1:
         return resolve_logs(read_logs(table, logs, query), keys, precombine)
     schema, layout = table.version(versions.pop())
-    config = table._config
+    config = table.raw_config
     wanted = [*config.primary_key_ids, *([config.precombine_id]
                                          if config.precombine_id is not None else [])]
     if not all(schema.has_id(i) for i in wanted):  # pragma: no cover - keys are never dropped
@@ -269,7 +269,7 @@ def _header_listing(path: str, size: int, mtime_ns: int
             if DROP_KEY in header else None)
 
 
-def position_drops(table: Table, snap: Snapshot) -> dict[str, Any]:
+def position_drops(table: SparkTable, snap: Snapshot) -> dict[str, Any]:
     """The file groups of ``snap`` that can be merged by position, each with the positions of
     the base rows its log blocks replace or delete (a sorted numpy array).
 
@@ -403,7 +403,7 @@ def _kept_rows(spark: SparkSession, files: Sequence[DataFile], drops: dict[str, 
     return F.getbit(word, (row % 64).cast("int")) == 0
 
 
-def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = False,
+def read_snapshot(table: SparkTable, snap: Snapshot, query: Schema, *, meta: bool = False,
                   read_optimized: bool = False, positions: bool = True) -> DataFrame:
     """``snap`` as one DataFrame in ``query``'s schema: base files merged with their log blocks
     (``read_optimized``: base files only). File groups without logs are read as they are.
@@ -444,7 +444,7 @@ def read_snapshot(table: Table, snap: Snapshot, query: Schema, *, meta: bool = F
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
+def _merge_by_position(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
                        drops: dict[str, Any], query: Schema, meta: bool) -> list[DataFrame]:
     """The base rows of ``bases`` the logs leave, and the log records that replace base rows
     (or bring back deleted keys): no join."""
@@ -452,7 +452,7 @@ def _merge_by_position(table: Table, snap: Snapshot, bases: Sequence[DataFile],
     part = subset(snap, bases)
     keys = file_keys(table.root, bases)
     names = [Path(f.path).name for f in bases]
-    in_reader = (table._config.bool_property(position_source.PROPERTY, True)
+    in_reader = (table.raw_config.bool_property(position_source.PROPERTY, True)
                  and len(set(names)) == len(names) and position_source.available(spark))
     plan_key = _position_plan_key(table, bases, part.logs, keys, query, meta, in_reader)
     found = _POSITION_PLANS.get(plan_key) if plan_key is not None else None
@@ -487,7 +487,7 @@ literal, the analysis of its filter and the log reader (about 0.1 s for the benc
 groups)."""
 
 
-def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[DataFile],
+def _position_plan_key(table: SparkTable, bases: Sequence[DataFile], logs: Sequence[DataFile],
                        keys: Sequence[int], query: Schema, meta: bool, in_reader: bool
                        ) -> tuple[Any, ...] | None:
     """What a merge by position's plan depends on: the session (and its time zone, which the
@@ -505,10 +505,10 @@ def _position_plan_key(table: Table, bases: Sequence[DataFile], logs: Sequence[D
             spark.conf.get("spark.sql.session.timeZone"), str(table.root),
             tuple(f.path for f in bases), tuple(keys),
             tuple(f.path for f in logs), tuple(file_keys(table.root, logs)), query, meta,
-            table._config.bool_property(JVM_READ_PROPERTY, True), in_reader)
+            table.raw_config.bool_property(JVM_READ_PROPERTY, True), in_reader)
 
 
-def position_winners(table: Table, logs: Sequence[DataFile], query: Schema, meta: bool
+def position_winners(table: SparkTable, logs: Sequence[DataFile], query: Schema, meta: bool
                      ) -> DataFrame:
     """The log records a merge by position adds, in ``query`` (with ``_evo_commit_time`` when
     ``meta``): per key and base position, the winner that follows a delete or beats its base
@@ -525,7 +525,7 @@ def position_winners(table: Table, logs: Sequence[DataFile], query: Schema, meta
     if len(versions) != 1:  # pragma: no cover - position_drops never plans it
         raise ValueError("position merges need blocks of one schema version")
     schema, layout = table.version(versions.pop())
-    config = table._config
+    config = table.raw_config
     group = plan_group(query, schema, layout, ())
     needed = sorted(set().union(*(referenced_columns(e) for _, e in group.columns)))
     if not needed:
@@ -574,11 +574,11 @@ def _jvm_codec(path: str) -> bool:
     return listed is not None and listed[3] in JVM_AVRO_CODECS
 
 
-def _jvm_blocks(table: Table, physical: Schema, needed: Sequence[str]) -> bool:
+def _jvm_blocks(table: SparkTable, physical: Schema, needed: Sequence[str]) -> bool:
     """Whether log blocks of ``physical`` can be read by Spark's reader for the columns
     ``needed``: the table allows it (``evonb.mor.read.jvm``), the session's Spark can, and
     each column reads exactly there."""
-    if not table._config.bool_property(JVM_READ_PROPERTY, True):
+    if not table.raw_config.bool_property(JVM_READ_PROPERTY, True):
         return False
     by_name = {f.name: f for f in physical.fields}
     return (all(jvm_readable(by_name[n]) for n in needed)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import DataValidationError, WriteSchemaError
+from evonb.schema.diffing import diff
 from evonb.schema.schema import Schema
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
@@ -22,17 +23,21 @@ from evonb.spark.writer import (
     remove_files,
     write_files,
 )
+from evonb.table.conflicts import WRITE_ACTIONS, check_write
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.properties import setting
 from evonb.table.read_plan import physical_struct, plan_group
+from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile
+from evonb.table.table import with_write_defaults
 from evonb.table.timeline import CommitRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType as SparkStructType
 
-    from evonb.table.table import Table
+    from evonb.spark.table import SparkTable
 
 DUPLICATES_PROPERTY = "evonb.write.insert_duplicates"
 """Table property: what an insert into a keyed table does with incoming rows that share a record
@@ -40,8 +45,6 @@ key: ``error`` (the default: two rows of one key would both be live, and every l
 read would have to pick one), ``combine`` (one row per key, by the precombine column, as Hudi's
 ``hoodie.combine.before.insert``) or ``allow`` (every row is written, as Hudi's insert does)."""
 DEFAULT_DUPLICATES = "error"
-ACTION = {"insert": "commit", "upsert": "commit", "delete": "commit",
-          "overwrite": "replacecommit"}
 DIRECT_MERGE_PROPERTY = "evonb.write.direct_merge.bytes"
 DEFAULT_DIRECT_MERGE_BYTES = 16 * 1024 * 1024
 PRIORITY = "__evo_priority"
@@ -59,12 +62,12 @@ def parquet_options(config: Any) -> dict[str, str]:
 class WriteJob:
     """A single write of ``df`` into ``table`` with ``mode``."""
 
-    def __init__(self, table: Table, df: DataFrame, mode: str) -> None:
+    def __init__(self, table: SparkTable, df: DataFrame, mode: str) -> None:
         self.table = table
         self.df = df
         self.mode = mode
         self.spark = table.spark
-        self.config = table._config
+        self.config = table.raw_config
         # Upserts and deletes: the incoming keys' range per key column (None: unknown) and
         # whether any row came in, from the job that checks the incoming rows.
         self.key_ranges: list[KeyRange] | None = None
@@ -74,14 +77,9 @@ class WriteJob:
 
     # ------------------------------------------------------------- schemas
     def _incoming(self) -> Schema:
-        from evonb.table.table import _strip_metadata
-
-        return Schema.from_spark(_strip_metadata(self.df.schema))
+        return Schema.from_spark(strip_metadata(self.df.schema))
 
     def run(self) -> CommitRecord:
-        from evonb.schema.diffing import diff
-        from evonb.services.rollback import rollback_failed, writer_info
-
         table = self.table
         rollback_failed(table)  # failed writes of dead processes, before anything else
         base_commit = table.timeline.last_completed()
@@ -92,13 +90,13 @@ class WriteJob:
             update = None
             incoming = self._key_only(incoming, base_schema)
         else:
-            update = table._reconcile(base_schema, incoming)
+            update = table.reconcile_write(base_schema, incoming)
         duplicates = (setting(self.config, DUPLICATES_PROPERTY, DEFAULT_DUPLICATES)
                       if self.mode == "insert" and self.config.primary_key_ids else "allow")
         if duplicates == "error":
             self._check_unique_keys(base_schema)
         mor = self.mode in ("upsert", "delete") and table.table_type == "mor"
-        inst = table.timeline.requested("deltacommit" if mor else ACTION[self.mode],
+        inst = table.timeline.requested("deltacommit" if mor else WRITE_ACTIONS[self.mode],
                                         plan={"operation": self.mode, "writer": writer_info()})
         instant = inst.timestamp
         added: list[DataFile] = []
@@ -120,7 +118,7 @@ class WriteJob:
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
             if mor:
-                from evonb.table.mor import write_delta
+                from evonb.spark.mor import write_delta
 
                 added, touched = write_delta(
                     self, physical, snapshot, target, layout, instant,
@@ -151,7 +149,7 @@ class WriteJob:
             table.timeline.inflight(inst, {"added": [f.path for f in added],
                                            "files": [f.to_dict() for f in added],
                                            "removed": [f.path for f in removed]})
-            with table._locked():
+            with table.locked():
                 latest = self._check_conflicts(
                     base_commit, removed + touched, evolved=bool(update), instant=instant,
                     schema_change=("add_columns" if update and update.only_adds_columns
@@ -171,7 +169,7 @@ class WriteJob:
                     metadata["schema_change"] = ("add_columns" if update.only_adds_columns
                                                  else "evolve")
                     metadata["changes"] = [c.to_dict() for c in diff(base_schema, target)]
-                    table._save_version(target, layout)
+                    table.save_version(target, layout)
                     saved_version = True
                 record = table.timeline.complete(inst, metadata)
         except BaseException:
@@ -179,13 +177,10 @@ class WriteJob:
                 raise  # interrupted after the commit point: the files belong to the table
             remove_files(table.root, added)
             if saved_version:
-                table._drop_version(instant)
+                table.drop_version(instant)
             table.timeline.abort(inst)
             raise
-        from evonb.services.compaction import compact_inline
-
-        table._snapshots.clear()
-        compact_inline(table)  # property evonb.compaction.inline.every
+        table.invalidate()
         return record
 
     def _key_only(self, incoming: Schema, table_schema: Schema) -> Schema:
@@ -220,9 +215,7 @@ class WriteJob:
         each key column, as written (``self.key_ranges``)."""
         from pyspark.sql import functions as F
 
-        from evonb.table.table import _with_write_defaults
-
-        query_struct = _with_write_defaults(physical_struct(target, layout))
+        query_struct = with_write_defaults(physical_struct(target, layout))
         assert isinstance(query_struct, StructType)
         query = Schema(fields=query_struct.fields, version_id=target.version_id,
                        max_column_id=target.max_column_id)
@@ -445,13 +438,29 @@ class WriteJob:
         default Hudi RFC-33: a write may commit after another change only if that change was
         an implicit column addition from a write); an upsert also fails if a write meanwhile
         added files that may hold its keys (:func:`evonb.table.conflicts.check_new_keys`)."""
-        from evonb.table.conflicts import check_write
 
         inserts = self.mode == "upsert" and not self.incoming_empty
         return check_write(self.table, self.mode, base, removed, evolved=evolved,
                            instant=instant, schema_change=schema_change,
                            key_ranges=(self.key_ranges or []) if inserts else None,
                            seen=self.seen)
+
+
+def strip_metadata(struct: SparkStructType) -> SparkStructType:
+    """A Spark schema with field metadata removed (IDs of other tables must not leak in)."""
+    from pyspark.sql import types as T
+
+    def strip(dt: T.DataType) -> T.DataType:
+        if isinstance(dt, T.StructType):
+            return T.StructType([T.StructField(f.name, strip(f.dataType), f.nullable)
+                                 for f in dt.fields])
+        if isinstance(dt, T.ArrayType):
+            return T.ArrayType(strip(dt.elementType), dt.containsNull)
+        if isinstance(dt, T.MapType):
+            return T.MapType(strip(dt.keyType), strip(dt.valueType), dt.valueContainsNull)
+        return dt
+
+    return strip(struct)  # type: ignore[return-value]
 
 
 def _named(schema: Schema) -> list[Any]:

@@ -52,7 +52,7 @@ from evonb.table.snapshot import replay
 from evonb.table.timeline import COMMIT_COPY_KEY, COMPLETION_KEY, CommitRecord, Instant, State
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import CommitRef, Table
+    from evonb.table.table import BaseTable, CommitRef
 
 PENDING_TIMEOUT_PROPERTY = "evonb.rollback.pending.timeout"
 DEFAULT_PENDING_TIMEOUT = 3600.0
@@ -144,12 +144,12 @@ def _remove_paths(root: Path, paths: Sequence[str]) -> int:
     return n
 
 
-def _drop_versions(table: Table, versions: Sequence[str]) -> list[str]:
-    stored = set(table._store.versions())
+def _drop_versions(table: BaseTable, versions: Sequence[str]) -> list[str]:
+    stored = set(table.schema_store.versions())
     dropped = []
     for v in versions:
         if v in stored:
-            table._drop_version(v)
+            table.drop_version(v)
             dropped.append(v)
     return dropped
 
@@ -262,13 +262,13 @@ def _rebuilt(root: Path, instant: str, action: str, inflight: Mapping[str, Any],
             COMPLETION_KEY: completion, "restored": "rebuilt from the inflight record"}
 
 
-def restore_lost(table: Table) -> list[LostCommit]:
+def restore_lost(table: BaseTable) -> list[LostCommit]:
     """Restore the completed file of every lost commit whose metadata is known (under the
     table lock); returns those restored."""
     from evonb.table.fsutil import atomic_write_json
 
     done = []
-    with table._locked():
+    with table.locked():
         completed = [(r.instant, r.metadata) for r in table.timeline.completed()]
         for inst in table.timeline.pending():
             lost = lost_commit(table.root, inst.timestamp, inst.action, completed)
@@ -280,19 +280,19 @@ def restore_lost(table: Table) -> list[LostCommit]:
             except FileExistsError:
                 continue
             done.append(lost)
-    table._snapshots.clear()
+    table.invalidate()
     return done
 
 
-def _highest_column_id(table: Table, versions: Sequence[str]) -> int:
+def _highest_column_id(table: BaseTable, versions: Sequence[str]) -> int:
     """The largest field ID given so far: that of the latest schema, or of a schema version
     about to be dropped (IDs only grow from version to version)."""
-    stored = set(table._store.versions())
+    stored = set(table.schema_store.versions())
     return max([table.schema.max_column_id,
-                *(table._store.load(v).max_column_id for v in versions if v in stored)])
+                *(table.schema_store.load(v).max_column_id for v in versions if v in stored)])
 
 
-def _keep_column_ids(table: Table, restored: str, highest: int | None, instant: str) -> str:
+def _keep_column_ids(table: BaseTable, restored: str, highest: int | None, instant: str) -> str:
     """The schema version to record after a rollback: ``restored``, or when its
     ``max_column_id`` is below ``highest`` (the rollback undid an added column), a copy of it
     saved as version ``instant`` with ``max_column_id`` raised, so that no ID is given again
@@ -300,12 +300,12 @@ def _keep_column_ids(table: Table, restored: str, highest: int | None, instant: 
     schema, layout = table.version(restored)
     if highest is None or schema.max_column_id >= highest:
         return restored
-    table._save_version(schema.replace(version_id=instant, max_column_id=highest), layout)
+    table.save_version(schema.replace(version_id=instant, max_column_id=highest), layout)
     return instant
 
 
 # --------------------------------------------------------------------- failed attempts
-def _plan_of(table: Table, inst: Instant) -> dict[str, Any]:
+def _plan_of(table: BaseTable, inst: Instant) -> dict[str, Any]:
     try:
         plan = table.timeline.read(inst.with_state(State.REQUESTED))
     except (FileNotFoundError, EvoError):
@@ -313,9 +313,9 @@ def _plan_of(table: Table, inst: Instant) -> dict[str, Any]:
     return plan if isinstance(plan, dict) else {}
 
 
-def _undo_attempt(table: Table, inst: Instant, plan: dict[str, Any]) -> list[str]:
+def _undo_attempt(table: BaseTable, inst: Instant, plan: dict[str, Any]) -> list[str]:
     """Remove what a failed attempt left behind; the paths removed (relative)."""
-    from evonb.spark.writer import staging_dir
+    from evonb.table.fsutil import staging_dir
 
     root = table.root
     removed = []
@@ -345,10 +345,10 @@ def _remove_files_of(root: Path, instant: str) -> list[str]:
     return [p.relative_to(root).as_posix() for p in paths]
 
 
-def rollback_failed(table: Table) -> list[str]:
+def rollback_failed(table: BaseTable) -> list[str]:
     """Roll back every failed attempt (pending, and abandoned: see :func:`is_abandoned`);
     records one ``rollback`` commit when there was any. Returns their instants."""
-    timeout = table._config.float_property(PENDING_TIMEOUT_PROPERTY, DEFAULT_PENDING_TIMEOUT)
+    timeout = table.raw_config.float_property(PENDING_TIMEOUT_PROPERTY, DEFAULT_PENDING_TIMEOUT)
     candidates = [i for i in table.timeline.pending()
                   if is_abandoned(i.timestamp, _plan_of(table, i), timeout=timeout)]
     if not candidates:
@@ -358,7 +358,7 @@ def rollback_failed(table: Table) -> list[str]:
     undone: list[str] = []  # completed commits removed by a rollback that stopped midway
     after: str | None = None
     highest: int | None = None  # the largest field ID an interrupted rollback had seen
-    with table._locked():
+    with table.locked():
         still = {i.timestamp for i in table.timeline.pending()}
         completed = [(r.instant, r.metadata) for r in table.timeline.completed()]
         for inst in candidates:
@@ -383,11 +383,11 @@ def rollback_failed(table: Table) -> list[str]:
             if undone:
                 meta["rolled_back"] = undone
             _record(table, meta, after=after, highest=highest)
-    table._snapshots.clear()
+    table.invalidate()
     return done
 
 
-def _record(table: Table, metadata: dict[str, Any], *, after: str | None = None,
+def _record(table: BaseTable, metadata: dict[str, Any], *, after: str | None = None,
             highest: int | None = None) -> CommitRecord:
     """A completed rollback commit (call under the lock), completing after ``after`` too; its
     schema keeps ``max_column_id`` at ``highest`` at least (:func:`_keep_column_ids`)."""
@@ -400,12 +400,13 @@ def _record(table: Table, metadata: dict[str, Any], *, after: str | None = None,
 
 
 # ------------------------------------------------------------------- completed commits
-def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
+def rollback(table: BaseTable, instant: CommitRef | None = None, *,
+             cascade: bool = False) -> Commit:
     """Undo the data or schema commit that completed last, or ``instant`` (which must be the
     last such commit to complete unless ``cascade=True``, which undoes the ones that completed
     after it too). Returns the ``rollback`` commit."""
     rollback_failed(table)
-    with table._locked():
+    with table.locked():
         completed = table.timeline.completed()
         undoable = [c for c in completed if c.action not in NOT_UNDOABLE]
         if not undoable:
@@ -457,7 +458,7 @@ def rollback(table: Table, instant: CommitRef | None = None, *, cascade: bool = 
             "added": [],
             "removed": [],
         }, after=after)
-    table._snapshots.clear()
+    table.invalidate()
     return Commit.from_record(record)
 
 
@@ -470,7 +471,7 @@ def _restored_version(remaining: list[CommitRecord]) -> str:
     return remaining[0].schema_version
 
 
-def _check_restorable(table: Table, remaining: list[CommitRecord],
+def _check_restorable(table: BaseTable, remaining: list[CommitRecord],
                       targets: list[CommitRecord], restored: str) -> None:
     """The table after the rollback must be readable: its files and schema still exist."""
     from evonb.table.schema_store import SchemaStore

@@ -1,0 +1,177 @@
+"""The table users hold: :class:`Table`, and :func:`create_table`, :func:`open_table` and
+:func:`convert`, which return one.
+
+Layers meet here. :class:`~evonb.table.table.BaseTable` is the format (no engine),
+:class:`~evonb.spark.table.SparkTable` adds Spark reads and writes; ``Table`` adds the
+JVM-free Arrow reads and the services (compaction, rewrite, clean, rollback).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from evonb.arrow.reader import ArrowRead
+from evonb.schema.schema import Schema
+from evonb.services.clean import clean as clean_table
+from evonb.services.compaction import compact as compact_table
+from evonb.services.compaction import compact_inline
+from evonb.services.progress import ProgressCallback
+from evonb.services.rewrite import rewrite as rewrite_table
+from evonb.spark.table import SparkTable, spark_schema
+from evonb.table import table as _table
+from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
+from evonb.table.fsutil import table_path
+from evonb.table.history import Commit
+from evonb.table.hudi import plan_hudi
+from evonb.table.rollback import rollback as rollback_table
+from evonb.table.table import BaseTable, CommitRef, WriteMode
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType as SparkStructType
+
+
+class Table(SparkTable):
+    """An evonb table. Obtain one with :func:`create_table`, :func:`open_table` or
+    :func:`convert`."""
+
+    def write(self, df: DataFrame, mode: WriteMode = "insert") -> Commit:
+        """Write a DataFrame: ``insert``, ``upsert``, ``delete`` (by record key) or
+        ``overwrite``. Columns match by name; the schema evolves as the data needs. After the
+        commit, compacts when ``evonb.compaction.inline.every`` data commits were made since
+        the last compaction."""
+        commit = super().write(df, mode)
+        compact_inline(self)
+        return commit
+
+    def to_arrow(self, as_of: CommitRef | None = None, *,
+                 schema: Schema | str | CommitRef | None = None,
+                 columns: Sequence[str] | None = None, filter: Any = None,
+                 limit: int | None = None, meta_columns: bool = False) -> pa.Table:
+        """The table as a pyarrow Table, read without Spark (no JVM): the same rows, columns
+        and types as :meth:`read` (``as_of``, ``schema``, ``meta_columns`` alike).
+        ``columns`` selects top-level columns; ``filter`` is a ``pyarrow.compute``
+        expression over the query's column names; ``limit`` caps the rows."""
+        return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
+                         limit=limit, meta_columns=meta_columns).to_table()
+
+    def to_batches(self, as_of: CommitRef | None = None, *,
+                   schema: Schema | str | CommitRef | None = None,
+                   columns: Sequence[str] | None = None, filter: Any = None,
+                   limit: int | None = None, meta_columns: bool = False
+                   ) -> Iterator[pa.RecordBatch]:
+        """:meth:`to_arrow` streamed as record batches, file by file (row group by row group
+        where no log block is merged); reading stops once ``limit`` rows were given."""
+        return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
+                         limit=limit, meta_columns=meta_columns).batches()
+
+    def to_pandas(self, as_of: CommitRef | None = None, *,
+                  schema: Schema | str | CommitRef | None = None,
+                  columns: Sequence[str] | None = None, filter: Any = None,
+                  limit: int | None = None, meta_columns: bool = False) -> pd.DataFrame:
+        """:meth:`to_arrow` as a pandas DataFrame (no Spark)."""
+        return self.to_arrow(as_of, schema=schema, columns=columns, filter=filter,
+                             limit=limit, meta_columns=meta_columns).to_pandas()
+
+    # -------------------------------------------------------------- services
+    def compact(self, *, upgrade_schema: bool = True,
+                progress: ProgressCallback | None = None) -> Commit | None:
+        """Merge log blocks into new base files (merge-on-read) and, with ``upgrade_schema``,
+        rewrite files of older schema versions in the latest one. None if nothing to do."""
+        return compact_table(self, upgrade_schema=upgrade_schema, progress=progress)
+
+    def rewrite(self, ddl: str | None = None, *, on_cast_error: Literal["fail", "null"] = "fail",
+                purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:
+        """Apply ``ddl`` that metadata cannot (e.g. ``ALTER COLUMN price TYPE int`` on a double)
+        by rewriting every file, or (``purge_dropped``) rewrite every file in the latest schema."""
+        return rewrite_table(self, ddl, on_cast_error=on_cast_error, purge_dropped=purge_dropped,
+                       progress=progress)
+
+    def clean(self, *, retain_commits: int | None = None, retain_hours: float | None = None,
+              keep_schema_versions: int | None = None) -> Commit | None:
+        """Remove files no commit in the retention window needs, and prune schema history."""
+        return clean_table(self, retain_commits=retain_commits, retain_hours=retain_hours,
+                     keep_schema_versions=keep_schema_versions)
+
+    def rollback(self, instant: CommitRef | None = None, *, cascade: bool = False) -> Commit:
+        """Undo the commit that completed last, or ``instant`` (and, with ``cascade``, the
+        commits that completed after it)."""
+        return rollback_table(self, instant, cascade=cascade)
+
+
+def _engine(table: BaseTable, spark: SparkSession | None) -> Table:
+    """``table`` (just made or opened by the format layer) as a :class:`Table`."""
+    return Table(table.root, table.raw_config, spark=spark)
+
+
+def create_table(
+    path: str | Path,
+    schema: str | Schema | SparkStructType,
+    *,
+    primary_key: str | Sequence[str] | None = None,
+    precombine: str | None = None,
+    partition_by: str | Sequence[str] = (),
+    table_type: str = "cow",
+    properties: dict[str, Any] | None = None,
+    name: str | None = None,
+    spark: SparkSession | None = None,
+    exist_ok: bool = False,
+) -> Table:
+    """Create an evonb table at ``path`` and return it.
+
+    ``schema`` is column DDL text (``"id bigint not null, name string"``), a Spark ``StructType``
+    or an evonb :class:`Schema`. ``primary_key`` and ``precombine`` enable upserts and deletes
+    (the row with the larger precombine value wins). ``table_type`` is ``"cow"``
+    (copy-on-write) or ``"mor"`` (merge-on-read). ``spark`` is the session the table reads and
+    writes with (default: :func:`evonb.session`).
+    """
+    if not isinstance(schema, str | Schema) and type(schema).__module__.startswith("pyspark"):
+        schema = spark_schema(schema)
+    made = _table.create_table(path, schema, primary_key=primary_key, precombine=precombine,
+                               partition_by=partition_by, table_type=table_type,
+                               properties=properties, name=name, exist_ok=exist_ok)
+    return _engine(made, spark)
+
+
+def open_table(path: str | Path, *, spark: SparkSession | None = None) -> Table:
+    """Open the evonb table at ``path`` (``spark``: the session to read and write with)."""
+    return _engine(_table.open_table(path), spark)
+
+
+def convert(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    primary_key: str | Sequence[str] | None = None,
+    precombine: str | None = None,
+    spark: SparkSession | None = None,
+    keep_meta_columns: bool = False,
+    properties: Mapping[str, Any] | None = None,
+) -> Table:
+    """Make the data at ``path`` an evonb table in place and return it; no data file is rewritten.
+
+    ``path`` holds Parquet files (Hive-style ``k=v/`` folders allowed when the files keep the
+    column) or a Hudi copy-on-write table (a ``.hoodie/`` folder). ``primary_key`` and
+    ``precombine`` enable upserts; for Hudi they default to the table's record key and precombine
+    field. ``keep_meta_columns`` keeps Hudi's ``_hoodie_*`` columns as ordinary columns.
+    Raises :class:`TableExistsError` on an evonb table and :class:`UnsupportedTableError` (or
+    :class:`TableNotFoundError`) on data that cannot be adopted; then nothing on disk changes.
+    """
+    root = table_path(path)
+    check_target(root)
+    keys = key_tuple(primary_key)
+    if (root / ".hoodie").is_dir():
+        plan = plan_hudi(root, name=name, primary_key=keys, precombine=precombine,
+                         keep_meta_columns=keep_meta_columns)
+    else:
+        plan = plan_parquet(root, name=name, primary_key=keys or (), precombine=precombine)
+    if properties:
+        plan = with_properties(plan, properties)
+    return _engine(install(root, plan), spark)
+
+
+__all__ = ["Table", "convert", "create_table", "open_table"]

@@ -1,0 +1,178 @@
+"""``SparkTable``: an evonb table with its Spark engine: reads (snapshot, time travel,
+read-optimized, incremental) and writes that evolve the schema. It adds to
+:class:`~evonb.table.table.BaseTable` only what needs a SparkSession."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from evonb.arguments import check_dataframe
+from evonb.errors import EvoError, WriteSchemaError
+from evonb.schema.schema import INITIAL_VERSION, Schema
+from evonb.schema.types import ArrayType, MapType
+from evonb.spark.mor import read_snapshot, since
+from evonb.spark.session import session
+from evonb.spark.writes import WriteJob, strip_metadata
+from evonb.table.config import TableConfig
+from evonb.table.history import Commit
+from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.properties import check_plugins
+from evonb.table.retention import check_readable
+from evonb.table.table import (
+    WRITE_MODES,
+    BaseTable,
+    CommitRef,
+    WriteMode,
+    check_reserved,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType as SparkStructType
+
+
+class SparkTable(BaseTable):
+    """An evonb table read and written through Spark (``spark``: its session; by default the
+    managed one, :func:`evonb.session`)."""
+
+    def __init__(self, root: Path, config: TableConfig, *,
+                 spark: SparkSession | None = None) -> None:
+        super().__init__(root, config)
+        self._spark = spark
+
+    @property
+    def spark(self) -> SparkSession:
+        """The SparkSession this table reads and writes with."""
+        return session() if self._spark is None else self._spark
+
+    def count_nulls(self, schema: Schema, field_ids: Sequence[int]) -> list[int]:
+        """For each field ID, the rows of the latest snapshot holding a null there (a null
+        parent struct, array or map is no null of the child)."""
+        from pyspark.sql import functions as F
+
+        checks = [F.sum(F.when(_null_at(schema, fid), 1).otherwise(0)).alias(str(i))
+                  for i, fid in enumerate(field_ids)]
+        row = self.read().agg(*checks).collect()[0]
+        return [int(row[str(i)] or 0) for i in range(len(field_ids))]
+
+    # ----------------------------------------------------------------- reads
+    def read(
+        self,
+        as_of: CommitRef | None = None,
+        *,
+        schema: Schema | str | CommitRef | None = None,
+        columns: Sequence[str] | None = None,
+        meta_columns: bool = False,
+        query: Literal["snapshot", "read_optimized"] = "snapshot",
+    ) -> DataFrame:
+        """The table as a Spark DataFrame.
+
+        ``as_of`` reads the data as of that commit, in the schema in force then; ``schema``
+        (``"latest"``, a version id or a commit) projects it onto another schema version.
+        ``meta_columns`` adds ``_evo_commit_time``, the instant that wrote each row.
+        ``query="read_optimized"`` reads the base files only (merge-on-read tables: without
+        the log blocks not compacted yet).
+        """
+        if query not in ("snapshot", "read_optimized"):
+            raise EvoError(f"Unknown query type {query!r}",
+                           hint="use 'snapshot' or 'read_optimized'")
+        snap = self.snapshot(as_of)
+        if as_of is not None:
+            check_readable(self, snap.instant)
+        query_schema = (self.schema_store.load(snap.schema_version) if schema is None
+                        else self.resolve_schema(schema))
+        for column in columns or ():
+            query_schema.find(column)  # ColumnNotFoundError naming the closest column
+        df = read_snapshot(self, snap, query_schema, meta=meta_columns,
+                           read_optimized=query == "read_optimized")
+        if columns:
+            df = df.select(*[_col_ref(query_schema, query_schema.find_id(c)) for c in columns])
+        return df
+
+    def read_incremental(
+        self,
+        start: CommitRef,
+        end: CommitRef | None = None,
+        *,
+        schema: Schema | str | CommitRef | None = None,
+        meta_columns: bool = False,
+    ) -> DataFrame:
+        """Rows written by the commits that completed after ``start`` up to ``end`` (default:
+        the latest), in completion order, as they are at ``end``, in ``end``'s schema unless
+        ``schema`` says otherwise. ``start`` is a commit (exclusive), a date-time (the commits
+        completed after the last one completed at or before it) or ``"00000000000000000"``
+        (from the beginning). Rows are those whose ``_evo_commit_time`` is the instant of one
+        of those commits."""
+        from pyspark.sql import functions as F
+
+        snap = self.snapshot(end)
+        if end is not None:
+            check_readable(self, snap.instant)
+        records = self.incremental_commits(start, end)
+        instants = sorted(c.instant for c in records)
+        query = (self.schema_store.load(snap.schema_version) if schema is None
+                 else self.resolve_schema(schema))
+        df = read_snapshot(self, since(snap, instants), query, meta=True)
+        df = df.filter(F.col(META_COMMIT_TIME).isin(instants) if instants else F.lit(False))
+        return df if meta_columns else df.drop(META_COMMIT_TIME)
+
+    # ---------------------------------------------------------------- writes
+    def write(self, df: DataFrame, mode: WriteMode = "insert") -> Commit:
+        """Write a DataFrame: ``insert``, ``upsert``, ``delete`` (by record key) or
+        ``overwrite``. Columns match by name; the schema evolves as the data needs."""
+        check_dataframe(df)
+        if mode not in WRITE_MODES:
+            raise EvoError(f"Unknown write mode {mode!r}", hint=f"use one of {WRITE_MODES}")
+        if mode in ("upsert", "delete") and not self._config.primary_key_ids:
+            raise WriteSchemaError(
+                f"{mode} needs a record key, and table {self.name!r} has none",
+                hint="create the table with primary_key=... (and precombine=...)",
+            )
+        check_plugins(self._config.properties, root=self.root)  # before any data is written
+        check_reserved(df.columns, writing=True)
+        record = WriteJob(self, df, mode).run()
+        self.invalidate()
+        return Commit.from_record(record)
+
+
+def spark_schema(struct: SparkStructType) -> Schema:
+    """An evonb schema (new IDs) of a Spark schema, its field metadata ignored."""
+    return Schema.from_spark(strip_metadata(struct), version_id=INITIAL_VERSION)
+
+
+def _col_ref(schema: Schema, field_id: int) -> str:
+    info = schema.info(field_id)
+    return ".".join("`" + n.replace("`", "``") + "`" for n in info.path)
+
+
+def _null_at(schema: Schema, field_id: int) -> Column:
+    """A Spark condition: the row holds a null at ``field_id`` (a struct member, array element
+    or map value at any depth; a null parent is no violation of the child's NOT NULL)."""
+    from pyspark.sql import functions as F
+
+    chain = [field_id]
+    while (parent := schema.parent_of(chain[-1])) != -1:
+        chain.append(parent)
+    chain.reverse()
+
+    def test(level: int, value: Any) -> Any:
+        if level == len(chain) - 1:
+            return value.isNull()
+        holder = schema.field_by_id(chain[level]).type
+        child = chain[level + 1]
+        if isinstance(holder, ArrayType):
+            inner = F.exists(value, lambda e: test(level + 1, e))
+        elif isinstance(holder, MapType):
+            if holder.key.id == child:
+                return F.lit(False)  # map keys are never null
+            inner = F.exists(F.map_values(value), lambda e: test(level + 1, e))
+        else:
+            inner = test(level + 1, value.getField(schema.field_by_id(child).name))
+        return value.isNotNull() & F.coalesce(inner, F.lit(False))
+
+    return test(0, F.col("`" + schema.field_by_id(chain[0]).name.replace("`", "``") + "`"))
+
+
+__all__ = ["SparkTable", "spark_schema"]

@@ -1,0 +1,90 @@
+"""The layer contract: each layer of evonb imports only from itself and the layers below it
+(``LAYERS`` in :mod:`tests.architecture.imports`), at any place of a module, type-only
+imports included; no import cycle crosses a layer; and ``BaseTable``'s private members are
+used only inside the table layer."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tests.architecture.imports import LAYERS, PACKAGE, cycles, imports, layer, modules
+
+ROOT = PACKAGE.parent
+THIS = ROOT / "tests" / "architecture" / "test_layers.py"
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    assert {name: layer(name) for name in modules()}  # KeyError names a module in no layer
+    assert layer("evonb.table.timeline") < layer("evonb.spark.mor") < layer("evonb.api")
+
+
+def test_no_import_reaches_a_higher_layer() -> None:
+    upward = [str(i) for i in imports() if layer(i.target) > layer(i.source)]
+    assert upward == [], "imports from a higher layer:\n" + "\n".join(upward)
+
+
+def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks() -> None:
+    found = {(i.source, i.target, i.where) for i in imports()}
+    # a module-level, a type-checking and a function-level import that exist today
+    assert ("evonb.api", "evonb.spark.table", "module") in found
+    assert ("evonb.table.retention", "evonb.table.table", "type-checking") in found
+    assert any(where == "function" for _, _, where in found)
+
+
+def test_no_import_cycle_crosses_a_layer() -> None:
+    runtime = [i for i in imports() if i.where != "type-checking"]
+    crossing = [c for c in cycles(runtime) if len({layer(m) for m in c}) > 1]
+    assert crossing == []
+
+
+def test_no_cycle_among_module_level_imports() -> None:
+    assert cycles([i for i in imports() if i.where == "module"]) == []
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    from tests.architecture.imports import Import
+
+    edges = [Import("a", "b", 1, "module"), Import("b", "c", 1, "module"),
+             Import("c", "a", 1, "module"), Import("c", "d", 1, "module")]
+    assert cycles(edges) == [["a", "b", "c"]]
+
+
+def test_schema_sql_arrow_and_api_import_evonb_at_module_level() -> None:
+    late = [str(i) for i in imports() if i.where == "function"
+            and layer(i.source) in {layer("evonb.schema"), layer("evonb.sql"),
+                                   layer("evonb.arrow"), layer("evonb.api")}]
+    assert late == []
+
+
+def _private_members() -> set[str]:
+    tree = ast.parse((PACKAGE / "table" / "table.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "BaseTable")
+    names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    for node in ast.walk(cls):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id == "self"):
+            names.add(node.attr)
+    # protocol names such as ``_repr_html_`` (IPython) are public by convention
+    return {n for n in names if n.startswith("_") and not n.endswith("_")}
+
+
+def test_base_table_private_members_stay_in_the_table_layer() -> None:
+    private = _private_members()
+    assert "_config" in private and "_snapshots" in private
+    pattern = re.compile(r"(?<!self)\.(" + "|".join(sorted(private)) + r")\b")
+    used = []
+    for folder in ("evonb", "tests", "bench", "examples"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.is_relative_to(PACKAGE / "table") or path == THIS:
+                continue
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if pattern.search(line):
+                    used.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert used == []
+
+
+def test_layers_listed_bottom_up_cover_the_package_once() -> None:
+    named = [name for names in LAYERS for name in names]
+    assert len(named) == len(set(named))
+    assert all(name == "evonb" or name.startswith("evonb.") for name in named)
