@@ -11,6 +11,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from evonb.errors import EvoError
+from evonb.table.check import check_table, repair_table
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -39,8 +42,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    from evonb.errors import EvoError
-    from evonb.table.check import check_table, repair_table
 
     parser = _parser()
     args = parser.parse_args(argv)

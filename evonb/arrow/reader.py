@@ -27,7 +27,7 @@ from evonb.schema.schema import Schema
 from evonb.schema.types import STRING, NestedField
 from evonb.spark.avro_log import _read_block, block_struct
 from evonb.spark.mor import _merge_columns, file_groups
-from evonb.table.check import file_error
+from evonb.table.file_checks import file_error
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.read_plan import (
     Col,

@@ -9,6 +9,8 @@ from typing import Any
 from traitlets import Dict, Int, Unicode, observe
 from traitlets.config import Configurable
 
+from evonb.spark import session as managed
+
 DEFAULT_WAREHOUSE = "evonb-warehouse"
 
 
@@ -41,18 +43,16 @@ class Evo(Configurable):
     @observe("spark_master", "spark_conf")
     def _spark_settings_changed(self, change: Any) -> None:
         self._apply_spark_settings()
-        from evonb.spark.session import is_running
 
-        if is_running():
+        if managed.is_running():
             print(f"Evo.{change['name']} takes effect when Spark next starts "
                   "(run %evo spark restart)")
 
     def _apply_spark_settings(self) -> None:
         if not self.spark_master and not self.spark_conf:
             return
-        from evonb.spark.session import configure
 
-        configure(master=self.spark_master or None, conf=dict(self.spark_conf))
+        managed.configure(master=self.spark_master or None, conf=dict(self.spark_conf))
 
     @property
     def warehouse_path(self) -> Path:

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evonb.api import open_table
 from evonb.errors import TableNameError, TableNotFoundError
 from evonb.notebook.config import Evo
+from evonb.table.config import TableConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.api import Table
@@ -46,7 +48,6 @@ class Context:
 
     def table_names(self) -> list[str]:
         """Tables in the warehouse folder and those created at a LOCATION, sorted."""
-        from evonb.table.config import TableConfig
 
         names = set(self.locations)
         if self.warehouse.is_dir():
@@ -57,8 +58,6 @@ class Context:
 
     def open(self, name: str) -> Table:
         """Open a table by name: one created at a LOCATION, else one in the warehouse."""
-        from evonb.api import open_table
-        from evonb.table.config import TableConfig
 
         path = self.path_for(name)
         if not TableConfig.exists(path):

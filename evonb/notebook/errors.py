@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlparse
 from IPython.core.error import UsageError
 
 from evonb.errors import DDLSyntaxError, EvoError
-from evonb.table.check import file_error
+from evonb.table.file_checks import file_error
 
 _PLAN = re.compile(r";\s*\n\s*['\w]")
 _EVONB_CAUSE = re.compile(r"[\w.$]+(?:Exception|Error): (evonb: [^\n]+)")

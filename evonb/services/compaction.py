@@ -23,10 +23,20 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import ConflictError
 from evonb.schema.schema import Schema
 from evonb.services.progress import ProgressCallback, report
+from evonb.spark.group_merge import (
+    UNMERGEABLE,
+    GroupSpec,
+    MergeLayout,
+    merge_bins_in_tasks,
+    pack,
+)
 from evonb.spark.mor import file_groups, position_drops, read_snapshot, subset
+from evonb.spark.writer import remove_files, write_files
+from evonb.spark.writes import parquet_options
 from evonb.table.conflicts import check_service
+from evonb.table.fsutil import staging_dir
 from evonb.table.history import Commit
-from evonb.table.key_stats import key_columns
+from evonb.table.key_stats import footer_stats, key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.names import data_file_name, named_with_instant, partition_path, staged_part_name
 from evonb.table.rollback import rollback_failed, writer_info
@@ -58,10 +68,6 @@ def plan(snap: Snapshot, latest_version: str, *, upgrade_schema: bool = True) ->
 
 
 def _write_options(table: SparkTable) -> dict[str, Any]:
-    try:
-        from evonb.spark.writes import parquet_options
-    except ImportError:  # pragma: no cover - older writes module
-        return {}
     return {"options": parquet_options(table.raw_config)}
 
 
@@ -88,7 +94,6 @@ def rewrite_groups(
     of ``total`` (default: ``bases``)."""
     from pyspark.sql import functions as F
 
-    from evonb.spark.writer import remove_files, write_files
 
     size = max(1, table.raw_config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
     target_bytes = max(1, table.raw_config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
@@ -130,7 +135,6 @@ def arrow_mergeable(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile]
     positions: evonb-written base files of the latest schema version whose log blocks are all
     of that version and list the rows they replace. None when the table turns it off
     (:data:`ARROW_PROPERTY`) or sets Parquet writer options."""
-    from evonb.spark.writes import parquet_options
 
     config = table.raw_config
     if not config.bool_property(ARROW_PROPERTY, True) or parquet_options(config):
@@ -148,7 +152,6 @@ def _bins(chunk: Sequence[DataFile], weights: Sequence[int], cores: int,
     """The groups of ``chunk`` (indexes) per output file: groups of one partition only, as many
     files as the Spark path writes (files of about ``target_bytes``, at least one per core,
     at most one per group), shared among partitions by size."""
-    from evonb.spark.group_merge import pack
 
     total = max(1, sum(weights))
     wanted = min(len(chunk), max(cores, -(-total // target_bytes)))
@@ -176,15 +179,6 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
 
     import pyarrow.parquet as pq
 
-    from evonb.spark.group_merge import (
-        UNMERGEABLE,
-        GroupSpec,
-        MergeLayout,
-        merge_bins_in_tasks,
-    )
-    from evonb.spark.writer import remove_files
-    from evonb.table.fsutil import staging_dir
-    from evonb.table.key_stats import footer_stats
 
     spark = table.spark
     config = table.raw_config
@@ -252,7 +246,6 @@ def compact(table: SparkTable, *, upgrade_schema: bool = True,
             progress: ProgressCallback | None = None) -> Commit | None:
     """Compact ``table`` (see the module docstring). Returns the commit, or None when there
     was nothing to compact."""
-    from evonb.spark.writer import remove_files
 
     rollback_failed(table)
     base = table.timeline.last_completed()

@@ -16,7 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from evonb.errors import DataValidationError, EvoError
-from evonb.schema.schema import Schema
+from evonb.schema.diffing import diff
+from evonb.schema.schema import Schema, walk
+from evonb.schema.spark_convert import type_to_spark
 from evonb.schema.types import (
     BIGINT,
     DOUBLE,
@@ -34,11 +36,14 @@ from evonb.schema.types import (
 )
 from evonb.services.compaction import removed_paths, rewrite_groups
 from evonb.services.progress import ProgressCallback, report
+from evonb.spark.columns import to_column
+from evonb.spark.mor import read_snapshot
+from evonb.spark.writer import remove_files
 from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.preview import rewrite_update
-from evonb.table.read_plan import plan_group
+from evonb.table.read_plan import physical_struct, plan_group
 from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile
 
@@ -57,7 +62,6 @@ def _numeric(t: Type) -> bool:
 
 
 def _spark(t: Type) -> Any:
-    from evonb.schema.spark_convert import type_to_spark
 
     return type_to_spark(t)
 
@@ -140,7 +144,6 @@ class _Retype:
         return [(fid, F.flatten(F.transform(values, nth(k)))) for k, fid in enumerate(ids)]
 
     def _under(self, f: NestedField) -> bool:
-        from evonb.schema.schema import walk
 
         return any(info.field.id in self.ids for info in walk((f,)))
 
@@ -162,8 +165,6 @@ class _Retype:
         """Rows in the source's physical columns -> rows in the target's physical columns."""
         from pyspark.sql import functions as F
 
-        from evonb.spark.columns import to_column
-        from evonb.table.read_plan import physical_struct
 
         shaped = self.retyped_source()
         query = Schema(fields=physical_struct(self.target, target_layout).fields,
@@ -222,9 +223,6 @@ def rewrite(table: SparkTable, ddl: str | None = None, *, on_cast_error: OnCastE
             purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:
     """Rewrite every file of ``table`` in a new schema (``ddl``) or the latest one
     (``purge_dropped``); see the module docstring. Returns the commit."""
-    from evonb.schema.diffing import diff
-    from evonb.spark.mor import read_snapshot
-    from evonb.spark.writer import remove_files
 
     if on_cast_error not in ("fail", "null"):
         raise EvoError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!r}")
@@ -315,7 +313,6 @@ def _check_not_null(table: SparkTable, snap: Any, source: Schema, target: Schema
     """Columns the DDL makes NOT NULL must hold no nulls (top-level columns)."""
     from pyspark.sql import functions as F
 
-    from evonb.spark.mor import read_snapshot
 
     _, layout = table.version(source.version_id)
     targets = [f for f in target.fields

@@ -50,6 +50,8 @@ from evonb.spark.avro_fast import (
     read_columnar,
     read_header,
 )
+from evonb.spark.columns import spark_read_type
+from evonb.table.file_checks import file_error
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.names import LOG_FORMATS, log_block_path, log_block_temp, parse_log_block
 from evonb.table.snapshot import DataFile
@@ -258,7 +260,6 @@ def arrow_schema(struct: StructType, tz: str) -> pa.Schema:
     """The Arrow schema of ``struct`` as Spark exchanges it with Python (timestamps in ``tz``)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from evonb.spark.columns import spark_read_type
 
     return to_arrow_schema(spark_read_type(struct), timezone=tz)
 
@@ -511,7 +512,6 @@ def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
     Blocks are read by Spark tasks (fastavro for Avro, pyarrow for Parquet); Avro fields are
     matched to the version's columns by field ID.
     """
-    from evonb.spark.columns import spark_read_type
 
     struct = block_struct(physical)
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
@@ -570,7 +570,6 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     position among ``keys``): only the :func:`winners`, with only these columns, so that no
     other row or column goes from the Python workers to the JVM.
     """
-    from evonb.spark.columns import spark_read_type
 
     struct = block_struct(physical)
     out = resolved_struct(physical)
@@ -668,7 +667,6 @@ def _read_block(path: str, struct: StructType, arrow: pa.Schema,
                 batch_rows: int = 65536) -> Iterator[pa.RecordBatch]:
     """The records of one log block as batches of ``arrow``; a block that is gone or does not
     decode raises :class:`~evonb.errors.DataFileError` naming it."""
-    from evonb.table.check import file_error
 
     try:
         yield from _decode_block(path, struct, arrow, batch_rows)

@@ -41,6 +41,8 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
+from evonb.spark import jvm
+from evonb.spark.columns import literal_paths, spark_read_type
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -116,8 +118,6 @@ def scan_blocks(spark: SparkSession, paths: Sequence[str], fmt: str, struct: Str
     outside ``struct``, so Avro steps over them without building their values. Dates and
     timestamps are read as written (proleptic Gregorian, no rebasing).
     """
-    from evonb.spark import jvm
-    from evonb.spark.columns import literal_paths, spark_read_type
 
     reader = (spark.read.schema(spark_read_type(struct))
               .option(HIDDEN_OPTION, KEEP_DOT_NAMES)

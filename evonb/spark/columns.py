@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
-from evonb.schema.types import StructType
+from evonb.schema.types import ArrayType, MapType, StructType
+from evonb.spark.position_source import DELETED, OPTION, SOURCE
 from evonb.table.lru import LRU
 from evonb.table.read_plan import (
     Cast,
@@ -129,7 +130,6 @@ def _plain_field(f) -> object:
 def _plain_type(t):
     from pyspark.sql import types as T
 
-    from evonb.schema.types import ArrayType, MapType
 
     if isinstance(t, StructType):
         return T.StructType([_plain_field(f) for f in t.fields])
@@ -171,7 +171,6 @@ def _position_relation(spark: SparkSession, read_type: SparkStructType, files: S
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from evonb.spark.position_source import DELETED, OPTION, SOURCE
 
     schema = T.StructType([*read_type.fields, T.StructField(DELETED, T.BooleanType(), True)])
     df = (spark.read.format(SOURCE).schema(schema).option(OPTION, positions)

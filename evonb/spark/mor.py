@@ -60,7 +60,8 @@ from evonb.spark.block_scan import (
 from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.literals import long_array
 from evonb.spark.reader import read_files
-from evonb.table.check import file_error
+from evonb.spark.writer import remove_files, write_files
+from evonb.table.file_checks import file_error
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
 from evonb.table.read_plan import plan_group, referenced_columns
@@ -595,7 +596,6 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from evonb.spark.writer import remove_files, write_files
 
     table, config, spark = job.table, job.config, job.spark
     keys = [layout.name(i) for i in config.primary_key_ids]

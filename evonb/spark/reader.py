@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from evonb.schema.schema import Schema
 from evonb.schema.types import BIGINT, STRING, NestedField, StructType
 from evonb.spark.columns import scan_group, spark_read_type
-from evonb.table.check import file_error
+from evonb.table.file_checks import file_error
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.names import named_with_instant
 from evonb.table.read_plan import (

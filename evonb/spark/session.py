@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evonb.spark.jvm import with_jar
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
@@ -83,7 +85,6 @@ def session() -> SparkSession:
             if _master.startswith("local"):
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             builder = SparkSession.builder.appName("evonb").master(_master)
-            from evonb.spark.jvm import with_jar
 
             settings = with_jar({**LOCAL_DEFAULTS, **REQUIRED_SQL_CONF, **_extra_conf})
             for key, value in settings.items():

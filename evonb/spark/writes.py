@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import DataValidationError, WriteSchemaError
+from evonb.schema.defaults import sql_literal
 from evonb.schema.diffing import diff
-from evonb.schema.schema import Schema
+from evonb.schema.schema import Schema, walk
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
+from evonb.spark.mor import write_delta
 from evonb.spark.reader import read_files
 from evonb.spark.writer import (
     DEFAULT_TARGET_FILE_BYTES,
@@ -32,6 +34,7 @@ from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile
 from evonb.table.table import with_write_defaults
 from evonb.table.timeline import CommitRecord
+from evonb.table.write_schema import match_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
@@ -118,7 +121,6 @@ class WriteJob:
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
             if mor:
-                from evonb.spark.mor import write_delta
 
                 added, touched = write_delta(
                     self, physical, snapshot, target, layout, instant,
@@ -300,7 +302,6 @@ class WriteJob:
         statistics too. Only for types whose literals are unambiguous (not timestamps)."""
         from pyspark.sql import functions as F
 
-        from evonb.schema.defaults import sql_literal
 
         terms = []
         for r in self.key_ranges or ():
@@ -464,12 +465,10 @@ def strip_metadata(struct: SparkStructType) -> SparkStructType:
 
 
 def _named(schema: Schema) -> list[Any]:
-    from evonb.schema.schema import walk
 
     return [info.field for info in walk(schema.fields)]
 
 
 def _match(incoming: Schema, target: Schema) -> Schema:
-    from evonb.table.write_schema import match_ids
 
     return match_ids(incoming, target)

@@ -40,21 +40,19 @@ from pathlib import Path
 from typing import Any
 
 from evonb.errors import (
-    CorruptFileError,
-    DataFileError,
-    DataFileMissingError,
     EvoError,
     MetadataCorruptError,
     TableNotFoundError,
 )
+from evonb.table.commit_shape import commit_defect
+from evonb.table.config import TableConfig
+from evonb.table.file_checks import file_defect, file_error
 from evonb.table.fsutil import evo_dir, is_temp_name, read_json, table_path
 from evonb.table.names import (
     COMPLETED,
-    CONFIG_FILE,
     CONFIG_REL,
     EVO_DIR,
     INFLIGHT,
-    INSTANT,
     REQUESTED,
     SCHEMA,
     SCHEMAS_DIR,
@@ -73,62 +71,16 @@ from evonb.table.names import (
     timeline_file,
     timeline_rel,
 )
-
-FILE_KINDS = ("base", "log")
-
-
-# --------------------------------------------------------------------------- commit shape
-def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
-    """What is wrong with the shape of a completed commit's metadata, or ``None``.
-
-    Checked: a JSON object with a ``schema_version`` instant (only when present unless
-    ``require_schema``), ``added`` a list of file entries
-    (relative ``path``, ``version`` and ``instant`` instants, known ``kind``, integer ``rows``
-    and ``bytes``), ``removed`` a list of relative paths.
-    """
-    if not isinstance(data, dict):
-        return f"commit metadata must be a JSON object, not {type(data).__name__}"
-    version = data.get("schema_version")
-    if version is None and not require_schema:
-        pass
-    elif not isinstance(version, str) or not INSTANT.fullmatch(version):
-        return f"schema_version must be a 17-digit instant, not {version!r}"
-    added = data.get("added", [])
-    if not isinstance(added, list):
-        return "added must be a list of file entries"
-    for i, entry in enumerate(added):
-        if not isinstance(entry, dict):
-            return f"added[{i}] must be an object"
-        path = entry.get("path")
-        if not _relative(path):
-            return f"added[{i}].path must be a relative path inside the table, not {path!r}"
-        for key in ("version", "instant"):
-            value = entry.get(key)
-            if not isinstance(value, str) or not INSTANT.fullmatch(value):
-                return f"added[{i}].{key} must be a 17-digit instant, not {value!r}"
-        for key in ("rows", "bytes"):
-            value = entry.get(key, 0)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                return f"added[{i}].{key} must be a non-negative integer, not {value!r}"
-        kind = entry.get("kind", "base")
-        if not isinstance(kind, str):
-            return f"added[{i}].kind must be a string"
-        if kind == "log" and not _relative(entry.get("base")):
-            return f"added[{i}] is a log block without a base file"
-    removed = data.get("removed", [])
-    if not isinstance(removed, list) or not all(_relative(p) for p in removed):
-        return "removed must be a list of relative paths"
-    for key in ("completion_time", "base_completion"):
-        value = data.get(key)
-        if value is not None and (not isinstance(value, str) or not INSTANT.fullmatch(value)):
-            return f"{key} must be a 17-digit instant, not {value!r}"
-    return None
-
-
-def _relative(path: Any) -> bool:
-    if not isinstance(path, str) or not path or path.startswith("/"):
-        return False
-    return ".." not in Path(path).parts
+from evonb.table.rollback import (
+    DEFAULT_PENDING_TIMEOUT,
+    PENDING_TIMEOUT_PROPERTY,
+    is_abandoned,
+    lost_commit,
+    restore_lost,
+    rollback_failed,
+)
+from evonb.table.schema_store import SchemaStore
+from evonb.table.table import BaseTable, _read_layout
 
 
 # --------------------------------------------------------------------------------- report
@@ -377,115 +329,8 @@ def _scan_schemas(root: Path) -> tuple[set[str], set[str], list[str]]:
     return schemas, layouts, odd
 
 
-# ------------------------------------------------------------------------------ file check
-def file_defect(path: Path, entry: Mapping[str, Any], *, deep: bool = False) -> str | None:
-    """What is wrong with the data file or log block at ``path`` that the commit entry
-    ``entry`` describes, or ``None``: its size must be the ``bytes`` the commit recorded (when
-    it recorded one), a Parquet file's footer and an Avro block's header must read, and an
-    Avro block must end with its sync marker. ``deep`` also reads every row group (verifying
-    page checksums where the writer stored them) and every Avro block, and compares the rows
-    read with the ``rows`` recorded."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return "the file is missing"
-    recorded = entry.get("bytes")
-    if isinstance(recorded, int) and recorded > 0 and size != recorded:
-        cut = " (truncated)" if size < recorded else ""
-        return f"its size is {size} bytes, its commit recorded {recorded}{cut}"
-    try:
-        if path.name.endswith(".avro"):
-            return _avro_defect(path, entry, deep=deep)
-        return _parquet_defect(path, entry, deep=deep)
-    except Exception as exc:  # any failure to decode is the finding
-        return f"unreadable: {_first_line(exc)}"
-
-
-def _parquet_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
-    import pyarrow.parquet as pq
-
-    try:
-        pf = pq.ParquetFile(path, page_checksum_verification=deep)
-    except Exception as exc:
-        return f"the Parquet footer does not read: {_first_line(exc)}"
-    rows = entry.get("rows")
-    if isinstance(rows, int) and rows > 0 and pf.metadata.num_rows != rows:
-        return f"its footer holds {pf.metadata.num_rows} rows, its commit recorded {rows}"
-    if deep:
-        for i in range(pf.num_row_groups):
-            try:
-                pf.read_row_group(i)
-            except Exception as exc:
-                return (f"row group {i} of {pf.num_row_groups} does not read: "
-                        f"{_first_line(exc)}")
-    return None
-
-
-def _avro_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
-    import fastavro
-
-    with open(path, "rb") as fh:
-        try:
-            reader = fastavro.reader(fh)
-            sync = reader._header["sync"]
-        except Exception as exc:
-            return f"the Avro header does not read: {_first_line(exc)}"
-        body = fh.tell()
-        fh.seek(0, os.SEEK_END)
-        end = fh.tell()
-        if end > body:
-            fh.seek(end - len(sync))
-            if fh.read(len(sync)) != sync:
-                return "the last Avro block is cut off (no sync marker at the end)"
-        if not deep:
-            return None
-        fh.seek(0)
-        count = 0
-        try:
-            for _ in fastavro.reader(fh):
-                count += 1
-        except Exception as exc:
-            return f"Avro record {count} does not read: {_first_line(exc)}"
-    rows = entry.get("rows")
-    if isinstance(rows, int) and rows > 0 and count != rows:
-        return f"it holds {count} records, its commit recorded {rows}"
-    return None
-
-
-def table_root_of(path: str | os.PathLike[str]) -> Path | None:
-    """The folder of the table that holds the data file ``path`` (the nearest folder above it
-    with ``.evo/table.json``), or None."""
-    here = Path(path).absolute().parent
-    for folder in (here, *here.parents):
-        if (folder / EVO_DIR / CONFIG_FILE).is_file():
-            return folder
-    return None
-
-
-def file_error(path: str | os.PathLike[str], exc: BaseException | str) -> DataFileError:
-    """The evonb error for the data file or log block ``path`` that failed to read with
-    ``exc``: :class:`DataFileMissingError` when it is gone, else :class:`CorruptFileError`;
-    the path is relative to its table, whose folder the hint names for ``evonb check``."""
-    full = Path(path)
-    root = table_root_of(full)
-    shown = full.relative_to(root).as_posix() if root is not None else str(full)
-    table = str(root) if root is not None else None
-    what = "log block" if parse_log_block(full.name) else "data file"
-    if not full.exists():
-        return DataFileMissingError(shown, f"the {what} is missing", table=table)
-    cause = exc if isinstance(exc, str) else _first_line(exc)
-    return CorruptFileError(shown, f"the {what} is corrupt or truncated ({cause})",
-                            table=table)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
 # ---------------------------------------------------------------------------------- check
 def _pending_timeout(root: Path, properties: Mapping[str, str]) -> float:
-    from evonb.table.rollback import DEFAULT_PENDING_TIMEOUT, PENDING_TIMEOUT_PROPERTY
 
     try:
         return float(properties.get(PENDING_TIMEOUT_PROPERTY, DEFAULT_PENDING_TIMEOUT))
@@ -499,7 +344,6 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
     Every live data file and log block must exist, have the size its commit recorded and a
     readable Parquet footer or Avro header; ``deep`` also reads every row group and every
     Avro block."""
-    from evonb.table.config import TableConfig
 
     root = table_path(path)
     report = CheckReport(table=str(root))
@@ -545,7 +389,6 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
 
 def _check_attempts(root: Path, properties: Mapping[str, str], tl: _Timeline, files: _Files,
                     report: CheckReport) -> None:
-    from evonb.table.rollback import is_abandoned, lost_commit
 
     timeout = _pending_timeout(root, properties)
     completed = [(ts, meta) for ts, _, meta in tl.completed]
@@ -634,8 +477,6 @@ def _check_snapshot(root: Path, tl: _Timeline, schemas: set[str], layouts: set[s
 
 def _check_schemas(root: Path, tl: _Timeline, schemas: set[str], layouts: set[str],
                    needed: set[str], report: CheckReport) -> None:
-    from evonb.table.schema_store import SchemaStore
-    from evonb.table.table import _read_layout
 
     store = SchemaStore(root)
     referenced = set(needed)
@@ -713,9 +554,6 @@ def repair_table(path: str | os.PathLike[str], *, force: bool = False,
     every pending attempt, also those that may still be running (use it only when no writer is
     running, e.g. after a crash on another host); a lost commit is kept even then.
     """
-    from evonb.table.config import TableConfig
-    from evonb.table.rollback import PENDING_TIMEOUT_PROPERTY, restore_lost, rollback_failed
-    from evonb.table.table import BaseTable
 
     root = table_path(path)
     before = check_table(root, deep=deep)

@@ -44,7 +44,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from evonb.errors import ConflictError, EvoError
+from evonb.schema.schema import INITIAL_VERSION
+from evonb.table.key_stats import may_hold
 from evonb.table.plugins import CONFLICT_POLICIES_GROUP, PluginKind, check_name, load
+from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord
 
 WRITE_ACTIONS = {"insert": "commit", "upsert": "commit", "delete": "commit",
@@ -297,7 +300,6 @@ def check_write(table: BaseTable, mode: str, base: CommitRecord | None,
     wrote rows, the range of its incoming keys, and ``seen``, the base files of the snapshot
     it planned on (:func:`check_new_keys`). Returns the schema version to record (for an
     evolving write, its own new version when ``instant`` is given)."""
-    from evonb.schema.schema import INITIAL_VERSION
 
     mor = mode in ("upsert", "delete") and table.table_type == "mor"
     op = Operation(
@@ -328,8 +330,6 @@ def check_new_keys(table: BaseTable, op: Operation, ranges: Sequence[KeyRange],
     complete after the upsert took its base and before it read its snapshot). The upsert did
     not look in that file, so a key it inserts could then exist twice. ``since``: the commits
     that completed since it started."""
-    from evonb.table.key_stats import may_hold
-    from evonb.table.snapshot import DataFile
 
     for other in since:
         if other.action in ("clean", "rollback") or other.operation in RESTATING_OPERATIONS:
@@ -349,7 +349,6 @@ def check_service(table: BaseTable, operation: str, action: str, base: CommitRec
                   schema_version: str | None = None) -> str:
     """The conflict check of a table service (``compact`` or ``rewrite``) replacing the base
     files ``file_groups``, through the table's policy. Returns the schema version to record."""
-    from evonb.schema.schema import INITIAL_VERSION
 
     op = Operation(
         kind="service",

@@ -28,6 +28,7 @@ from evonb.errors import (
     TableNotFoundError,
     UnsupportedTableError,
 )
+from evonb.schema.arrow_convert import field_from_arrow
 from evonb.schema.schema import INITIAL_VERSION, ROOT_ID, Schema, format_path
 from evonb.schema.spark_convert import MISSING_ID, assign_missing_ids
 from evonb.schema.types import (
@@ -213,7 +214,6 @@ def read_footer(path: Path) -> Footer:
     """
     import pyarrow.parquet as pq
 
-    from evonb.schema.arrow_convert import field_from_arrow
 
     try:
         pf = pq.ParquetFile(path)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evonb.errors import SchemaEvolutionError, UnsupportedTableError
+from evonb.schema.avro_convert import schema_from_avro
 from evonb.schema.schema import ROOT_ID, Schema
 from evonb.table.convert import (
     PROP_SOURCE,
@@ -391,7 +392,6 @@ def plan_hudi(root: Path, *, name: str | None = None,
               primary_key: tuple[str, ...] | None = None, precombine: str | None = None,
               keep_meta_columns: bool = False) -> AdoptionPlan:
     """The adoption plan of the Hudi copy-on-write table at ``root`` (nothing is written)."""
-    from evonb.schema.avro_convert import schema_from_avro
 
     hudi = HudiTable(root)
     hudi.check_supported()

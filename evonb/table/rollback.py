@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError, MetadataCorruptError
-from evonb.table.fsutil import EVO_DIR, evo_dir, read_json
+from evonb.table.commit_shape import commit_defect
+from evonb.table.fsutil import EVO_DIR, atomic_write_json, evo_dir, read_json, staging_dir
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
 from evonb.table.names import (
@@ -48,6 +49,7 @@ from evonb.table.names import (
     schema_file,
     timeline_file,
 )
+from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import replay
 from evonb.table.timeline import COMMIT_COPY_KEY, COMPLETION_KEY, CommitRecord, Instant, State
 
@@ -207,7 +209,6 @@ def lost_commit(root: Path, instant: str, action: str,
     and reported). Intact files alone prove nothing: a writer killed just before its commit
     point leaves them too.
     """
-    from evonb.table.check import commit_defect
 
     folder = evo_dir(root) / TIMELINE_DIR
     if instant in _rolled_back(folder, completed):
@@ -265,7 +266,6 @@ def _rebuilt(root: Path, instant: str, action: str, inflight: Mapping[str, Any],
 def restore_lost(table: BaseTable) -> list[LostCommit]:
     """Restore the completed file of every lost commit whose metadata is known (under the
     table lock); returns those restored."""
-    from evonb.table.fsutil import atomic_write_json
 
     done = []
     with table.locked():
@@ -315,7 +315,6 @@ def _plan_of(table: BaseTable, inst: Instant) -> dict[str, Any]:
 
 def _undo_attempt(table: BaseTable, inst: Instant, plan: dict[str, Any]) -> list[str]:
     """Remove what a failed attempt left behind; the paths removed (relative)."""
-    from evonb.table.fsutil import staging_dir
 
     root = table.root
     removed = []
@@ -474,7 +473,6 @@ def _restored_version(remaining: list[CommitRecord]) -> str:
 def _check_restorable(table: BaseTable, remaining: list[CommitRecord],
                       targets: list[CommitRecord], restored: str) -> None:
     """The table after the rollback must be readable: its files and schema still exist."""
-    from evonb.table.schema_store import SchemaStore
 
     snap = replay(remaining, restored)
     missing = [f.path for f in (*snap.files, *snap.logs) if not (table.root / f.path).exists()]

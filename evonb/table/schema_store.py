@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evonb.errors import CommitNotFoundError, EvoError, MetadataCorruptError, SchemaEvolutionError
+from evonb.schema.schema import Schema
 from evonb.table.fsutil import (
     FileCache,
     atomic_write_bytes,
@@ -104,7 +105,6 @@ class SchemaStore:
             ) from None
 
     def _read(self, path: Path, version_id: str) -> Schema:
-        from evonb.schema.schema import Schema
 
         try:
             data = read_json(path)

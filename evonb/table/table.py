@@ -31,7 +31,10 @@ from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
+from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
+from evonb.sql.apply import property_changes
 from evonb.table.config import TableConfig
+from evonb.table.conflicts import Operation, check
 from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
@@ -45,9 +48,11 @@ from evonb.table.layout import (
 from evonb.table.lock import lock_for_table
 from evonb.table.lru import LRU
 from evonb.table.names import SCHEMAS_DIR, layout_file
+from evonb.table.preview import preview_alter
 from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest
+from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import DataFile, Snapshot, replay
 from evonb.table.timeline import CommitRecord, Timeline
@@ -463,8 +468,6 @@ class BaseTable:
         (:meth:`set_properties`): they are checked before anything is committed and saved
         after the schema change.
         """
-        from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
-        from evonb.sql.apply import property_changes
 
         statements = parse_alter(ddl)
         update = ddl_to_update(self.schema, ddl, allow_set_not_null=True)
@@ -510,7 +513,6 @@ class BaseTable:
         """The diff ``alter(ddl)`` would make and its ``cost``, without committing: a type
         change metadata cannot express is ``"needs a rewrite"`` (see :meth:`rewrite`), with
         those changes in ``rewrites``, instead of an error."""
-        from evonb.table.preview import preview_alter
 
         return preview_alter(self, ddl)
 
@@ -565,8 +567,6 @@ class BaseTable:
         """Commit ``update`` (built on an earlier schema: validated again under the lock
         against the schema committed meanwhile, :class:`ConflictError` if it no longer
         applies). :meth:`alter` and :meth:`update_schema` call it."""
-        from evonb.table.conflicts import Operation, check
-        from evonb.table.rollback import rollback_failed, writer_info
 
         self.check_protected(update)
         base = update.base
@@ -631,7 +631,6 @@ class BaseTable:
                     ) -> tuple[Schema, Schema, SchemaDiff]:
         """Under the lock, after another commit changed the schema since ``base``: the DDL
         validated again against ``latest`` (``ConflictError`` when it no longer applies)."""
-        from evonb.sql import ddl_to_update
 
         winner = next((c for c in self.timeline.completed()
                        if c.metadata.get("schema_version") == latest.version_id), None)

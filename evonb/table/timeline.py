@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from evonb.errors import CommitNotFoundError, ConflictError, MetadataCorruptError
+from evonb.table.commit_shape import commit_defect
 from evonb.table.fsutil import (
     FileCache,
     atomic_write_json,
@@ -278,7 +279,6 @@ class Timeline:
         return records
 
     def _read_record(self, inst: Instant, path: Path) -> CommitRecord:
-        from evonb.table.check import commit_defect
 
         data = read_json(path)
         defect = commit_defect(data, require_schema=False)

@@ -47,6 +47,25 @@ def modules() -> dict[str, Path]:
     return out
 
 
+HEAVY = frozenset({"IPython", "ipywidgets", "pyspark", "pyarrow", "pandas", "fastavro",
+                   "playwright"})
+"""Optional or heavy libraries that may be imported late (inside a function)."""
+
+
+def heavy_at_import(path: Path) -> bool:
+    """Whether the module at ``path`` imports one of :data:`HEAVY` at module level."""
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(n.split(".")[0] in HEAVY for n in names):
+            return True
+    return False
+
+
 def layer(module: str) -> int:
     """The index in :data:`LAYERS` of the layer ``module`` belongs to."""
     best, found = -1, None

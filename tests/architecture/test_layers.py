@@ -1,6 +1,7 @@
 """The layer contract: each layer of evonb imports only from itself and the layers below it
 (``LAYERS`` in :mod:`tests.architecture.imports`), at any place of a module, type-only
-imports included; no import cycle crosses a layer; and ``BaseTable``'s private members are
+imports included; imports that run form no cycle; evonb modules are imported inside a
+function only to defer an optional heavy library; and ``BaseTable``'s private members are
 used only inside the table layer."""
 
 from __future__ import annotations
@@ -8,7 +9,16 @@ from __future__ import annotations
 import ast
 import re
 
-from tests.architecture.imports import LAYERS, PACKAGE, cycles, imports, layer, modules
+from tests.architecture.imports import (
+    LAYERS,
+    PACKAGE,
+    Import,
+    cycles,
+    heavy_at_import,
+    imports,
+    layer,
+    modules,
+)
 
 ROOT = PACKAGE.parent
 THIS = ROOT / "tests" / "architecture" / "test_layers.py"
@@ -32,29 +42,31 @@ def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks() ->
     assert any(where == "function" for _, _, where in found)
 
 
-def test_no_import_cycle_crosses_a_layer() -> None:
-    runtime = [i for i in imports() if i.where != "type-checking"]
-    crossing = [c for c in cycles(runtime) if len({layer(m) for m in c}) > 1]
-    assert crossing == []
-
-
-def test_no_cycle_among_module_level_imports() -> None:
-    assert cycles([i for i in imports() if i.where == "module"]) == []
+def test_no_import_cycle_at_run_time() -> None:
+    """Imports that run (at module level or inside functions) form no cycle; only imports for
+    type hints may refer back."""
+    assert cycles([i for i in imports() if i.where != "type-checking"]) == []
 
 
 def test_cycle_finder_finds_a_cycle() -> None:
-    from tests.architecture.imports import Import
-
     edges = [Import("a", "b", 1, "module"), Import("b", "c", 1, "module"),
              Import("c", "a", 1, "module"), Import("c", "d", 1, "module")]
     assert cycles(edges) == [["a", "b", "c"]]
 
 
-def test_schema_sql_arrow_and_api_import_evonb_at_module_level() -> None:
+def test_imports_inside_functions_only_defer_heavy_libraries() -> None:
+    """An evonb module is imported inside a function only when importing it loads an optional
+    heavy library (IPython for the magics, say): ``import evonb`` stays light."""
+    known = modules()
     late = [str(i) for i in imports() if i.where == "function"
-            and layer(i.source) in {layer("evonb.schema"), layer("evonb.sql"),
-                                   layer("evonb.arrow"), layer("evonb.api")}]
+            and not heavy_at_import(known[i.target])]
     assert late == []
+
+
+def test_heavy_import_detection() -> None:
+    known = modules()
+    assert heavy_at_import(known["evonb.notebook.magics"])
+    assert not heavy_at_import(known["evonb.table.timeline"])
 
 
 def _private_members() -> set[str]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
+from evonb.api import create_table
 from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
 from evonb.sql import CreateTable, Statement, parse_ddl
@@ -29,7 +30,6 @@ _KEY_PROPS = {"primarykey", "primary_key", "precombinefield", "precombine", "typ
 
 def create(ctx: Context, text: str) -> TableInfo:
     """Create the table of one CREATE TABLE statement (in the warehouse, or at LOCATION)."""
-    from evonb.api import create_table
 
     statements = parse_ddl(text)
     if len(statements) > 1 and any(isinstance(s, CreateTable) for s in statements):

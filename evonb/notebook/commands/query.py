@@ -11,6 +11,7 @@ from evonb.errors import UnsupportedStatementError
 from evonb.notebook.args import identifier, limit, parse_args, resolve_ref
 from evonb.notebook.preview import Preview
 from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrite
+from evonb.spark import session as managed
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -107,9 +108,8 @@ def sql(ctx: Context, text: str) -> Preview:
         table.read().createOrReplaceTempView(name)
         spark = table.spark
     if spark is None:
-        from evonb.spark.session import session
 
-        spark = session()
+        spark = managed.session()
     df = spark.sql(rewritten)
     if target:
         ctx.user_ns[target] = df

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from evonb.api import Table
 from evonb.notebook import html as H
 from evonb.notebook.args import number, parse_args, resolve_ref, whole
 from evonb.notebook.widgets.progress import JobProgress
+from evonb.sql import parse_ddl
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.api import Table
@@ -78,8 +80,6 @@ def service_method(table_cls: type, name: str) -> Any:
 
 def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
     """Open the table, call ``Table.<name>(...)`` under a progress bar, return its result."""
-    from evonb.api import Table
-    from evonb.sql import parse_ddl
 
     usage = USAGES[name]
     service_method(Table, name)
