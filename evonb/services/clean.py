@@ -26,9 +26,9 @@ from evonb.arguments import finite_number, whole_number
 from evonb.errors import EvoError
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
-from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile, replay
 from evonb.table.timeline import CommitRecord
+from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.spark.table import SparkTable
@@ -150,32 +150,31 @@ def clean(table: SparkTable, *, retain_commits: int | None = None,
     keep_schema_versions = _setting(table, keep_schema_versions, KEEP_VERSIONS_PROPERTY, int)
     if retain_commits is None and retain_hours is None:
         retain_commits = DEFAULT_RETAIN_COMMITS
-    rollback_failed(table)
+    txn = Transaction(table, "clean")  # failed attempts rolled back first
     with table.locked():
         commits = table.timeline.completed()
         plan = plan_clean(commits, table.schema_store.versions(), retain_commits=retain_commits,
                           retain_hours=retain_hours, keep_schema_versions=keep_schema_versions)
         if not plan:
             return None
-        inst = table.timeline.requested("clean", plan={
-            "operation": "clean", "earliest_retained": plan.earliest_retained,
-            "files": list(plan.files), "versions": list(plan.versions),
-            "writer": writer_info()})
-        last = commits[-1]
-        record = table.timeline.complete(inst, {
-            "operation": "clean",
-            "schema_version": last.schema_version,
-            "earliest_retained": plan.earliest_retained,
-            "earliest_retained_completion": table.timeline.get(
-                plan.earliest_retained).completion,
-            "retain_commits": retain_commits,
-            "retain_hours": retain_hours,
-            "keep_schema_versions": keep_schema_versions,
-            "cleaned_files": list(plan.files),
-            "cleaned_versions": list(plan.versions),
-            "added": [],
-            "removed": [],
-        })
+        txn.plan.update({"operation": "clean", "earliest_retained": plan.earliest_retained,
+                         "files": list(plan.files), "versions": list(plan.versions)})
+        with txn:  # under the table lock already
+            last = commits[-1]
+            record = txn.complete({
+                "operation": "clean",
+                "schema_version": last.schema_version,
+                "earliest_retained": plan.earliest_retained,
+                "earliest_retained_completion": table.timeline.get(
+                    plan.earliest_retained).completion,
+                "retain_commits": retain_commits,
+                "retain_hours": retain_hours,
+                "keep_schema_versions": keep_schema_versions,
+                "cleaned_files": list(plan.files),
+                "cleaned_versions": list(plan.versions),
+                "added": [],
+                "removed": [],
+            })
         for path in plan.files:
             (table.root / path).unlink(missing_ok=True)
         for version in plan.versions:

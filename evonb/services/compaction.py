@@ -31,16 +31,16 @@ from evonb.spark.group_merge import (
     pack,
 )
 from evonb.spark.mor import file_groups, position_drops, read_snapshot, subset
-from evonb.spark.writer import remove_files, write_files
+from evonb.spark.writer import write_files
 from evonb.spark.writes import parquet_options
 from evonb.table.conflicts import check_service
-from evonb.table.fsutil import staging_dir
+from evonb.table.fsutil import remove_data_files, staging_dir
 from evonb.table.history import Commit
 from evonb.table.key_stats import footer_stats, key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.names import data_file_name, named_with_instant, partition_path, staged_part_name
-from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile, Snapshot
+from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -120,11 +120,11 @@ def rewrite_groups(
                                 version=target.version_id, partition_columns=partition_cols,
                                 max_files=n_files, key_columns=keys, **_write_options(table))
             empty = [f for f in files if f.rows == 0]
-            remove_files(table.root, empty)
+            remove_data_files(table.root, empty)
             added.extend(f for f in files if f.rows > 0)
             report(progress, done + min(start + size, len(bases)), total, stage)
     except BaseException:
-        remove_files(table.root, added)
+        remove_data_files(table.root, added)
         raise
     return added
 
@@ -229,7 +229,7 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
                                       key_stats=stats))
             report(progress, done + min(start + size, len(bases)), total, "compact")
     except BaseException:
-        remove_files(table.root, added)
+        remove_data_files(table.root, added)
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -247,8 +247,8 @@ def compact(table: SparkTable, *, upgrade_schema: bool = True,
     """Compact ``table`` (see the module docstring). Returns the commit, or None when there
     was nothing to compact."""
 
-    rollback_failed(table)
-    base = table.timeline.last_completed()
+    txn = Transaction(table, "compaction")  # failed attempts rolled back first
+    base = txn.base
     snap = table.snapshot()
     latest = table.schema
     _, layout = table.version(latest.version_id)
@@ -258,33 +258,33 @@ def compact(table: SparkTable, *, upgrade_schema: bool = True,
         report(progress, 0, 0, "done")
         return None
     removed = removed_paths(snap, chosen)
-    inst = table.timeline.requested("compaction", plan={
-        "operation": "compact", "files": removed, "writer": writer_info()})
+    txn.plan.update({"operation": "compact", "files": removed})
     added: list[DataFile] = []
-    try:
+    with txn:
         drops = arrow_mergeable(table, snap, chosen, latest)
         in_tasks = [f for f in chosen if f.path in drops]
         if in_tasks:
             added, leftover = merge_in_tasks(table, snap, in_tasks, drops, target=latest,
-                                             layout=layout, instant=inst.timestamp,
+                                             layout=layout, instant=txn.instant,
                                              progress=progress, total=len(chosen))
+            txn.wrote(added)
         else:
             leftover = []
         spark_merged = {f.path for f in leftover}
         rest = [f for f in chosen if f.path not in drops or f.path in spark_merged]
         if rest:
-            added.extend(rewrite_groups(
+            rewritten = rewrite_groups(
                 table, snap, rest, read_query=table.physical_query(latest, layout),
-                target=latest, layout=layout, instant=inst.timestamp, progress=progress,
-                stage="compact", done=len(chosen) - len(rest), total=len(chosen)))
-        table.timeline.inflight(inst, {"added": [f.path for f in added],
-                                       "files": [f.to_dict() for f in added],
-                                       "removed": removed})
-        with table.locked():
+                target=latest, layout=layout, instant=txn.instant, progress=progress,
+                stage="compact", done=len(chosen) - len(rest), total=len(chosen))
+            txn.wrote(rewritten)
+            added.extend(rewritten)
+        txn.stage(added, removed)
+        with txn.locked():
             check_service(table, "compact", "compaction", base, [f.path for f in chosen],
-                          instant=inst.timestamp)
+                          instant=txn.instant)
             last = table.timeline.last_completed()
-            record = table.timeline.complete(inst, {
+            record = txn.complete({
                 "operation": "compact",
                 "schema_version": last.schema_version if last else latest.version_id,
                 "compacted_version": latest.version_id,
@@ -296,13 +296,6 @@ def compact(table: SparkTable, *, upgrade_schema: bool = True,
                 "rows_written": sum(f.rows for f in added),
                 "groups_in_tasks": len(in_tasks) - len(spark_merged),
             })
-    except BaseException:
-        if table.timeline.is_completed(inst):
-            raise  # interrupted after the commit point: the files belong to the table
-        remove_files(table.root, added)
-        table.timeline.abort(inst)
-        raise
-    table.invalidate()
     report(progress, len(chosen), len(chosen), "done")
     return Commit.from_record(record)
 

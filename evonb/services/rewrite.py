@@ -38,14 +38,12 @@ from evonb.services.compaction import removed_paths, rewrite_groups
 from evonb.services.progress import ProgressCallback, report
 from evonb.spark.columns import to_column
 from evonb.spark.mor import read_snapshot
-from evonb.spark.writer import remove_files
 from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.preview import rewrite_update
 from evonb.table.read_plan import physical_struct, plan_group
-from evonb.table.rollback import rollback_failed, writer_info
-from evonb.table.snapshot import DataFile
+from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
@@ -228,8 +226,9 @@ def rewrite(table: SparkTable, ddl: str | None = None, *, on_cast_error: OnCastE
         raise EvoError(f"on_cast_error must be 'fail' or 'null', not {on_cast_error!r}")
     if not ddl and not purge_dropped:
         raise EvoError("Nothing to rewrite", hint="pass ALTER TABLE text, or purge_dropped=True")
-    rollback_failed(table)
-    base = table.timeline.last_completed()
+    txn = Transaction(table, "replacecommit", plan={  # failed attempts rolled back first
+        "operation": "rewrite", "ddl": ddl, "purge_dropped": purge_dropped})
+    base = txn.base
     snap = table.snapshot()
     source = table.schema
     _, src_layout = table.version(source.version_id)
@@ -249,28 +248,22 @@ def rewrite(table: SparkTable, ddl: str | None = None, *, on_cast_error: OnCastE
                        on_cast_error=on_cast_error)
     _check_not_null(table, snap, source, proposed, source_query, retype)
     report(progress, 1, 1, "validate")
-    inst = table.timeline.requested("replacecommit", plan={
-        "operation": "rewrite", "ddl": ddl, "purge_dropped": purge_dropped,
-        "writer": writer_info()})
-    instant = inst.timestamp
-    if update is not None:
-        target = proposed.with_version(instant)
-        layout = derive_layout(target, (source, src_layout))
-    else:
-        target, layout = source, src_layout
-    retype = _Retype(source, target, src_layout, ids)
-    added: list[DataFile] = []
-    saved = False
-    try:
+    with txn:
+        instant = txn.instant
+        if update is not None:
+            target = proposed.with_version(instant)
+            layout = derive_layout(target, (source, src_layout))
+        else:
+            target, layout = source, src_layout
+        retype = _Retype(source, target, src_layout, ids)
         added = rewrite_groups(table, snap, list(snap.files), read_query=source_query,
                                target=target, layout=layout, instant=instant,
                                transform=retype.transform(layout), progress=progress,
                                stage="rewrite")
+        txn.wrote(added)
         removed = removed_paths(snap, snap.files)
-        table.timeline.inflight(inst, {"added": [f.path for f in added],
-                                       "files": [f.to_dict() for f in added],
-                                       "removed": removed})
-        with table.locked():
+        txn.stage(added, removed)
+        with txn.locked():
             check_service(table, "rewrite", "replacecommit", base,
                           [f.path for f in snap.files], instant=instant,
                           schema_version=target.version_id if update is not None else None)
@@ -292,18 +285,8 @@ def rewrite(table: SparkTable, ddl: str | None = None, *, on_cast_error: OnCastE
             if nulled:
                 metadata["nulled"] = nulled
             if update is not None:
-                table.save_version(target, layout)
-                saved = True
-            record = table.timeline.complete(inst, metadata)
-    except BaseException:
-        if table.timeline.is_completed(inst):
-            raise  # interrupted after the commit point: the files belong to the table
-        remove_files(table.root, added)
-        if saved:
-            table.drop_version(instant)
-        table.timeline.abort(inst)
-        raise
-    table.invalidate()
+                txn.save_version(target, layout)
+            record = txn.complete(metadata)
     report(progress, 1, 1, "done")
     return Commit.from_record(record)
 

@@ -60,8 +60,9 @@ from evonb.spark.block_scan import (
 from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.literals import long_array
 from evonb.spark.reader import read_files
-from evonb.spark.writer import remove_files, write_files
+from evonb.spark.writer import write_files
 from evonb.table.file_checks import file_error
+from evonb.table.fsutil import remove_data_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
 from evonb.table.read_plan import plan_group, referenced_columns
@@ -678,10 +679,10 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
                                     version=target.version_id, partition_columns=partition_cols,
                                     max_files=cores, key_columns=job.key_columns(target, layout),
                                     **(write_options or {}))
-            remove_files(table.root, [f for f in new_bases if f.rows == 0])
+            remove_data_files(table.root, [f for f in new_bases if f.rows == 0])
             written.extend(f for f in new_bases if f.rows > 0)
     except BaseException:
-        remove_files(table.root, written)
+        remove_data_files(table.root, written)
         raise
     finally:
         if located is not None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evonb.table.fsutil import staging_dir
+from evonb.table.fsutil import remove_data_files, staging_dir
 from evonb.table.key_stats import footer_stats
 from evonb.table.names import (
     DATA_SUFFIX,
@@ -136,14 +136,8 @@ def write_files(
                                    partition=partition, rows=footer.num_rows, bytes=size,
                                    key_stats=stats))
     except BaseException:
-        remove_files(root, placed)
+        remove_data_files(root, placed)
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return placed
-
-
-def remove_files(root: Path, files: list[DataFile]) -> None:
-    """Delete data files (of a failed or rolled-back commit)."""
-    for f in files:
-        (root / f.path).unlink(missing_ok=True)

@@ -22,18 +22,18 @@ from evonb.spark.writer import (
     DEFAULT_TARGET_FILE_BYTES,
     TARGET_FILE_PROPERTY,
     estimated_bytes,
-    remove_files,
     write_files,
 )
 from evonb.table.conflicts import WRITE_ACTIONS, check_write
+from evonb.table.fsutil import remove_data_files
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.properties import setting
 from evonb.table.read_plan import physical_struct, plan_group
-from evonb.table.rollback import rollback_failed, writer_info
 from evonb.table.snapshot import DataFile
 from evonb.table.table import with_write_defaults
 from evonb.table.timeline import CommitRecord
+from evonb.table.transaction import Transaction
 from evonb.table.write_schema import match_ids
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,8 +84,10 @@ class WriteJob:
 
     def run(self) -> CommitRecord:
         table = self.table
-        rollback_failed(table)  # failed writes of dead processes, before anything else
-        base_commit = table.timeline.last_completed()
+        mor = self.mode in ("upsert", "delete") and table.table_type == "mor"
+        txn = Transaction(table, "deltacommit" if mor else WRITE_ACTIONS[self.mode],
+                          plan={"operation": self.mode})  # failed attempts rolled back first
+        base_commit = txn.base
         base_schema = table.schema
         _, base_layout = table.version(base_schema.version_id)
         incoming = self._incoming()
@@ -98,13 +100,8 @@ class WriteJob:
                       if self.mode == "insert" and self.config.primary_key_ids else "allow")
         if duplicates == "error":
             self._check_unique_keys(base_schema)
-        mor = self.mode in ("upsert", "delete") and table.table_type == "mor"
-        inst = table.timeline.requested("deltacommit" if mor else WRITE_ACTIONS[self.mode],
-                                        plan={"operation": self.mode, "writer": writer_info()})
-        instant = inst.timestamp
-        added: list[DataFile] = []
-        saved_version = False
-        try:
+        with txn:
+            instant = txn.instant
             if update:
                 target = update.apply(version_id=instant)
                 layout = derive_layout(target, (base_schema, base_layout))
@@ -121,11 +118,11 @@ class WriteJob:
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
             if mor:
-
                 added, touched = write_delta(
                     self, physical, snapshot, target, layout, instant,
                     write_options={"options": parquet_options(self.config),
                                    "target_file_bytes": self.target_file_bytes()})
+                txn.wrote(added)
             elif self.mode in ("upsert", "delete"):
                 out, removed = self._merge(physical, snapshot.files, target, layout)
             elif self.mode == "overwrite":
@@ -143,15 +140,14 @@ class WriteJob:
                                     max_files=max_files, options=parquet_options(self.config),
                                     key_columns=self.key_columns(target, layout),
                                     target_file_bytes=self.target_file_bytes())
+                txn.wrote(added)
                 # Spark writes an empty file for an empty result (e.g. a delete of every row
                 # of the files it rewrites): it holds nothing, and would be scanned for keys
                 # by every later upsert (it has no key statistics).
-                remove_files(table.root, [f for f in added if f.rows == 0])
+                remove_data_files(table.root, [f for f in added if f.rows == 0])
                 added = [f for f in added if f.rows > 0]
-            table.timeline.inflight(inst, {"added": [f.path for f in added],
-                                           "files": [f.to_dict() for f in added],
-                                           "removed": [f.path for f in removed]})
-            with table.locked():
+            txn.stage(added, [f.path for f in removed])
+            with txn.locked():
                 latest = self._check_conflicts(
                     base_commit, removed + touched, evolved=bool(update), instant=instant,
                     schema_change=("add_columns" if update and update.only_adds_columns
@@ -171,18 +167,8 @@ class WriteJob:
                     metadata["schema_change"] = ("add_columns" if update.only_adds_columns
                                                  else "evolve")
                     metadata["changes"] = [c.to_dict() for c in diff(base_schema, target)]
-                    table.save_version(target, layout)
-                    saved_version = True
-                record = table.timeline.complete(inst, metadata)
-        except BaseException:
-            if table.timeline.is_completed(inst):
-                raise  # interrupted after the commit point: the files belong to the table
-            remove_files(table.root, added)
-            if saved_version:
-                table.drop_version(instant)
-            table.timeline.abort(inst)
-            raise
-        table.invalidate()
+                    txn.save_version(target, layout)
+                record = txn.complete(metadata)
         return record
 
     def _key_only(self, incoming: Schema, table_schema: Schema) -> Schema:

@@ -47,6 +47,7 @@ from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members
 from evonb.table.properties import check_plugins
 from evonb.table.snapshot import DataFile
 from evonb.table.table import BaseTable, check_key_columns
+from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -151,25 +152,24 @@ def install(root: Path, plan: AdoptionPlan) -> BaseTable:
     try:
         config.save(root, exclusive=True)
         table = BaseTable(root, config)
-        table.save_version(plan.schema, plan.layout)
-        created = table.timeline.requested("create")
-        table.timeline.complete(created, {
-            "operation": "create", "schema_version": INITIAL_VERSION, "added": [],
-            "removed": [],
-        })
-        inst = table.timeline.requested("commit", plan={"operation": "convert"})
-        added = [DataFile(path=f.path, version=INITIAL_VERSION, instant=inst.timestamp,
-                          partition=f.partition, rows=f.rows, bytes=f.bytes, kind=ADOPTED)
-                 for f in plan.files]
-        table.timeline.complete(inst, {
-            "operation": "convert",
-            "schema_version": INITIAL_VERSION,
-            "added": [f.to_dict() for f in added],
-            "removed": [],
-            "rows_written": 0,
-            "rows_adopted": sum(f.rows for f in added),
-            "source": dict(plan.source),
-        })
+        with Transaction(table, "create", recover=False) as txn:
+            txn.save_version(plan.schema, plan.layout)
+            txn.complete({"operation": "create", "schema_version": INITIAL_VERSION,
+                          "added": [], "removed": []})
+        # The adopted files are the user's: an aborted conversion never removes them.
+        with Transaction(table, "commit", plan={"operation": "convert"}, recover=False) as txn:
+            added = [DataFile(path=f.path, version=INITIAL_VERSION, instant=txn.instant,
+                              partition=f.partition, rows=f.rows, bytes=f.bytes, kind=ADOPTED)
+                     for f in plan.files]
+            txn.complete({
+                "operation": "convert",
+                "schema_version": INITIAL_VERSION,
+                "added": [f.to_dict() for f in added],
+                "removed": [],
+                "rows_written": 0,
+                "rows_adopted": sum(f.rows for f in added),
+                "source": dict(plan.source),
+            })
     except BaseException:
         shutil.rmtree(evo, ignore_errors=True)
         raise

@@ -50,6 +50,12 @@ def evo_dir(root: str | os.PathLike[str]) -> Path:
     return table_path(root) / EVO_DIR
 
 
+def remove_data_files(root: str | os.PathLike[str], files: Iterable[Any]) -> None:
+    """Delete data files and log blocks (``DataFile``s: of a failed or aborted attempt)."""
+    for f in files:
+        (Path(root) / f.path).unlink(missing_ok=True)
+
+
 def staging_dir(root: str | os.PathLike[str], instant: str) -> Path:
     """Where the write of ``instant`` stages its files."""
     return evo_dir(root) / STAGING_DIR / instant

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,6 +51,8 @@ from evonb.table.names import (
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import replay
 from evonb.table.timeline import COMMIT_COPY_KEY, COMPLETION_KEY, CommitRecord, Instant, State
+from evonb.table.transaction import Transaction
+from evonb.table.writers import writer_gone, writer_info
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.table import BaseTable, CommitRef
@@ -61,48 +62,6 @@ DEFAULT_PENDING_TIMEOUT = 3600.0
 NOT_UNDOABLE = frozenset({"create", "clean", "rollback"})
 ADOPTED = "adopted"
 """``DataFile.kind`` of files adopted in place by ``evonb.convert``: never deleted."""
-
-
-# ------------------------------------------------------------------------------ writers
-def _process_start(pid: int) -> str | None:
-    """The start time of process ``pid`` (clock ticks since boot, from ``/proc``), or None."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(")") + 2:].split()
-    return fields[19] if len(fields) > 19 else None
-
-
-def writer_info() -> dict[str, Any]:
-    """Who is writing: recorded in the requested plan of every write and service."""
-    pid = os.getpid()
-    return {"host": socket.gethostname(), "pid": pid, "pid_start": _process_start(pid),
-            "started": datetime.now(UTC).isoformat(timespec="milliseconds")}
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def writer_gone(writer: dict[str, Any] | None) -> bool:
-    """Whether the process that recorded ``writer`` is known to be gone (same host only)."""
-    if not writer or writer.get("host") != socket.gethostname():
-        return False
-    try:
-        pid = int(writer["pid"])
-    except (KeyError, TypeError, ValueError):
-        return False
-    if not _pid_alive(pid):
-        return True
-    recorded = writer.get("pid_start")
-    return recorded is not None and _process_start(pid) not in (None, recorded)
 
 
 def is_abandoned(instant: str, plan: dict[str, Any], *, timeout: float,
@@ -292,16 +251,16 @@ def _highest_column_id(table: BaseTable, versions: Sequence[str]) -> int:
                 *(table.schema_store.load(v).max_column_id for v in versions if v in stored)])
 
 
-def _keep_column_ids(table: BaseTable, restored: str, highest: int | None, instant: str) -> str:
+def _keep_column_ids(txn: Transaction, restored: str, highest: int | None) -> str:
     """The schema version to record after a rollback: ``restored``, or when its
     ``max_column_id`` is below ``highest`` (the rollback undid an added column), a copy of it
-    saved as version ``instant`` with ``max_column_id`` raised, so that no ID is given again
-    (``docs/format.md``: IDs are never reused)."""
-    schema, layout = table.version(restored)
+    saved as the version of the rollback's instant with ``max_column_id`` raised, so that no
+    ID is given again (``docs/format.md``: IDs are never reused)."""
+    schema, layout = txn.table.version(restored)
     if highest is None or schema.max_column_id >= highest:
         return restored
-    table.save_version(schema.replace(version_id=instant, max_column_id=highest), layout)
-    return instant
+    txn.save_version(schema.replace(version_id=txn.instant, max_column_id=highest), layout)
+    return txn.instant
 
 
 # --------------------------------------------------------------------- failed attempts
@@ -392,10 +351,10 @@ def _record(table: BaseTable, metadata: dict[str, Any], *, after: str | None = N
     schema keeps ``max_column_id`` at ``highest`` at least (:func:`_keep_column_ids`)."""
     last = table.timeline.last_completed()
     version = last.schema_version if last else table.schema.version_id
-    inst = table.timeline.requested("rollback", plan={"writer": writer_info(), **metadata})
-    body = {"schema_version": _keep_column_ids(table, version, highest, inst.timestamp),
-            "added": [], "removed": [], **metadata}
-    return table.timeline.complete(inst, body, after=after)
+    with Transaction(table, "rollback", plan=metadata, recover=False) as txn:
+        body = {"schema_version": _keep_column_ids(txn, version, highest),
+                "added": [], "removed": [], **metadata}
+        return txn.complete(body, after=after)
 
 
 # ------------------------------------------------------------------- completed commits
@@ -404,7 +363,7 @@ def rollback(table: BaseTable, instant: CommitRef | None = None, *,
     """Undo the data or schema commit that completed last, or ``instant`` (which must be the
     last such commit to complete unless ``cascade=True``, which undoes the ones that completed
     after it too). Returns the ``rollback`` commit."""
-    rollback_failed(table)
+    txn = Transaction(table, "rollback")  # failed attempts rolled back first
     with table.locked():
         completed = table.timeline.completed()
         undoable = [c for c in completed if c.action not in NOT_UNDOABLE]
@@ -438,26 +397,26 @@ def rollback(table: BaseTable, instant: CommitRef | None = None, *,
         # The rollback completes after the commits it removes, even once they are gone: a
         # writer that started on top of one of them sees it among the commits since its start.
         after = max(c.completion for c in completed)
-        plan = {"operation": "rollback", "rolled_back": [c.instant for c in targets],
-                "files": files, "versions": versions, "after": after,
-                "max_column_id": highest, "writer": writer_info()}
-        inst = table.timeline.requested("rollback", plan=plan)
-        for c in targets:  # the commit files first: from here no reader sees the commits
-            table.timeline.remove_completed(c.instant)
-        deleted = _remove_paths(table.root, files)
-        dropped = _drop_versions(table, versions)
-        restored = _keep_column_ids(table, restored, highest, inst.timestamp)
-        record = table.timeline.complete(inst, {
-            "operation": "rollback",
-            "schema_version": restored,
-            "rolled_back": [c.instant for c in targets],
-            "rolled_back_operations": [c.operation for c in targets],
-            "files_deleted": deleted,
-            "versions_deleted": dropped,
-            "added": [],
-            "removed": [],
-        }, after=after)
-    table.invalidate()
+        txn.plan.update({"operation": "rollback", "rolled_back": [c.instant for c in targets],
+                         "files": files, "versions": versions, "after": after,
+                         "max_column_id": highest})
+        with txn:  # under the table lock already
+            txn.roll_forward()  # interrupted from here, recovery finishes it from the plan
+            for c in targets:  # the commit files first: from here no reader sees the commits
+                table.timeline.remove_completed(c.instant)
+            deleted = _remove_paths(table.root, files)
+            dropped = _drop_versions(table, versions)
+            restored = _keep_column_ids(txn, restored, highest)
+            record = txn.complete({
+                "operation": "rollback",
+                "schema_version": restored,
+                "rolled_back": [c.instant for c in targets],
+                "rolled_back_operations": [c.operation for c in targets],
+                "files_deleted": deleted,
+                "versions_deleted": dropped,
+                "added": [],
+                "removed": [],
+            }, after=after)
     return Commit.from_record(record)
 
 

@@ -52,10 +52,11 @@ from evonb.table.preview import preview_alter
 from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest
-from evonb.table.rollback import rollback_failed, writer_info
+from evonb.table.rollback import rollback_failed
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import DataFile, Snapshot, replay
 from evonb.table.timeline import CommitRecord, Timeline
+from evonb.table.transaction import Transaction
 from evonb.table.write_schema import reconcile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -168,11 +169,10 @@ def create_table(
     _make_root(root)
     config.save(root, exclusive=True)
     table = BaseTable(root, config)
-    table.save_version(initial, derive_layout(initial))
-    inst = table.timeline.requested("create")
-    table.timeline.complete(inst, {
-        "operation": "create", "schema_version": INITIAL_VERSION, "added": [], "removed": [],
-    })
+    with Transaction(table, "create", recover=False) as txn:
+        txn.save_version(initial, derive_layout(initial))
+        txn.complete({"operation": "create", "schema_version": INITIAL_VERSION,
+                      "added": [], "removed": []})
     return table
 
 
@@ -575,56 +575,43 @@ class BaseTable:
         changes = diff(base, proposed, moved=update.moved_ids)
         if not changes:
             return changes
-        rollback_failed(self)  # failed attempts of dead processes, before anything else
-        base_commit = self.timeline.last_completed()
-        self.validate_data(base, changes)
-        plan: dict[str, Any] = {"operation": "alter", "writer": writer_info()}
+        plan: dict[str, Any] = {"operation": "alter"}
         if ddl:
             plan["ddl"] = ddl
-        inst = self.timeline.requested("alter", plan=plan)
-        saved = False
-        try:
-            with self.locked():
-                latest = self.schema
-                if latest.version_id != base.version_id:
-                    # Serialized by the lock: validate against the schema committed meanwhile.
-                    base, proposed, changes = self._rebase_ddl(ddl, base, latest, changes)
-                    if not changes:
-                        self.timeline.abort(inst)
-                        return changes
-                    base_commit = self.timeline.last_completed() if not _sets_not_null(
-                        changes) else base_commit
-                new = proposed.with_version(inst.timestamp)
-                check(self, Operation(
-                    kind="ddl", operation="alter", action="alter",
-                    base_instant=base_commit.instant if base_commit else None,
-                    base_completion=base_commit.completion if base_commit else None,
-                    base_schema_version=base.version_id, schema_version=new.version_id,
-                    schema_change="ddl", reads_data=_sets_not_null(changes),
-                    instant=inst.timestamp,
-                ))
-                _, base_layout = self.version(base.version_id)
-                self.save_version(new, derive_layout(new, (base, base_layout)))
-                saved = True
-                metadata: dict[str, Any] = {
-                    "operation": "alter",
-                    "schema_version": new.version_id,
-                    "base_version": base.version_id,
-                    "changes": [c.to_dict() for c in changes.changes],
-                    "added": [],
-                    "removed": [],
-                }
-                if ddl:
-                    metadata["ddl"] = ddl
-                self.timeline.complete(inst, metadata)
-        except BaseException:
-            if self.timeline.is_completed(inst):
-                raise  # interrupted after the commit point: the change is committed
-            if saved:
-                self.drop_version(inst.timestamp)
-            self.timeline.abort(inst)
-            raise
-        self.invalidate()
+        txn = Transaction(self, "alter", plan=plan)  # failed attempts rolled back first
+        base_commit = txn.base
+        self.validate_data(base, changes)
+        with txn, txn.locked():
+            latest = self.schema
+            if latest.version_id != base.version_id:
+                # Serialized by the lock: validate against the schema committed meanwhile.
+                base, proposed, changes = self._rebase_ddl(ddl, base, latest, changes)
+                if not changes:
+                    return changes  # nothing left to commit: the attempt is aborted
+                base_commit = self.timeline.last_completed() if not _sets_not_null(
+                    changes) else base_commit
+            new = proposed.with_version(txn.instant)
+            check(self, Operation(
+                kind="ddl", operation="alter", action="alter",
+                base_instant=base_commit.instant if base_commit else None,
+                base_completion=base_commit.completion if base_commit else None,
+                base_schema_version=base.version_id, schema_version=new.version_id,
+                schema_change="ddl", reads_data=_sets_not_null(changes),
+                instant=txn.instant,
+            ))
+            _, base_layout = self.version(base.version_id)
+            txn.save_version(new, derive_layout(new, (base, base_layout)))
+            metadata: dict[str, Any] = {
+                "operation": "alter",
+                "schema_version": new.version_id,
+                "base_version": base.version_id,
+                "changes": [c.to_dict() for c in changes.changes],
+                "added": [],
+                "removed": [],
+            }
+            if ddl:
+                metadata["ddl"] = ddl
+            txn.complete(metadata)
         return diff(base, new, moved=update.moved_ids)
 
     def _rebase_ddl(self, ddl: str | None, base: Schema, latest: Schema, changes: SchemaDiff
@@ -661,6 +648,11 @@ class BaseTable:
                 winner=winner.instant if winner else latest.version_id,
             )
         return latest, proposed, rebased
+
+    def recover_failed(self) -> list[str]:
+        """Roll back the failed attempts of processes that are gone (every commit starts so,
+        see :class:`~evonb.table.transaction.Transaction`); their instants."""
+        return rollback_failed(self)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:

@@ -345,9 +345,13 @@ class TableMachine(RuleBasedStateMachine):
     def free_name(self, prefix: str, struct: MStruct, pick: int) -> str:
         pool = TOP_NAMES if prefix == "" else NESTED_NAMES
         taken = {f.name.lower() for f in struct.fields}
-        free = [n for n in pool if n not in taken] or [f"n{pick % 1000}"]
-        name = free[pick % len(free)]
-        return name if name.lower() not in taken else f"n{pick}"
+        free = [n for n in pool if n not in taken]
+        if free:
+            return free[pick % len(free)]
+        number = pick % 1000
+        while f"n{number}" in taken:  # the pool is used up: the next free n<number>
+            number += 1
+        return f"n{number}"
 
     def position(self, struct: MStruct, pick: int, exclude: MField | None = None
                  ) -> tuple[str, int | None]:

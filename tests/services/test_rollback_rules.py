@@ -10,7 +10,8 @@ import pytest
 
 import evonb
 from evonb.table.instants import instant_from_datetime
-from evonb.table.rollback import files_of_instant, is_abandoned, writer_gone, writer_info
+from evonb.table.rollback import files_of_instant, is_abandoned
+from evonb.table.writers import writer_gone, writer_info
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 RECENT = instant_from_datetime(NOW - timedelta(seconds=30))

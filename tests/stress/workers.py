@@ -170,7 +170,7 @@ KILL_POINTS = {
     "files-written": ("evonb.table.timeline:Timeline", "inflight", "before"),
     "inflight": ("evonb.table.timeline:Timeline", "inflight", "after"),
     "lock-held": ("evonb.table.lock:FileLock", "acquire", "after"),
-    "schema-saved": ("evonb.table.table:Table", "_save_version", "after"),
+    "schema-saved": ("evonb.table.table:BaseTable", "save_version", "after"),
     "before-commit": ("evonb.table.timeline:Timeline", "complete", "before"),
     "after-commit": ("evonb.table.timeline:Timeline", "complete", "after"),
     # ... and of the rollback of a failed attempt (its files removed, its instant not yet;

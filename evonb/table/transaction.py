@@ -1,0 +1,140 @@
+"""``Transaction``: the one way a change is committed to a table's timeline.
+
+Every commit, whether DDL, write, compaction, rewrite, clean, rollback, create or convert,
+runs the same steps::
+
+    txn = Transaction(table, "commit", plan={"operation": "upsert"})  # recovers failed attempts
+    with txn:                                   # requested: the attempt is on the timeline
+        files = ...                             # written under unique names
+        txn.stage(added=files, removed=paths)   # inflight: what it wrote, with sizes
+        with txn.locked():                      # the table lock
+            ...                                 # the conflict check against txn.base
+            txn.save_version(schema, layout)    # a schema version, if the commit makes one
+            txn.complete(metadata)              # the commit point
+
+If the block raises before :meth:`complete`, the attempt is aborted: the files it wrote are
+removed, its schema version is dropped and its timeline files are deleted. A block that ends
+without completing (nothing to commit after all) is aborted in the same way. If it raises
+after the commit point, the change stays committed. A rollback that has begun removing
+commits calls :meth:`roll_forward` first: if it is interrupted, recovery finishes it instead.
+Either way, the table's cached snapshots are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from evonb.errors import EvoError
+from evonb.table.fsutil import remove_data_files
+from evonb.table.snapshot import DataFile
+from evonb.table.timeline import CommitRecord, Instant
+from evonb.table.writers import writer_info
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.schema.schema import Schema
+    from evonb.table.layout import Layout
+    from evonb.table.table import BaseTable
+
+
+class Transaction:
+    """One attempt to commit ``action`` (``commit``, ``deltacommit``, ``replacecommit``,
+    ``compaction``, ``alter``, ``clean``, ``rollback``, ``create``) to ``table``.
+
+    ``plan`` goes into the requested file, with the writer's host and process. ``recover``
+    first rolls back the failed attempts of dead processes. ``base`` is the last completed
+    commit when the transaction was made: the conflict check compares what completed since.
+    """
+
+    def __init__(self, table: BaseTable, action: str, *, plan: Mapping[str, Any] | None = None,
+                 recover: bool = True) -> None:
+        if recover:
+            table.recover_failed()
+        self.table = table
+        self.action = action
+        self.plan: dict[str, Any] = {**(plan or {}), "writer": writer_info()}
+        self.base: CommitRecord | None = table.timeline.last_completed()
+        self.record: CommitRecord | None = None
+        self._inst: Instant | None = None
+        self._written: list[DataFile] = []
+        self._version: str | None = None
+        self._forward = False
+
+    # ------------------------------------------------------------------- the steps
+    def __enter__(self) -> Transaction:
+        self._inst = self.table.timeline.requested(self.action, plan=self.plan)
+        return self
+
+    @property
+    def instant(self) -> str:
+        """The attempt's instant: its files and schema version are named with it."""
+        if self._inst is None:
+            raise EvoError("The transaction has not begun", hint="use it in a with block")
+        return self._inst.timestamp
+
+    def wrote(self, files: Iterable[DataFile]) -> None:
+        """Note files this attempt wrote: removed if it aborts."""
+        self._written.extend(files)
+
+    def stage(self, added: Sequence[DataFile], removed: Sequence[str]) -> None:
+        """Record what the attempt wrote (paths and sizes) and replaces, before the commit
+        point: recovery and ``evonb check`` read it."""
+        known = {f.path for f in self._written}
+        self.wrote(f for f in added if f.path not in known)
+        self.table.timeline.inflight(self._started(), {
+            "added": [f.path for f in added], "files": [f.to_dict() for f in added],
+            "removed": list(removed)})
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """The table lock, held for the conflict check and the commit point."""
+        with self.table.locked():
+            yield
+
+    def roll_forward(self) -> None:
+        """From here on, an interrupted attempt is finished by recovery from its plan, not
+        undone (a rollback that has begun removing the commits it undoes)."""
+        self._forward = True
+
+    def save_version(self, schema: Schema, layout: Layout) -> None:
+        """Store the schema version the commit makes (dropped if the attempt aborts)."""
+        self.table.save_version(schema, layout)
+        self._version = schema.version_id
+
+    def complete(self, metadata: Mapping[str, Any], *, after: str | None = None
+                 ) -> CommitRecord:
+        """The commit point: publish the completed commit with ``metadata`` (completing
+        after ``after`` too, for a rollback). Hold :meth:`locked` unless nothing can race."""
+        self.record = self.table.timeline.complete(self._started(), dict(metadata),
+                                                   after=after)
+        return self.record
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            if self._inst is not None and not self._forward and not self._committed():
+                self.abort()
+        finally:
+            self.table.invalidate()
+
+    # ------------------------------------------------------------------- helpers
+    def abort(self) -> None:
+        """Undo the attempt: its files, its schema version and its timeline files."""
+        inst = self._started()
+        remove_data_files(self.table.root, self._written)
+        if self._version is not None:
+            self.table.drop_version(self._version)
+        self.table.timeline.abort(inst)
+
+    def _committed(self) -> bool:
+        return self.record is not None or self.table.timeline.is_completed(self._started())
+
+    def _started(self) -> Instant:
+        if self._inst is None:
+            raise EvoError("The transaction has not begun", hint="use it in a with block")
+        return self._inst
+
+
+__all__ = ["Transaction"]
