@@ -12,7 +12,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from evonb.arrow.reader import ArrowRead
 from evonb.schema.schema import Schema
 from evonb.services.clean import clean as clean_table
 from evonb.services.compaction import compact as compact_table
@@ -56,6 +55,8 @@ class Table(SparkTable):
         and types as :meth:`read` (``as_of``, ``schema``, ``meta_columns`` alike).
         ``columns`` selects top-level columns; ``filter`` is a ``pyarrow.compute``
         expression over the query's column names; ``limit`` caps the rows."""
+        from evonb.arrow.reader import ArrowRead  # pyarrow: loaded on the first Arrow read
+
         return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
                          limit=limit, meta_columns=meta_columns).to_table()
 
@@ -66,6 +67,8 @@ class Table(SparkTable):
                    ) -> Iterator[pa.RecordBatch]:
         """:meth:`to_arrow` streamed as record batches, file by file (row group by row group
         where no log block is merged); reading stops once ``limit`` rows were given."""
+        from evonb.arrow.reader import ArrowRead  # pyarrow: loaded on the first Arrow read
+
         return ArrowRead(self, as_of, schema=schema, columns=columns, filter=filter,
                          limit=limit, meta_columns=meta_columns).batches()
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 
 from tests.architecture.imports import (
     LAYERS,
@@ -100,3 +102,13 @@ def test_layers_listed_bottom_up_cover_the_package_once() -> None:
     named = [name for names in LAYERS for name in names]
     assert len(named) == len(set(named))
     assert all(name == "evonb" or name.startswith("evonb.") for name in named)
+
+
+def test_loading_the_api_and_the_magics_loads_no_engine() -> None:
+    """``import evonb``, ``evonb.open_table`` and ``%load_ext evonb`` start no JVM and load
+    neither pyspark nor pyarrow: they come with the first read."""
+    code = ("import sys, evonb, evonb.api, evonb.notebook.magics\n"
+            "print(sorted(m for m in ('pyspark', 'pyarrow', 'pandas') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, cwd=ROOT).stdout.strip()
+    assert out == "[]"

@@ -303,11 +303,11 @@ def test_failure_while_writing_leaves_nothing(spark, tmp_path, monkeypatch):
     calls = {"n": 0}
     original = Timeline.complete
 
-    def failing(self, instant, metadata):
+    def failing(self, instant, metadata, **kwargs):
         calls["n"] += 1
         if calls["n"] == 2:
             raise OSError("disk full")
-        return original(self, instant, metadata)
+        return original(self, instant, metadata, **kwargs)
 
     monkeypatch.setattr(Timeline, "complete", failing)
     with pytest.raises(OSError, match="disk full"):
