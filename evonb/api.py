@@ -8,9 +8,9 @@ JVM-free Arrow reads and the services (compaction, rewrite, clean, rollback).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evonb.schema.schema import Schema
 from evonb.services.clean import clean as clean_table
@@ -20,12 +20,13 @@ from evonb.services.progress import ProgressCallback
 from evonb.services.rewrite import rewrite as rewrite_table
 from evonb.spark.table import SparkTable, spark_schema
 from evonb.table import table as _table
+from evonb.table.config import TableConfig
 from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
 from evonb.table.fsutil import table_path
 from evonb.table.history import Commit
 from evonb.table.hudi import plan_hudi
 from evonb.table.rollback import rollback as rollback_table
-from evonb.table.table import BaseTable, CommitRef, WriteMode
+from evonb.table.table import CommitRef, WriteMode
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -106,9 +107,10 @@ class Table(SparkTable):
         return rollback_table(self, instant, cascade=cascade)
 
 
-def _engine(table: BaseTable, spark: SparkSession | None) -> Table:
-    """``table`` (just made or opened by the format layer) as a :class:`Table`."""
-    return Table(table.root, table.raw_config, spark=spark)
+def _maker(spark: SparkSession | None) -> Callable[[Path, TableConfig], Table]:
+    """What the format layer calls to make the object it creates or opens: a :class:`Table`
+    with ``spark``."""
+    return lambda root, config: Table(root, config, spark=spark)
 
 
 def create_table(
@@ -136,13 +138,14 @@ def create_table(
         schema = spark_schema(schema)
     made = _table.create_table(path, schema, primary_key=primary_key, precombine=precombine,
                                partition_by=partition_by, table_type=table_type,
-                               properties=properties, name=name, exist_ok=exist_ok)
-    return _engine(made, spark)
+                               properties=properties, name=name, exist_ok=exist_ok,
+                               make=_maker(spark))
+    return cast(Table, made)
 
 
 def open_table(path: str | Path, *, spark: SparkSession | None = None) -> Table:
     """Open the evonb table at ``path`` (``spark``: the session to read and write with)."""
-    return _engine(_table.open_table(path), spark)
+    return cast(Table, _table.open_table(path, make=_maker(spark)))
 
 
 def convert(
@@ -174,7 +177,7 @@ def convert(
         plan = plan_parquet(root, name=name, primary_key=keys or (), precombine=precombine)
     if properties:
         plan = with_properties(plan, properties)
-    return _engine(install(root, plan), spark)
+    return cast(Table, install(root, plan, make=_maker(spark)))
 
 
 __all__ = ["Table", "convert", "create_table", "open_table"]

@@ -46,7 +46,7 @@ from evonb.table.fsutil import EVO_DIR, evo_dir
 from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
 from evonb.table.properties import check_plugins
 from evonb.table.snapshot import DataFile
-from evonb.table.table import BaseTable, check_key_columns
+from evonb.table.table import BaseTable, TableMaker, check_key_columns
 from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,7 +118,7 @@ def check_target(root: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- install
-def install(root: Path, plan: AdoptionPlan) -> BaseTable:
+def install(root: Path, plan: AdoptionPlan, *, make: TableMaker | None = None) -> BaseTable:
     """Write the metadata of ``plan`` (after checking it); on any failure remove it again."""
 
     config = TableConfig(
@@ -151,7 +151,7 @@ def install(root: Path, plan: AdoptionPlan) -> BaseTable:
         raise TableExistsError(f"{root} became a table while it was being converted") from None
     try:
         config.save(root, exclusive=True)
-        table = BaseTable(root, config)
+        table = (make or BaseTable)(root, config)
         with Transaction(table, "create", recover=False) as txn:
             txn.save_version(plan.schema, plan.layout)
             txn.complete({"operation": "create", "schema_version": INITIAL_VERSION,

@@ -10,7 +10,7 @@ import contextlib
 import html
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,6 +66,9 @@ if TYPE_CHECKING:  # pragma: no cover
 WriteMode = Literal["insert", "upsert", "delete", "overwrite"]
 WRITE_MODES = ("insert", "upsert", "delete", "overwrite")
 CommitRef = str | Commit | CommitRecord | datetime | date
+TableMaker = Callable[[Path, TableConfig], "BaseTable"]
+"""Makes the table object of a folder: :class:`BaseTable`, or a class of a higher layer
+(``evonb.api.Table``), so that one object reads the timeline once."""
 
 PROP_ADD_COLUMNS = "evonb.write.add_columns"
 PROP_FILL_MISSING = "evonb.write.fill_missing"
@@ -134,6 +137,7 @@ def create_table(
     properties: dict[str, Any] | None = None,
     name: str | None = None,
     exist_ok: bool = False,
+    make: TableMaker | None = None,
 ) -> BaseTable:
     """Create an evonb table at ``path`` and return it.
 
@@ -145,7 +149,7 @@ def create_table(
     root = table_path(path)
     if TableConfig.exists(root):
         if exist_ok:
-            return open_table(root)
+            return open_table(root, make=make)
         raise TableExistsError(
             f"A table already exists at {root}",
             hint="open it with evonb.open_table(), or pass exist_ok=True",
@@ -168,7 +172,7 @@ def create_table(
     check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
     _make_root(root)
     config.save(root, exclusive=True)
-    table = BaseTable(root, config)
+    table = (make or BaseTable)(root, config)
     with Transaction(table, "create", recover=False) as txn:
         txn.save_version(initial, derive_layout(initial))
         txn.complete({"operation": "create", "schema_version": INITIAL_VERSION,
@@ -215,11 +219,12 @@ def check_key_columns(schema: Schema, config: TableConfig) -> None:
             )
 
 
-def open_table(path: str | Path) -> BaseTable:
-    """Open the evonb table at ``path``."""
+def open_table(path: str | Path, *, make: TableMaker | None = None) -> BaseTable:
+    """Open the evonb table at ``path`` (``make``: the class, or factory, of the object to
+    return; :class:`BaseTable` by default)."""
     root = table_path(path)
     config = TableConfig.load(root)
-    table = BaseTable(root, config)
+    table = (make or BaseTable)(root, config)
     if table.timeline.last_completed() is None:
         raise TableNotFoundError(
             f"The table at {root} has no completed commit (its creation did not finish)",
@@ -751,4 +756,4 @@ def _describe_change(prev: ColumnVersion | None, cur: ColumnVersion) -> str:
     return ",".join(parts)
 
 
-__all__ = ["BaseTable", "CommitRef", "create_table", "open_table"]
+__all__ = ["BaseTable", "CommitRef", "TableMaker", "create_table", "open_table"]
