@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evonb.notebook import html as H
+import evonb.notebook.html as H
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.api import Table

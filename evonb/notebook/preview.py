@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from evonb.notebook import html as H
+import evonb.notebook.html as H
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from evonb.schema.defaults import default_from_json, default_to_json
 from evonb.schema.types import (
@@ -39,12 +39,25 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evonb.schema.schema import Schema
     from evonb.table.layout import Layout
-    from evonb.table.snapshot import DataFile
 
 KeyStats = tuple[tuple[int, Any, Any], ...]
 """Per key field ID: (id, min, max), values in their JSON form, sorted by ID."""
 
 VersionLookup = Callable[[str], "tuple[Schema, Layout]"]
+
+
+class StatsFile(Protocol):
+    """What pruning reads of a data file (a :class:`~evonb.table.snapshot.DataFile`): the
+    schema version it was written in and its key statistics."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def key_stats(self) -> KeyStats | None: ...
+
+
+F = TypeVar("F", bound=StatsFile)
 
 _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MICRO = dt.timedelta(microseconds=1)
@@ -204,7 +217,7 @@ class KeyRange:
     high: Any
 
 
-def may_hold(f: DataFile, ranges: Sequence[KeyRange], versions: VersionLookup) -> bool:
+def may_hold(f: StatsFile, ranges: Sequence[KeyRange], versions: VersionLookup) -> bool:
     """False only when ``f``'s statistics show that no incoming key can be in it."""
     if not ranges or not f.key_stats:
         return True
@@ -233,8 +246,8 @@ def may_hold(f: DataFile, ranges: Sequence[KeyRange], versions: VersionLookup) -
     return True
 
 
-def prune(files: Sequence[DataFile], ranges: Sequence[KeyRange] | None,
-          versions: VersionLookup) -> list[DataFile]:
+def prune(files: Sequence[F], ranges: Sequence[KeyRange] | None,
+          versions: VersionLookup) -> list[F]:
     """The files that may hold one of the incoming keys (``ranges`` None: all of them)."""
     if not ranges:
         return list(files)
@@ -244,6 +257,7 @@ def prune(files: Sequence[DataFile], ranges: Sequence[KeyRange] | None,
 __all__ = [
     "KeyRange",
     "KeyStats",
+    "StatsFile",
     "comparable",
     "convert",
     "footer_stats",

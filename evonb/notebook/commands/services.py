@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+import evonb.notebook.html as H
 from evonb.api import Table
-from evonb.notebook import html as H
 from evonb.notebook.args import number, parse_args, resolve_ref, whole
 from evonb.notebook.widgets.progress import JobProgress
 from evonb.sql import parse_ddl

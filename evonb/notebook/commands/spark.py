@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from evonb.notebook import html as H
+import evonb.notebook.html as H
 from evonb.notebook.args import split_words
 from evonb.spark import session as managed
 from evonb.spark.session import spark_log_path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from evonb.notebook import html as H
+import evonb.notebook.html as H
 from evonb.notebook.widgets.base import FallbackMixin
 from evonb.schema.diffing import SchemaDiff
 

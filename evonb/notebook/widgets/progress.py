@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from evonb.notebook import html as H
+import evonb.notebook.html as H
 from evonb.notebook.widgets.base import FallbackMixin
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as W
 
+import evonb.notebook.html as H
 from evonb.errors import EvoError
-from evonb.notebook import html as H
 from evonb.notebook.errors import format_evo_error, format_spark_error, quiet_spark_logs
 from evonb.notebook.preview import Preview, error_html
 from evonb.notebook.widgets.base import FallbackMixin
