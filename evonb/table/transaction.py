@@ -70,9 +70,7 @@ class Transaction:
     @property
     def instant(self) -> str:
         """The attempt's instant: its files and schema version are named with it."""
-        if self._inst is None:
-            raise EvoError("The transaction has not begun", hint="use it in a with block")
-        return self._inst.timestamp
+        return self._started().timestamp
 
     def wrote(self, files: Iterable[DataFile]) -> None:
         """Note files this attempt wrote: removed if it aborts."""
