@@ -228,12 +228,13 @@ class UnsupportedStatementError(EvoError):
 
 
 class UnknownPluginError(EvoError):
-    """A lock provider or conflict policy named by a table property that is neither built into
-    evonb nor registered by an installed package. Carries the ``property``, its ``value`` and
-    the ``known`` names; nothing named by the value is imported."""
+    """A lock provider, conflict policy or file IO named by a table property (or environment
+    variable) that is neither built into evonb nor registered by an installed package. Carries
+    the ``property``, its ``value`` and the ``known`` names; nothing named by the value is
+    imported."""
 
     def __init__(self, prop: str, value: str, known: Iterable[str], *, what: str,
-                 group: str) -> None:
+                 group: str, source: str = "Table property") -> None:
         self.property = prop
         self.value = value
         self.known = sorted(known)
@@ -244,7 +245,7 @@ class UnknownPluginError(EvoError):
             hint = (f"modules are never loaded from a table property: use one of {names}, or "
                     f"a {what} an installed package registers under the entry point group "
                     f"{group!r}")
-        super().__init__(f"Table property {prop}={value!r} names no known {what} "
+        super().__init__(f"{source} {prop}={value!r} names no known {what} "
                          f"(known: {names})", hint=hint)
 
 

@@ -26,3 +26,45 @@ def warehouse(tmp_path):
     path = tmp_path / "warehouse"
     path.mkdir()
     return path
+
+
+def _inside_table(path: object) -> bool:
+    """Whether ``path`` is in a table's folder (some folder above it holds ``.evo``)."""
+    from pathlib import Path
+
+    try:
+        p = Path(os.fsdecode(path)).absolute()  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return any(part == ".evo" for part in p.parts) or any(
+        (folder / ".evo").is_dir() for folder in p.parents)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_rename_in_tables():
+    """Under ``EVONB_FILE_IO=local-no-rename``, a rename or hard link of a file in a table's
+    folder fails the test: the commit protocol must need neither (``evonb.table.fileio``)."""
+    if os.environ.get("EVONB_FILE_IO", "").strip().lower() != "local-no-rename":
+        yield
+        return
+    import shutil
+    from pathlib import Path
+
+    def forbid(name, real):
+        def guarded(src, dst, *args, **kwargs):
+            if _inside_table(src) or _inside_table(dst):
+                raise AssertionError(f"{name}({src!r}, {dst!r}) in a table folder under "
+                                     "EVONB_FILE_IO=local-no-rename")
+            return real(src, dst, *args, **kwargs)
+        return guarded
+
+    patched = {(os, "rename"), (os, "replace"), (os, "link"), (shutil, "move"),
+               (Path, "rename"), (Path, "replace"), (Path, "hardlink_to")}
+    saved = {(obj, attr): getattr(obj, attr) for obj, attr in patched}
+    for (obj, attr), real in saved.items():
+        setattr(obj, attr, forbid(f"{getattr(obj, '__name__', obj)}.{attr}", real))
+    try:
+        yield
+    finally:
+        for (obj, attr), real in saved.items():
+            setattr(obj, attr, real)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.arguments import finite_number, whole_number
 from evonb.errors import EvoError
+from evonb.table.fileio import file_io
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
 from evonb.table.snapshot import DataFile, replay
@@ -175,8 +176,9 @@ def clean(table: SparkTable, *, retain_commits: int | None = None,
                 "added": [],
                 "removed": [],
             })
+        io = file_io()
         for path in plan.files:
-            (table.root / path).unlink(missing_ok=True)
+            io.delete(table.root / path)
         for version in plan.versions:
             table.drop_version(version)
     table.invalidate()

@@ -34,6 +34,7 @@ from evonb.spark.mor import file_groups, position_drops, read_snapshot, subset
 from evonb.spark.writer import write_files
 from evonb.spark.writes import parquet_options
 from evonb.table.conflicts import check_service
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import remove_data_files, staging_dir
 from evonb.table.history import Commit
 from evonb.table.key_stats import footer_stats, key_columns
@@ -175,7 +176,6 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
     files of about ``evonb.compaction.target.file.bytes``. Returns the files written (not yet
     visible) and the base files whose groups Arrow could not merge exactly (to merge with
     Spark)."""
-    import shutil
 
     import pyarrow.parquet as pq
 
@@ -223,7 +223,7 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
                 footer = pq.read_metadata(out)
                 stats = footer_stats(footer, keys) if keys else None
                 nbytes = os.path.getsize(out)
-                os.replace(out, dest)
+                file_io().move(out, dest)
                 added.append(DataFile(path=name, version=target.version_id, instant=instant,
                                       partition=partition, rows=footer.num_rows, bytes=nbytes,
                                       key_stats=stats))
@@ -232,7 +232,7 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
         remove_data_files(table.root, added)
         raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        file_io().delete_folder(staging)
     return added, leftover
 
 

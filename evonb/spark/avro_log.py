@@ -52,6 +52,7 @@ from evonb.spark.avro_fast import (
 )
 from evonb.spark.columns import spark_read_type
 from evonb.table.file_checks import file_error
+from evonb.table.fileio import file_io
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.names import LOG_FORMATS, log_block_path, log_block_temp, parse_log_block
 from evonb.table.snapshot import DataFile
@@ -475,11 +476,11 @@ class _BlockSink:
             self.writer.add_key_value_metadata(self._header())
             self.writer.close()
         full = os.path.join(self.root, self.final)
-        os.replace(self.tmp, full)
+        file_io().move(self.tmp, full)
         if not instant_on_timeline(self.root, self.instant):
             # The attempt was rolled back (its driver was killed) while this task wrote:
             # the rollback may have looked for its files already, so this one goes here.
-            os.unlink(full)
+            file_io().delete(full)
             raise EvoError(f"The write {self.instant} was rolled back while a task wrote its "
                            f"log block {self.final}; the block is removed",
                            hint="write again: the table is as it was before that write")

@@ -12,6 +12,7 @@ from evonb.schema.schema import Schema
 from evonb.schema.types import BIGINT, STRING, NestedField, StructType
 from evonb.spark.columns import scan_group, spark_read_type
 from evonb.table.file_checks import file_error
+from evonb.table.fileio import file_io
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.names import named_with_instant
 from evonb.table.read_plan import (
@@ -101,7 +102,8 @@ def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query
         frames = [scan_group(spark, g, with_file=with_file, with_position=with_position,
                              row_filter=row_filter, positions=positions) for g in groups]
     except AnalysisException as exc:  # Spark lists the files when the DataFrame is made
-        gone = [f for f in files if not (root / f.path).is_file()]
+        io = file_io()
+        gone = [f for f in files if not io.exists(root / f.path)]
         if "PATH_NOT_FOUND" not in str(exc) or not gone:
             raise
         raise file_error(root / gone[0].path, "it does not exist") from None

@@ -7,12 +7,11 @@ that lists them completes; a failed write leaves nothing any reader would see.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import remove_data_files, staging_dir
 from evonb.table.key_stats import footer_stats
 from evonb.table.names import (
@@ -131,7 +130,7 @@ def write_files(
             footer = pq.read_metadata(src)
             stats = footer_stats(footer, key_columns) if key_columns else None
             size = src.stat().st_size
-            os.replace(src, dest)
+            file_io().move(src, dest)
             placed.append(DataFile(path=rel, version=version, instant=instant,
                                    partition=partition, rows=footer.num_rows, bytes=size,
                                    key_stats=stats))
@@ -139,5 +138,5 @@ def write_files(
         remove_data_files(root, placed)
         raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        file_io().delete_folder(staging)
     return placed

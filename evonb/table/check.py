@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +46,8 @@ from evonb.errors import (
 from evonb.table.commit_shape import commit_defect
 from evonb.table.config import TableConfig
 from evonb.table.file_checks import file_defect, file_error
-from evonb.table.fsutil import evo_dir, is_temp_name, read_json, table_path
+from evonb.table.fileio import file_io
+from evonb.table.fsutil import data_tree, evo_dir, is_temp_name, read_json, table_path
 from evonb.table.names import (
     COMPLETED,
     CONFIG_REL,
@@ -176,25 +176,18 @@ class _Files:
 
 def _scan_files(root: Path) -> _Files:
     found = _Files()
-    evo = root / EVO_DIR
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        if here == root:
-            dirnames[:] = [d for d in dirnames if d != EVO_DIR]
-        for name in filenames:
-            rel = (here / name).relative_to(root).as_posix()
-            named = parse_data_file(name) or parse_log_block(name)
-            instant = named.instant if named is not None else parse_log_block_temp(name)
-            if instant is not None:
-                found.data[rel] = instant
-    staging = evo / STAGING_DIR
-    if staging.is_dir():
-        for entry in sorted(staging.iterdir()):
-            found.staging[entry.relative_to(root).as_posix()] = entry.name
-    for dirpath, _, filenames in os.walk(evo):
-        for name in filenames:
-            if is_temp_name(name) and name.endswith(TEMP_SUFFIX):
-                found.temp.append((Path(dirpath) / name).relative_to(root).as_posix())
+    io = file_io()
+    for rel, f in data_tree(root):
+        named = parse_data_file(f.name) or parse_log_block(f.name)
+        instant = named.instant if named is not None else parse_log_block_temp(f.name)
+        if instant is not None:
+            found.data[rel] = instant
+    staging = root / EVO_DIR / STAGING_DIR
+    for name in sorted({*io.folders(staging), *(f.name for f in io.list(staging))}):
+        found.staging[f"{EVO_DIR}/{STAGING_DIR}/{name}"] = name
+    for rel, f in io.walk(root / EVO_DIR):
+        if is_temp_name(f.name) and f.name.endswith(TEMP_SUFFIX):
+            found.temp.append(f"{EVO_DIR}/{rel}")
     return found
 
 
@@ -211,10 +204,10 @@ def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
     furthest state's file, plan or None when unreadable)."""
     tl = _Timeline()
     folder = evo_dir(root) / TIMELINE_DIR
-    try:
-        names = sorted(os.listdir(folder))
-    except FileNotFoundError:
-        problems.append(Problem("timeline", TIMELINE_REL, "the timeline folder is missing"))
+    names = sorted(f.name for f in file_io().list(folder))
+    if not names:
+        problems.append(Problem("timeline", TIMELINE_REL,
+                                "the timeline folder is missing or empty"))
         tl.unreadable = True
         return tl
     states: dict[str, dict[str, set[str]]] = {}
@@ -312,11 +305,7 @@ def _scan_schemas(root: Path) -> tuple[set[str], set[str], list[str]]:
     schemas: set[str] = set()
     layouts: set[str] = set()
     odd: list[str] = []
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return schemas, layouts, odd
-    for name in names:
+    for name in (f.name for f in file_io().list(folder)):
         if is_temp_name(name):
             continue
         parsed = parse_schema_file(name)
@@ -451,7 +440,7 @@ def _check_snapshot(root: Path, tl: _Timeline, schemas: set[str], layouts: set[s
     report.stats["live_files"] = len(live) + len(kept_logs)
     for p, entry in sorted({**live, **kept_logs}.items()):
         what = "log block" if entry.get("kind") == "log" else "data file"
-        if not (root / p).is_file():
+        if not file_io().exists(root / p):
             report.problems.append(Problem(
                 "missing-file", p,
                 f"{what} of the latest snapshot (written by commit {added_by[p]}) is missing"))
@@ -592,15 +581,15 @@ def _remove_orphans(root: Path) -> list[str]:
     for p in report.problems:
         target = root / p.path
         if p.kind in ("orphan-file", "orphan-schema"):
-            target.unlink(missing_ok=True)
+            file_io().delete(target)
             done.append(f"removed {p.path}")
         elif p.kind == "orphan-staging":
-            shutil.rmtree(target, ignore_errors=True)
+            file_io().delete_folder(target)
             done.append(f"removed {p.path}/")
     if not report.stats.get("pending"):
         for p in report.notes:
             if p.kind == "temp-file":
-                (root / p.path).unlink(missing_ok=True)
+                file_io().delete(root / p.path)
                 done.append(f"removed {p.path}")
     return done
 

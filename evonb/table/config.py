@@ -20,6 +20,7 @@ from evonb.errors import (
     TableNotFoundError,
     UnsupportedTableError,
 )
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.names import CONFIG_FILE
 
@@ -288,7 +289,7 @@ class TableConfig:
     @staticmethod
     def exists(root: str | os.PathLike[str]) -> bool:
         """Whether ``root`` holds an evonb table (has a config file)."""
-        return TableConfig.path(root).is_file()
+        return file_io().exists(TableConfig.path(root))
 
     def save(self, root: str | os.PathLike[str], *, exclusive: bool = False) -> Path:
         """Write the config atomically. ``exclusive=True`` (table creation) raises

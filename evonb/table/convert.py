@@ -13,9 +13,7 @@ Every check runs before anything is written; if writing fails, ``.evo/`` is remo
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +40,7 @@ from evonb.schema.types import (
     with_children,
 )
 from evonb.table.config import TableConfig
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import EVO_DIR, evo_dir
 from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
 from evonb.table.properties import check_plugins
@@ -101,16 +100,17 @@ def with_properties(plan: AdoptionPlan, extra: Mapping[str, Any]) -> AdoptionPla
 
 def check_target(root: Path) -> None:
     """Refuse a missing folder and a folder that already is (or was half made into) a table."""
-    if not root.exists():
-        raise TableNotFoundError(f"Nothing to convert: {root} does not exist",
-                                 hint="give the folder that holds the data files")
-    if not root.is_dir():
+    io = file_io()
+    if io.exists(root):
         raise UnsupportedTableError(f"Cannot convert {root}: it is not a folder",
                                     hint="give the folder that holds the data files")
+    if not io.has_folder(root):
+        raise TableNotFoundError(f"Nothing to convert: {root} does not exist or is empty",
+                                 hint="give the folder that holds the data files")
     if TableConfig.exists(root):
         raise TableExistsError(f"{root} already is an evonb table",
                                hint="open it with evonb.open_table()")
-    if evo_dir(root).exists():
+    if io.has_folder(evo_dir(root)):
         raise TableExistsError(
             f"{root} has a {EVO_DIR} folder but no table config (a creation that did not finish?)",
             hint=f"remove {evo_dir(root)} and convert again",
@@ -171,7 +171,7 @@ def install(root: Path, plan: AdoptionPlan, *, make: TableMaker | None = None) -
                 "source": dict(plan.source),
             })
     except BaseException:
-        shutil.rmtree(evo, ignore_errors=True)
+        file_io().delete_folder(evo)
         raise
     return table
 
@@ -230,7 +230,7 @@ def read_footer(path: Path) -> Footer:
                 f"{path}: {exc.message}",
                 hint="evonb reads the types Spark reads; rewrite that column first",
             ) from None
-    return Footer(path, tuple(fields), pf.metadata.num_rows, path.stat().st_size)
+    return Footer(path, tuple(fields), pf.metadata.num_rows, file_io().size(path))
 
 
 def _plain_arrow_field(f: pa.Field, leaves: Iterator[Any], path: Path) -> pa.Field:
@@ -421,13 +421,15 @@ def list_data_files(root: Path) -> tuple[list[Path], list[Path]]:
     """(Parquet files, other files) under ``root``, skipping hidden and ``_`` files and folders."""
     parquet: list[Path] = []
     other: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        for name in sorted(filenames):
-            if name.startswith((".", "_")):
-                continue
-            p = Path(dirpath) / name
-            (parquet if name.endswith(".parquet") else other).append(p)
+    io = file_io()
+    stack = [root]
+    while stack:
+        here = stack.pop()
+        for name in sorted(f.name for f in io.list(here)):
+            if not name.startswith((".", "_")):
+                (parquet if name.endswith(".parquet") else other).append(here / name)
+        stack.extend(here / d for d in sorted(io.folders(here), reverse=True)
+                     if not d.startswith((".", "_")))
     return parquet, other
 
 

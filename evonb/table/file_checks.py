@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from evonb.errors import CorruptFileError, DataFileError, DataFileMissingError
+from evonb.table.fileio import file_io
 from evonb.table.names import CONFIG_FILE, EVO_DIR, parse_log_block
 
 
@@ -21,7 +22,7 @@ def file_defect(path: Path, entry: Mapping[str, Any], *, deep: bool = False) -> 
     page checksums where the writer stored them) and every Avro block, and compares the rows
     read with the ``rows`` recorded."""
     try:
-        size = path.stat().st_size
+        size = file_io().size(path)
     except FileNotFoundError:
         return "the file is missing"
     recorded = entry.get("bytes")
@@ -37,10 +38,15 @@ def file_defect(path: Path, entry: Mapping[str, Any], *, deep: bool = False) -> 
 
 
 def _parquet_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
+    with file_io().open_read(path) as fh:
+        return _parquet_stream_defect(fh, entry, deep=deep)
+
+
+def _parquet_stream_defect(fh: BinaryIO, entry: Mapping[str, Any], *, deep: bool) -> str | None:
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path, page_checksum_verification=deep)
+        pf = pq.ParquetFile(fh, page_checksum_verification=deep)
     except Exception as exc:
         return f"the Parquet footer does not read: {first_line(exc)}"
     rows = entry.get("rows")
@@ -59,7 +65,7 @@ def _parquet_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str 
 def _avro_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
     import fastavro
 
-    with open(path, "rb") as fh:
+    with file_io().open_read(path) as fh:
         try:
             reader = fastavro.reader(fh)
             sync = reader._header["sync"]
@@ -92,7 +98,7 @@ def table_root_of(path: str | os.PathLike[str]) -> Path | None:
     with ``.evo/table.json``), or None."""
     here = Path(path).absolute().parent
     for folder in (here, *here.parents):
-        if (folder / EVO_DIR / CONFIG_FILE).is_file():
+        if file_io().exists(folder / EVO_DIR / CONFIG_FILE):
             return folder
     return None
 
@@ -106,7 +112,7 @@ def file_error(path: str | os.PathLike[str], exc: BaseException | str) -> DataFi
     shown = full.relative_to(root).as_posix() if root is not None else str(full)
     table = str(root) if root is not None else None
     what = "log block" if parse_log_block(full.name) else "data file"
-    if not full.exists():
+    if not file_io().exists(full):
         return DataFileMissingError(shown, f"the {what} is missing", table=table)
     cause = exc if isinstance(exc, str) else first_line(exc)
     return CorruptFileError(shown, f"the {what} is corrupt or truncated ({cause})",

@@ -1,38 +1,32 @@
 """Crash-safe file writes and strict JSON reads for table metadata.
 
-Every metadata file is written to a temporary file in the same folder, flushed to disk and then
-published in one step, so a reader sees either nothing or the whole file. Temporary files are
-named ``.<target name>.<random>.tmp``: they start with a dot and end with ``.tmp``, and readers
-of metadata folders ignore such names.
+Every access goes through the process's :class:`~evonb.table.fileio.FileIO`, whose whole-file
+writes let a reader see either nothing or the whole file. Temporary files (of the local FileIO)
+are named ``.<target name>.<random>.tmp``: they start with a dot and end with ``.tmp``, and
+readers of metadata folders ignore such names.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import tempfile
 import threading
-from collections.abc import Callable, Hashable, Iterable
-from contextlib import suppress
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from evonb.errors import EvoError, MetadataCorruptError
-from evonb.table.names import EVO_DIR, STAGING_DIR, TEMP_SUFFIX, is_temp_name, temp_prefix
+from evonb.table.fileio import FileInfo, file_io, fsync_dir
+from evonb.table.names import EVO_DIR, STAGING_DIR, is_temp_name
 
 T = TypeVar("T")
-
-# errno values with which os.link says the file system has no hard links.
-_NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
-
 
 def table_path(root: str | os.PathLike[str]) -> Path:
     """A table root as a local :class:`Path`; ``file:`` URIs are accepted.
 
-    Other URI schemes raise :class:`EvoError`: the metadata layer needs a local (or locally
-    mounted) file system with atomic rename and hard links.
+    Other URI schemes raise :class:`EvoError`: the only FileIOs so far serve local (or locally
+    mounted) file systems.
     """
     if isinstance(root, str) and (root.startswith("file:") or "://" in root):
         parsed = urlparse(root)
@@ -52,8 +46,20 @@ def evo_dir(root: str | os.PathLike[str]) -> Path:
 
 def remove_data_files(root: str | os.PathLike[str], files: Iterable[Any]) -> None:
     """Delete data files and log blocks (``DataFile``s: of a failed or aborted attempt)."""
+    io = file_io()
     for f in files:
-        (Path(root) / f.path).unlink(missing_ok=True)
+        io.delete(Path(root) / f.path)
+
+
+def data_tree(root: Path) -> Iterator[tuple[str, FileInfo]]:
+    """Every file of the table outside ``.evo`` (relative path with ``/``, info)."""
+    io = file_io()
+    for f in sorted(io.list(root), key=lambda f: f.name):
+        yield f.name, f
+    for d in sorted(io.folders(root)):
+        if d != EVO_DIR:
+            for rel, f in io.walk(root / d):
+                yield f"{d}/{rel}", f
 
 
 def staging_dir(root: str | os.PathLike[str], instant: str) -> Path:
@@ -61,71 +67,18 @@ def staging_dir(root: str | os.PathLike[str], instant: str) -> Path:
     return evo_dir(root) / STAGING_DIR / instant
 
 
-def fsync_dir(path: str | os.PathLike[str]) -> None:
-    """Flush a folder's entries to disk, so a file just created or renamed in it survives a crash.
-
-    A no-op where folders cannot be opened for syncing.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return
-    try:
-        with suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def atomic_write_bytes(
     path: str | os.PathLike[str], data: bytes, *, exclusive: bool = False
 ) -> None:
-    """Write ``data`` to ``path`` so readers never see a partial file.
-
-    The data goes to a temporary file in the same folder, is fsynced, then published with
-    ``os.replace`` (replacing any existing file) or, with ``exclusive=True``, with ``os.link``,
-    which never overwrites: if ``path`` exists, :class:`FileExistsError` is raised and the file is
-    left untouched. Missing parent folders are created.
-    """
-    target = Path(path)
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=TEMP_SUFFIX, dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if exclusive:
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                raise
-            except OSError as exc:  # no hard links on this file system
-                if exc.errno not in _NO_LINK_ERRNOS:
-                    raise
-                _write_exclusive_fallback(target, data)
-        else:
-            os.replace(tmp, target)
-        fsync_dir(parent)
-    finally:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def _write_exclusive_fallback(target: Path, data: bytes) -> None:
-    """Exclusive create for file systems without hard links (``O_EXCL``; not atomic for readers)."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(target)
-        raise
+    """Write ``data`` to ``path`` so readers never see a partial file, through the process's
+    :class:`~evonb.table.fileio.FileIO`: ``write`` (create or replace) or, with
+    ``exclusive=True``, ``write_if_absent``, which never overwrites: if ``path`` exists,
+    :class:`FileExistsError` is raised and the file is left untouched."""
+    io = file_io()
+    if exclusive:
+        io.write_if_absent(path, data)
+    else:
+        io.write(path, data)
 
 
 def dump_json(obj: Any) -> bytes:
@@ -144,8 +97,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     A missing file raises :class:`FileNotFoundError`; an empty, truncated, unparsable or
     non-UTF-8 file raises :class:`MetadataCorruptError` naming it.
     """
-    raw = Path(path).read_bytes()
-    return parse_json_bytes(raw, str(path))
+    return parse_json_bytes(file_io().read(path), str(path))
 
 
 def parse_json_bytes(raw: bytes, where: str) -> Any:
@@ -180,7 +132,7 @@ class FileCache(Generic[T]):
     """
 
     def __init__(self) -> None:
-        self._entries: dict[Hashable, tuple[tuple[int, int, int], T]] = {}
+        self._entries: dict[Hashable, tuple[Hashable, T]] = {}
         self._lock = threading.Lock()
 
     def get(self, path: str | os.PathLike[str], parse: Callable[[Path], T], *,
@@ -232,10 +184,10 @@ class FileCache(Generic[T]):
                 del self._entries[stale]
 
 
-def file_stamp(path: str | os.PathLike[str]) -> tuple[int, int, int]:
-    """A file's identity and version: inode, size and modification time (nanoseconds)."""
-    st = os.stat(path)
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+def file_stamp(path: str | os.PathLike[str]) -> Hashable:
+    """A file's version token (:attr:`~evonb.table.fileio.FileInfo.version`): it changes
+    whenever the file does. Locally: inode, size and modification time (nanoseconds)."""
+    return file_io().info(path).version
 
 
 __all__ = [

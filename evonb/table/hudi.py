@@ -40,6 +40,7 @@ from evonb.table.convert import (
     read_footer,
     relax_missing,
 )
+from evonb.table.fileio import file_io
 
 HUDI_DIR = ".hoodie"
 PROPERTIES_FILE = "hoodie.properties"
@@ -68,7 +69,7 @@ _AVRO_MAGIC = b"Obj\x01"
 def read_properties(path: Path) -> dict[str, str]:
     """A Java ``.properties`` file: comments, ``=``/``:``/space separators, escapes and
     continuation lines."""
-    text = path.read_text(encoding="latin-1")
+    text = file_io().read(path).decode("latin-1")
     out: dict[str, str] = {}
     lines = text.splitlines()
     i = 0
@@ -159,7 +160,7 @@ class HudiTable:
         self.root = root
         self.meta = root / HUDI_DIR
         props_file = self.meta / PROPERTIES_FILE
-        if not props_file.is_file():
+        if not file_io().exists(props_file):
             raise UnsupportedTableError(
                 f"{root} has a {HUDI_DIR} folder without {PROPERTIES_FILE}: not a complete Hudi "
                 "table",
@@ -191,12 +192,11 @@ class HudiTable:
         return version
 
     def _scan_timeline(self) -> None:
-        if not self.timeline_dir.is_dir():
+        io = file_io()
+        if not io.has_folder(self.timeline_dir):
             raise UnsupportedTableError(f"Hudi table {self.root} has no timeline folder "
                                         f"{self.timeline_dir.relative_to(self.root)}")
-        for p in sorted(self.timeline_dir.iterdir()):
-            if not p.is_file():
-                continue
+        for p in sorted(self.timeline_dir / f.name for f in io.list(self.timeline_dir)):
             m = _COMPLETED.fullmatch(p.name)
             if m:
                 req, done, action = m.groups()
@@ -235,7 +235,7 @@ class HudiTable:
                 "hoodie.bootstrap.base.path)",
                 hint="convert the bootstrap source folder itself, or rewrite the table in Hudi")
         schema_dir = self.meta / ".schema"
-        if schema_dir.is_dir() and any(schema_dir.iterdir()):
+        if file_io().has_folder(schema_dir):
             raise UnsupportedTableError(
                 f"Hudi table {self.root} uses Hudi's schema-on-read evolution (.hoodie/.schema "
                 "is not empty): older files may name columns differently",
@@ -250,7 +250,7 @@ class HudiTable:
     # ---------------------------------------------------------------------- metadata
     def metadata(self, instant: HudiInstant) -> dict[str, Any]:
         """The commit metadata of an instant (JSON or Avro); ``{}`` for an empty file."""
-        raw = instant.file.read_bytes()
+        raw = file_io().read(instant.file)
         if not raw.strip():
             return {}
         if raw.startswith(_AVRO_MAGIC):
@@ -282,9 +282,10 @@ class HudiTable:
         Raises for log files (a merge-on-read table).
         """
         out: list[BaseFile] = []
-        for p in sorted(self.root.rglob("*")):
-            rel = p.relative_to(self.root)
-            if any(part.startswith((".", "_")) for part in rel.parts[:-1]) or not p.is_file():
+        for rel_text, _ in sorted(file_io().walk(self.root)):
+            rel = Path(rel_text)
+            p = self.root / rel
+            if any(part.startswith((".", "_")) for part in rel.parts[:-1]):
                 continue
             if _LOG_FILE.fullmatch(p.name):
                 raise UnsupportedTableError(

@@ -30,13 +30,15 @@ CONFLICT_POLICIES_GROUP = "evonb.conflict_policies"
 @dataclass(frozen=True)
 class PluginKind:
     """One kind of plug-in: what it is called, the table property naming it, its entry point
-    group, the built-in names and the name used when the property is not set."""
+    group, the built-in names, the name used when the property is not set, and what kind of
+    setting names it (``source``: a table property, or an environment variable)."""
 
     what: str
     property: str
     group: str
     builtin: Collection[str]
     default: str
+    source: str = "Table property"
 
 
 def plugin_key(name: str | None, default: str) -> str:
@@ -77,7 +79,7 @@ def check_name(kind: PluginKind, name: str | None, *, outside: Path | None = Non
         return key
     if key not in registered(kind.group, outside=outside):
         raise UnknownPluginError(kind.property, str(name), known_names(kind, outside=outside),
-                                 what=kind.what, group=kind.group)
+                                 what=kind.what, group=kind.group, source=kind.source)
     return key
 
 
@@ -89,7 +91,7 @@ def load(kind: PluginKind, name: str | None, *, outside: Path | None = None) -> 
     ep = eps.get(key)
     if ep is None:
         raise UnknownPluginError(kind.property, str(name), known_names(kind, outside=outside),
-                                 what=kind.what, group=kind.group)
+                                 what=kind.what, group=kind.group, source=kind.source)
     try:
         target = ep.load()
     except Exception as exc:

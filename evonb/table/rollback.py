@@ -23,8 +23,6 @@ apart, and such an attempt is never rolled back (its files belong to the table; 
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError, MetadataCorruptError
 from evonb.table.commit_shape import commit_defect
-from evonb.table.fsutil import EVO_DIR, atomic_write_json, evo_dir, read_json, staging_dir
+from evonb.table.fileio import file_io
+from evonb.table.fsutil import (
+    atomic_write_json,
+    data_tree,
+    evo_dir,
+    read_json,
+    staging_dir,
+)
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
 from evonb.table.names import (
@@ -84,23 +89,22 @@ def is_abandoned(instant: str, plan: dict[str, Any], *, timeout: float,
 def files_of_instant(root: Path, instant: str) -> list[Path]:
     """Every data file and log block (finished or half-written) named with ``instant``."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        if Path(dirpath) == root:
-            dirnames[:] = [d for d in dirnames if d != EVO_DIR]
-        for name in filenames:
-            named = parse_data_file(name) or parse_log_block(name)
-            written = named.instant if named is not None else parse_log_block_temp(name)
-            if written == instant:
-                out.append(Path(dirpath, name))
+    for rel, f in data_tree(root):
+        named = parse_data_file(f.name) or parse_log_block(f.name)
+        written = named.instant if named is not None else parse_log_block_temp(f.name)
+        if written == instant:
+            out.append(root / rel)
     return out
 
 
+
 def _remove_paths(root: Path, paths: Sequence[str]) -> int:
+    io = file_io()
     n = 0
     for rel in paths:
         p = root / rel
-        if p.exists():
-            p.unlink(missing_ok=True)
+        if io.exists(p):
+            io.delete(p)
             n += 1
     return n
 
@@ -141,10 +145,7 @@ def _rolled_back(folder: Path, completed: Sequence[tuple[str, Mapping[str, Any]]
     purpose."""
     out: set[str] = set()
     plans = [m for _, m in completed if m.get("operation") == "rollback"]
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        names = []
+    names = [f.name for f in file_io().list(folder)]
     plans += [_json_or_none(folder / n) for n in names
               if (p := parse_timeline_file(n)) is not None
               and (p.action, p.state) == ("rollback", REQUESTED)]
@@ -211,7 +212,7 @@ def _rebuilt(root: Path, instant: str, action: str, inflight: Mapping[str, Any],
     """The completed file of a lost commit, from its plan and its inflight record."""
     plan = _json_or_none(evo_dir(root) / TIMELINE_DIR / timeline_file(instant, action, REQUESTED))
     plan = plan if isinstance(plan, dict) else {}
-    if (evo_dir(root) / SCHEMAS_DIR / schema_file(instant)).exists():
+    if file_io().exists(evo_dir(root) / SCHEMAS_DIR / schema_file(instant)):
         version = instant  # it evolved the schema
     else:
         before = [m for ts, m in completed if str(m.get(COMPLETION_KEY, ts)) < completion]
@@ -283,7 +284,7 @@ def _undo_attempt(table: BaseTable, inst: Instant, plan: dict[str, Any]) -> list
         _drop_versions(table, plan.get("versions", ()))
         removed.extend(plan.get("files", ()))
     removed.extend(_remove_files_of(root, inst.timestamp))
-    shutil.rmtree(staging_dir(root, inst.timestamp), ignore_errors=True)
+    file_io().delete_folder(staging_dir(root, inst.timestamp))
     referenced = {r.metadata.get("schema_version") for r in table.timeline.completed()}
     if inst.timestamp not in referenced:
         _drop_versions(table, [inst.timestamp])
@@ -298,8 +299,9 @@ def _undo_attempt(table: BaseTable, inst: Instant, plan: dict[str, Any]) -> list
 def _remove_files_of(root: Path, instant: str) -> list[str]:
     """Delete the files named with ``instant`` (:func:`files_of_instant`); their paths."""
     paths = files_of_instant(root, instant)
+    io = file_io()
     for p in paths:
-        p.unlink(missing_ok=True)
+        io.delete(p)
     return [p.relative_to(root).as_posix() for p in paths]
 
 
@@ -434,7 +436,8 @@ def _check_restorable(table: BaseTable, remaining: list[CommitRecord],
     """The table after the rollback must be readable: its files and schema still exist."""
 
     snap = replay(remaining, restored)
-    missing = [f.path for f in (*snap.files, *snap.logs) if not (table.root / f.path).exists()]
+    io = file_io()
+    missing = [f.path for f in (*snap.files, *snap.logs) if not io.exists(table.root / f.path)]
     stored = set(SchemaStore(table.root).versions())
     needed = {restored, *(f.version for f in (*snap.files, *snap.logs))}
     lost = sorted(v for v in needed if v not in stored)

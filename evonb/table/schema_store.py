@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from evonb.errors import CommitNotFoundError, EvoError, MetadataCorruptError, SchemaEvolutionError
 from evonb.schema.schema import Schema
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import (
     FileCache,
     atomic_write_bytes,
@@ -36,6 +37,7 @@ class SchemaStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = table_path(root)
         self.path = evo_dir(root) / SCHEMAS_DIR
+        self.io = file_io()
         self._cache: FileCache[Schema] = FileCache()
 
     def __repr__(self) -> str:
@@ -50,12 +52,8 @@ class SchemaStore:
 
     def versions(self) -> list[str]:
         """Every stored version id, oldest first."""
-        try:
-            names = os.listdir(self.path)
-        except FileNotFoundError:
-            return []
         out = []
-        for name in names:
+        for name in (f.name for f in self.io.list(self.path)):
             if is_temp_name(name):
                 continue
             parsed = parse_schema_file(name)
@@ -137,12 +135,11 @@ class SchemaStore:
         """Remove a version (rollback of the commit that created it)."""
         path = self.file_of(version_id)
         self._cache.discard(version_id)
-        try:
-            path.unlink()
-        except FileNotFoundError:
+        if not self.io.exists(path):
             raise CommitNotFoundError(
                 version_id, self._nearest(version_id), what="schema version"
-            ) from None
+            )
+        self.io.delete(path)
 
     def version_at(self, instant: str | datetime | date) -> str:
         """The version in force at ``instant``: the greatest version id at or before it."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import html
 import os
-import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
@@ -35,6 +34,7 @@ from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
 from evonb.sql.apply import property_changes
 from evonb.table.config import TableConfig
 from evonb.table.conflicts import Operation, check
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
 from evonb.table.instants import is_instant
@@ -186,9 +186,9 @@ def _make_root(root: Path) -> None:
     top = next((p for p in reversed((root, *root.parents)) if not p.exists()), None)
     try:
         root.mkdir(parents=True, exist_ok=True)
-        with open(root / f".evonb-probe-{os.getpid()}", "wb") as fh:
-            fh.write(b"")
-        os.unlink(fh.name)
+        probe = root / f".evonb-probe-{os.getpid()}"
+        file_io().write(probe, b"probe")
+        file_io().delete(probe)
     except OSError as exc:
         for made in (root, *root.parents) if top is not None else ():
             with contextlib.suppress(OSError):
@@ -332,7 +332,7 @@ class BaseTable:
         """Remove a schema version no commit uses (an aborted or rolled-back one)."""
         with contextlib.suppress(FileNotFoundError):
             self.schema_store.delete(version)
-        _layout_file(self.root, version).unlink(missing_ok=True)
+        file_io().delete(_layout_file(self.root, version))
         self._layouts.pop(version, None)
 
     def version(self, version_id: str) -> tuple[Schema, Layout]:
@@ -713,7 +713,7 @@ class BaseTable:
 
     def drop(self) -> None:
         """Delete the table: its data files and metadata."""
-        shutil.rmtree(self.root)
+        file_io().delete_folder(self.root)
 
 
 def check_reserved(names: Sequence[str], *, writing: bool = False) -> None:

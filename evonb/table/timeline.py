@@ -41,6 +41,7 @@ from typing import Any
 
 from evonb.errors import CommitNotFoundError, ConflictError, MetadataCorruptError
 from evonb.table.commit_shape import commit_defect
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import (
     FileCache,
     atomic_write_json,
@@ -210,11 +211,7 @@ def instant_on_timeline(root: str | os.PathLike[str], instant: str) -> bool:
     write into the table folder ask it after placing a file, so that a task outliving its
     killed driver does not leave a file behind the rollback of its attempt."""
     prefix = timeline_prefix(instant)
-    try:
-        with os.scandir(evo_dir(root) / TIMELINE_DIR) as entries:
-            return any(e.name.startswith(prefix) for e in entries)
-    except FileNotFoundError:
-        return False
+    return any(f.name.startswith(prefix) for f in file_io().list(evo_dir(root) / TIMELINE_DIR))
 
 
 class Timeline:
@@ -223,6 +220,7 @@ class Timeline:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = table_path(root)
         self.path = evo_dir(root) / TIMELINE_DIR
+        self.io = file_io()
         self._cache: FileCache[CommitRecord] = FileCache()
         self._cache_lock = threading.Lock()
 
@@ -231,12 +229,8 @@ class Timeline:
 
     # ------------------------------------------------------------------ listing
     def _scan(self) -> list[Instant]:
-        try:
-            names = os.listdir(self.path)
-        except FileNotFoundError:
-            return []
         out: list[Instant] = []
-        for name in names:
+        for name in (f.name for f in self.io.list(self.path)):
             if is_temp_name(name):
                 continue
             parsed = parse_timeline_file(name)
@@ -427,7 +421,7 @@ class Timeline:
                 others = [i for i in self._files_at(ts) if i.action != action]
                 clash = bool(others)
                 if clash:
-                    target.unlink(missing_ok=True)
+                    self.io.delete(target)
                 else:
                     return inst
             if instant is not None:
@@ -438,7 +432,7 @@ class Timeline:
         )
 
     def _require_requested(self, inst: Instant) -> None:
-        if not (self.path / inst.with_state(State.REQUESTED).file_name).exists():
+        if not self.io.exists(self.path / inst.with_state(State.REQUESTED).file_name):
             raise ConflictError(
                 f"Instant {inst.timestamp} ({inst.action}) has no requested file: it was rolled "
                 "back or never started"
@@ -505,7 +499,7 @@ class Timeline:
         if any(i.state is State.COMPLETED for i in files):
             raise ConflictError(f"Instant {ts} is completed; it cannot be aborted")
         for inst in sorted(files, key=lambda i: -i.state.rank):
-            (self.path / inst.file_name).unlink(missing_ok=True)
+            self.io.delete(self.path / inst.file_name)
 
     def remove_completed(self, instant: InstantRef) -> None:
         """Remove every file of ``instant``: completed first, then inflight, then requested
@@ -515,7 +509,7 @@ class Timeline:
         if not files:
             raise CommitNotFoundError(ts, self._nearest(self.completed(), ts), what="commit")
         for inst in sorted(files, key=lambda i: -i.state.rank):
-            (self.path / inst.file_name).unlink(missing_ok=True)
+            self.io.delete(self.path / inst.file_name)
         for inst in files:
             self._cache.discard(inst.file_name)
 
