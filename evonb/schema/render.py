@@ -1,5 +1,8 @@
 """Showing schemas and schema diffs: plain text, HTML for notebooks, and column DDL.
 
+This is the one renderer of schema diffs: their text form, the badge each change gets, the
+marks of the trees and the change list, for ``SchemaDiff`` and for the notebook widgets alike.
+
 HTML output is self-contained (inline ``style`` attributes only, no scripts, no external CSS)
 and every name, type, default and comment in it is escaped with :func:`html.escape`.
 """
@@ -7,6 +10,7 @@ and every name, type, default and comment in it is escaped with :func:`html.esca
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -109,15 +113,6 @@ def schema_to_text(schema: Schema) -> str:
     return "\n".join(lines)
 
 
-def diff_to_text(diff: SchemaDiff) -> str:
-    """``SchemaDiff <before> -> <after>: N changes`` and one indented line per change."""
-    head = f"SchemaDiff {diff.before.version_id} -> {diff.after.version_id}: "
-    if not diff.changes:
-        return head + "no changes"
-    return "\n".join([head + _plural(len(diff.changes), "change")]
-                     + [f"  {c}" for c in diff.changes])
-
-
 # ----------------------------------------------------------------------------------------- DDL
 def schema_to_ddl(schema: Schema) -> str:
     """Column DDL: ``id bigint NOT NULL, name string DEFAULT 'x' COMMENT 'c', `odd name` int``.
@@ -203,14 +198,6 @@ def _span(text: str, style: str = "", title: str | None = None) -> str:
     return f"<span{attrs}>{_e(text)}</span>"
 
 
-def _badge(text: str, kind: str, title: str | None = None) -> str:
-    style = (
-        f"background: {_KIND_COLORS.get(kind, _CHANGED)}; border-radius: 8px; padding: 0 6px;"
-        " margin-left: 6px; font-size: 11px; white-space: nowrap;"
-    )
-    return _span(text, style, title)
-
-
 def _name_html(f: NestedField) -> str:
     style = "font-style: italic;" if f.name in (ELEMENT, KEY, VALUE) else "font-weight: 600;"
     return _span(f.name, style)
@@ -257,8 +244,20 @@ def schema_to_html(schema: Schema) -> str:
     )
 
 
-def _badge_text(c: Change, diff: SchemaDiff) -> str:
-    """A badge naming the kind and the old value: ``renamed (was name)``."""
+# --------------------------------------------------------------------------------------- diffs
+# The one renderer of schema diffs: the text form (``repr``), and the HTML pieces that
+# ``SchemaDiff._repr_html_``, the notebook's diff widget and its timeline are made of.
+MARKERS: dict[str, str] = {"added": "+", "dropped": "-", "changed": "~", "same": " "}
+"""The mark in front of a field of a diff tree, by the field's state."""
+
+_ROW_COLORS = {"added": _ADDED, "dropped": _DROPPED, "changed": _CHANGED}
+
+
+def badge_text(c: Change, diff: SchemaDiff) -> str:
+    """What a field's badge says about one change: the kind and the old value
+    (``renamed (was name)``, ``moved (was #0 in loc)``); ``added`` and ``dropped`` alone."""
+    if c.kind in ("added", "dropped"):
+        return c.kind
     if c.kind == "moved":
         old_parent = diff.before.parent_of(c.field_id)
         if old_parent == diff.after.parent_of(c.field_id):
@@ -268,94 +267,184 @@ def _badge_text(c: Change, diff: SchemaDiff) -> str:
     if c.kind == "nullability":
         return "nullability (was " + ("optional" if c.old else "required") + ")"
     if c.kind == "default":
-        return f"default (was {format_value(c.old['default'])}" + (
-            f", write {format_value(c.old['write_default'])})"
-            if not same_value(c.old["write_default"], c.old["default"]) else ")"
-        )
+        text = f"default (was {format_value(c.old['default'])}"
+        if not same_value(c.old["write_default"], c.old["default"]):
+            text += f", write-default {format_value(c.old['write_default'])}"
+        return text + ")"
     if c.kind in ("renamed", "retyped"):
         return f"{c.kind} (was {c.old})"
     return f"{c.kind} (was {format_value(c.old)})"
 
 
-def _tree(schema: Schema, side: str, diff: SchemaDiff) -> str:
-    """One side of the diff view: every field with its marker, ID, name, type and badges."""
-    top = {c.field_id for c in diff.changes if c.kind == ("added" if side == "after"
-                                                            else "dropped")}
+def diff_summary(diff: SchemaDiff) -> str:
+    """``N changes`` (``1 change``), or ``no changes``."""
+    return _plural(len(diff.changes), "change") if diff.changes else "no changes"
+
+
+def diff_to_text(diff: SchemaDiff) -> str:
+    """``SchemaDiff <before> -> <after>: N changes`` and one indented line per change."""
+    head = f"SchemaDiff {diff.before.version_id} -> {diff.after.version_id}: "
+    return "\n".join([head + diff_summary(diff)] + [f"  {c}" for c in diff.changes])
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One field of one side of a diff tree.
+
+    ``state`` is ``added``/``dropped`` for the fields of an added (dropped) subtree,
+    ``changed`` for a field with other changes, else ``same``. ``changes`` are the field's
+    changes (its own ``added``/``dropped`` at the top of such a subtree); ``badges`` pairs
+    those shown on this side with their :func:`badge_text`.
+    """
+
+    field: NestedField
+    depth: int
+    state: str
+    changes: tuple[Change, ...] = ()
+    badges: tuple[tuple[Change, str], ...] = ()
+
+    @property
+    def marker(self) -> str:
+        return MARKERS[self.state]
+
+
+def diff_rows(diff: SchemaDiff, side: str, *, only_changed: bool = False) -> list[DiffRow]:
+    """The fields of one side (``"before"`` or ``"after"``) in tree order with their marks
+    and badges: ``dropped`` on the before side; ``added`` and the other changes, with their
+    old values, on the after side. ``only_changed`` leaves out unchanged fields that hold no
+    changed one."""
+    if side not in ("before", "after"):
+        raise ValueError(f"side must be 'before' or 'after', not {side!r}")
+    schema = diff.after if side == "after" else diff.before
+    edge = "added" if side == "after" else "dropped"
+    top = {c.field_id: c for c in diff.changes if c.kind == edge}
     changed: dict[int, list[Change]] = {}
     for c in diff.changes:
         if c.kind not in ("added", "dropped"):
             changed.setdefault(c.field_id, []).append(c)
+    keep = _with_ancestors(schema, set(top) | set(changed))
     rows = []
-    marked_depth: int | None = None  # depth of the added/dropped subtree being walked
+    inside: int | None = None  # depth of the added/dropped subtree being walked
     for info in walk(schema.fields):
         f, depth = info.field, len(info.path) - 1
-        if marked_depth is not None and depth <= marked_depth:
-            marked_depth = None
-        if f.id in top and marked_depth is None:
-            marked_depth = depth
-        marker, bg, badges, title = " ", "", "", ""
-        if marked_depth is not None:
-            marker, bg = ("+", _ADDED) if side == "after" else ("-", _DROPPED)
-            if f.id in top:
-                kind = "added" if side == "after" else "dropped"
-                badges = _badge(kind, kind)
-        elif f.id in changed:
-            marker, bg = "~", _CHANGED
-            title = f' title="{_e("; ".join(str(c) for c in changed[f.id]))}"'
-            if side == "after":
-                badges = "".join(
-                    _badge(_badge_text(c, diff), c.kind, str(c)) for c in changed[f.id]
-                )
-        style = f"padding: 1px 6px 1px {6 + 16 * depth}px; white-space: nowrap;"
-        if bg:
-            style += f" background: {bg};"
+        if inside is not None and depth <= inside:
+            inside = None
+        if f.id in top and inside is None:
+            inside = depth
+        if f.id in changed:  # present on both sides, even inside a new or dropped struct
+            ours = tuple(changed[f.id])
+            badges = tuple((c, badge_text(c, diff)) for c in ours) if side == "after" else ()
+            rows.append(DiffRow(f, depth, "changed", ours, badges))
+        elif inside is not None:
+            ours = (top[f.id],) if f.id in top else ()
+            rows.append(DiffRow(f, depth, edge, ours,
+                                tuple((c, badge_text(c, diff)) for c in ours)))
+        elif not only_changed or f.id in keep:
+            rows.append(DiffRow(f, depth, "same"))
+    return rows
+
+
+def _with_ancestors(schema: Schema, ids: set[int]) -> set[int]:
+    out = set(ids)
+    for fid in ids:
+        parent = schema.parent_of(fid)
+        while parent != ROOT_ID:
+            out.add(parent)
+            parent = schema.parent_of(parent)
+    return out
+
+
+def _badge(text: str, kind: str, title: str | None = None) -> str:
+    """A small rounded label coloured by change kind, classed ``evonb-kind-<kind>``."""
+    style = (
+        f"background: {_KIND_COLORS.get(kind, _CHANGED)}; border-radius: 8px; padding: 0 6px;"
+        " margin-left: 6px; font-size: 11px; white-space: nowrap;"
+    )
+    tip = f' title="{_e(title)}"' if title else ""
+    return (f'<span class="evonb-kind evonb-kind-{_e(kind)}" style="{style}"{tip}>'
+            f"{_e(text)}</span>")
+
+
+def diff_tree_html(diff: SchemaDiff, side: str, *, only_changed: bool = False) -> str:
+    """One side of the diff view (:func:`diff_rows`): each field a ``div.evonb-field`` with
+    its marker, ID, name, type and badges, and ``data-field-id``/``data-kinds``."""
+    rows = []
+    for row in diff_rows(diff, side, only_changed=only_changed):
+        f = row.field
+        style = f"padding: 1px 8px 1px {6 + 16 * row.depth}px; white-space: nowrap;"
+        if row.state in _ROW_COLORS:
+            style += f" background: {_ROW_COLORS[row.state]};"
+        title = ""
+        if row.state == "changed":
+            title = f' title="{_e("; ".join(str(c) for c in row.changes))}"'
+        kinds = " ".join(c.kind for c in row.changes)
         rows.append(
-            f'<div style="{style}" data-field-id="{f.id}"{title}>'
-            + _span(marker, _MONO + " display: inline-block; width: 1.2em; font-weight: 700;")
-            + _span(str(f.id), _MONO + " " + _MUTED + " margin-right: 6px;")
+            f'<div class="evonb-field" style="{style}" data-field-id="{f.id}"'
+            f' data-kinds="{_e(kinds)}"{title}>'
+            + _span(row.marker, _MONO + " display: inline-block; width: 1.2em; font-weight: 700;")
+            + _span(str(f.id), _MONO + " " + _MUTED + " margin-right: 6px;", "field id")
             + _name_html(f)
             + _span(": ", _MUTED)
             + _span(type_label(f.type), _MONO)
             + ("" if f.nullable else _span(" not null", _MUTED))
-            + badges
+            + "".join(_badge(text, c.kind, str(c)) for c, text in row.badges)
             + "</div>"
         )
     if not rows:
-        rows.append(f'<div style="padding: 1px 6px; {_MUTED}">no columns</div>')
+        text = "no changed fields" if only_changed else "no columns"
+        rows.append(f'<div style="padding: 1px 8px; {_MUTED}">{text}</div>')
     return "".join(rows)
 
 
-def diff_to_html(diff: SchemaDiff) -> str:
-    """Before and after side by side: added fields green ``+``, dropped red ``-``, other changes
-    ``~`` with a badge naming the kind and the old value; then the list of changes."""
-    n = len(diff.changes)
-    summary = _plural(n, "change") if n else "no changes"
+def diff_summary_html(diff: SchemaDiff, title: str | None = None) -> str:
+    """``<title> · <before> → <after> · N changes`` and one chip per kind present."""
     chips = "".join(
         _badge(f"{len(diff.by_kind(k))} {k}", k) for k in KINDS if diff.by_kind(k)
     )
-    header = (
-        f'<div style="margin-bottom: 4px;"><b>SchemaDiff</b> '
+    return (
+        f'<div style="{_FONT} margin-bottom: 4px;"><b>{_e(title or "Schema diff")}</b> · '
         f"{_span(diff.before.version_id, _MONO)} → {_span(diff.after.version_id, _MONO)}"
-        f" · {summary}{chips}</div>"
+        f" · {_e(diff_summary(diff))}{chips}</div>"
     )
-    cols = "".join(
-        f'<th style="{_HEAD}">{label} {_span(schema.version_id, _MONO + _MUTED)}</th>'
-        for label, schema in (("before", diff.before), ("after", diff.after))
+
+
+def diff_side_title_html(label: str, schema: Schema) -> str:
+    """The heading of one side of the diff view: ``before 2024...``."""
+    return (
+        f'<div style="{_FONT} font-weight: 600; padding: 2px 8px; '
+        f'border-bottom: 1px solid rgba(128,128,128,0.5);">{_e(label)} '
+        + _span(schema.version_id, f"{_MONO} {_MUTED} font-weight: 400;") + "</div>"
     )
-    body = (
-        f'<td style="{_CELL} padding: 2px 0;">{_tree(diff.before, "before", diff)}</td>'
-        f'<td style="{_CELL} padding: 2px 0; border-left: 1px solid rgba(128,128,128,0.35);">'
-        f'{_tree(diff.after, "after", diff)}</td>'
+
+
+def change_list_html(diff: SchemaDiff) -> str:
+    """The changes, as :func:`diff_to_text` lists them: a kind badge, the field ID and what
+    changed, one ``li.evonb-change`` each."""
+    if not diff.changes:
+        return f'<div style="{_FONT} {_MUTED} padding: 2px 8px;">no changes</div>'
+    items = "".join(
+        f'<li class="evonb-change" data-kind="{_e(c.kind)}" data-field-id="{c.field_id}" '
+        f'style="list-style: none; padding: 1px 0;">{_badge(c.kind, c.kind)} '
+        + _span(_printable(f"{c.field_id}: {c.describe()}"), _MONO) + "</li>"
+        for c in diff.changes
     )
-    table = (
-        f'<table style="border-collapse: collapse;"><thead><tr>{cols}</tr></thead>'
-        f"<tbody><tr>{body}</tr></tbody></table>"
+    return f'<ul style="{_FONT} margin: 4px 0; padding-left: 2px;">{items}</ul>'
+
+
+def diff_to_html(diff: SchemaDiff, *, title: str | None = None, note: str = "",
+                 labels: tuple[str, str] = ("before", "after")) -> str:
+    """The diff view: the summary, ``note`` (HTML, already escaped), before and after side by
+    side as trees (added fields green ``+``, dropped red ``-``, other changes ``~`` with a
+    badge per change naming the old value), then the list of changes."""
+    line = " border-left: 1px solid rgba(128,128,128,0.35);"
+    panes = "".join(
+        f'<td style="{_CELL} padding: 0;{line if side == "after" else ""}">'
+        f"{diff_side_title_html(label, schema)}{diff_tree_html(diff, side)}</td>"
+        for side, label, schema in (("before", labels[0], diff.before),
+                                    ("after", labels[1], diff.after))
     )
-    listing = ""
-    if n:
-        items = "".join(f"<li>{_span(str(c), _MONO)}</li>" for c in diff.changes)
-        listing = (
-            f'<details style="margin-top: 4px;"><summary>{_e(summary)}</summary>'
-            f'<ul style="margin: 2px 0; padding-left: 20px;">{items}</ul></details>'
-        )
-    return f'<div style="{_FONT}">{header}{table}{listing}</div>'
+    return (
+        f'<div class="evonb-diff" style="{_FONT}">{diff_summary_html(diff, title)}{note}'
+        f'<table style="border-collapse: collapse;"><tr>{panes}</tr></table>'
+        f"{change_list_html(diff)}</div>"
+    )

@@ -276,12 +276,14 @@ def test_diff_html_side_by_side_marks_and_escaping() -> None:
     assert markup == diff_to_html(d)
     checker = parse_html(markup)
     text = "".join(checker.text)
-    # both trees list every field with its ID
-    ids = [a.get("data-field-id") for a in checker.attrs if "data-field-id" in a]
+    # both trees list every field with its ID; the change list names each change's field
+    ids = [a["data-field-id"] for a in checker.attrs if a.get("class") == "evonb-field"]
     before_ids = {str(i) for i in s.field_ids()}
     after_ids = {str(i) for i in t.field_ids()}
     assert sorted(ids) == sorted([*map(str, s.field_ids()), *map(str, t.field_ids())])
     assert before_ids <= set(ids) and after_ids <= set(ids)
+    listed = [a["data-field-id"] for a in checker.attrs if a.get("class") == "evonb-change"]
+    assert listed == ["13", "6", "2", "12", "12", "2", "4", "1"]
     # names are escaped in the markup and come back intact as text
     assert ODD in text and ODD + "2" in text and "new <col>" in text
     assert "<col>" not in markup and "new &lt;col&gt;" in markup

@@ -13,6 +13,7 @@ from evonb.notebook.errors import format_evo_error, format_spark_error, quiet_sp
 from evonb.notebook.preview import Preview, error_html
 from evonb.notebook.widgets.base import FallbackMixin
 from evonb.schema.diffing import diff
+from evonb.schema.render import diff_to_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.api import Table
@@ -116,7 +117,7 @@ class TimelineWidget(FallbackMixin, W.VBox):
                       moved=[m for m in moved if isinstance(m, int)])
         if not change:
             return H.note_html(f"No schema change (schema {c.schema_version}).")
-        return H.diff_html(change, title=f"{c.operation} {c.instant}")
+        return diff_to_html(change, title=f"{c.operation} {c.instant}")
 
     def _render(self, _change: object = None) -> None:
         c = self.selected
