@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.arguments import finite_number, whole_number
 from evonb.errors import EvoError
+from evonb.table.commit import CommitMetadata
 from evonb.table.fileio import file_io
 from evonb.table.history import Commit
 from evonb.table.instants import parse_instant
@@ -162,20 +163,14 @@ def clean(table: SparkTable, *, retain_commits: int | None = None,
                          "files": list(plan.files), "versions": list(plan.versions)})
         with txn:  # under the table lock already
             last = commits[-1]
-            record = txn.complete({
-                "operation": "clean",
-                "schema_version": last.schema_version,
-                "earliest_retained": plan.earliest_retained,
-                "earliest_retained_completion": table.timeline.get(
+            record = txn.complete(CommitMetadata.of(
+                "clean", last.schema_version,
+                earliest_retained=plan.earliest_retained,
+                earliest_retained_completion=table.timeline.get(
                     plan.earliest_retained).completion,
-                "retain_commits": retain_commits,
-                "retain_hours": retain_hours,
-                "keep_schema_versions": keep_schema_versions,
-                "cleaned_files": list(plan.files),
-                "cleaned_versions": list(plan.versions),
-                "added": [],
-                "removed": [],
-            })
+                retain_commits=retain_commits, retain_hours=retain_hours,
+                keep_schema_versions=keep_schema_versions,
+                cleaned_files=list(plan.files), cleaned_versions=list(plan.versions)))
         io = file_io()
         for path in plan.files:
             io.delete(table.root / path)

@@ -33,6 +33,7 @@ from evonb.spark.group_merge import (
 from evonb.spark.mor import file_groups, position_drops, read_snapshot, subset
 from evonb.spark.writer import write_files
 from evonb.spark.writes import parquet_options
+from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import check_service
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import remove_data_files, staging_dir
@@ -284,18 +285,15 @@ def compact(table: SparkTable, *, upgrade_schema: bool = True,
             check_service(table, "compact", "compaction", base, [f.path for f in chosen],
                           instant=txn.instant)
             last = table.timeline.last_completed()
-            record = txn.complete({
-                "operation": "compact",
-                "schema_version": last.schema_version if last else latest.version_id,
-                "compacted_version": latest.version_id,
-                "base_instant": base.instant if base else None,
-                "base_completion": base.completion if base else None,
-                "added": [f.to_dict() for f in added],
-                "removed": removed,
-                "logs_merged": sum(1 for f in snap.logs if f.base in {c.path for c in chosen}),
-                "rows_written": sum(f.rows for f in added),
-                "groups_in_tasks": len(in_tasks) - len(spark_merged),
-            })
+            record = txn.complete(CommitMetadata.of(
+                "compact", last.schema_version if last else latest.version_id,
+                added=added, removed=removed,
+                compacted_version=latest.version_id,
+                base_instant=base.instant if base else None,
+                base_completion=base.completion if base else None,
+                logs_merged=sum(1 for f in snap.logs if f.base in {c.path for c in chosen}),
+                rows_written=sum(f.rows for f in added),
+                groups_in_tasks=len(in_tasks) - len(spark_merged)))
     report(progress, len(chosen), len(chosen), "done")
     return Commit.from_record(record)
 

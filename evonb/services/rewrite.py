@@ -38,6 +38,7 @@ from evonb.services.compaction import removed_paths, rewrite_groups
 from evonb.services.progress import ProgressCallback, report
 from evonb.spark.columns import to_column
 from evonb.spark.mor import read_snapshot
+from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import check_service
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
@@ -267,26 +268,22 @@ def rewrite(table: SparkTable, ddl: str | None = None, *, on_cast_error: OnCastE
             check_service(table, "rewrite", "replacecommit", base,
                           [f.path for f in snap.files], instant=instant,
                           schema_version=target.version_id if update is not None else None)
-            metadata: dict[str, Any] = {
-                "operation": "rewrite",
-                "schema_version": target.version_id,
-                "base_version": source.version_id,
-                "base_instant": base.instant if base else None,
-                "base_completion": base.completion if base else None,
-                "added": [f.to_dict() for f in added],
-                "removed": removed,
-                "rows_written": sum(f.rows for f in added),
-                "purge_dropped": purge_dropped,
-            }
+            details: dict[str, Any] = {}
             if ddl:
-                metadata["ddl"] = ddl
-                metadata["schema_change"] = "evolve"
-                metadata["changes"] = [c.to_dict() for c in diff(source, target).changes]
+                details["ddl"] = ddl
+                details["schema_change"] = "evolve"
+                details["changes"] = [c.to_dict() for c in diff(source, target).changes]
             if nulled:
-                metadata["nulled"] = nulled
+                details["nulled"] = nulled
             if update is not None:
                 txn.save_version(target, layout)
-            record = txn.complete(metadata)
+            record = txn.complete(CommitMetadata.of(
+                "rewrite", target.version_id, added=added, removed=removed,
+                base_version=source.version_id,
+                base_instant=base.instant if base else None,
+                base_completion=base.completion if base else None,
+                rows_written=sum(f.rows for f in added), purge_dropped=purge_dropped,
+                **details))
     report(progress, 1, 1, "done")
     return Commit.from_record(record)
 

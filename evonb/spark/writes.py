@@ -24,6 +24,7 @@ from evonb.spark.writer import (
     estimated_bytes,
     write_files,
 )
+from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import WRITE_ACTIONS, check_write
 from evonb.table.fsutil import remove_data_files
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
@@ -152,23 +153,20 @@ class WriteJob:
                     base_commit, removed + touched, evolved=bool(update), instant=instant,
                     schema_change=("add_columns" if update and update.only_adds_columns
                                    else "evolve" if update else None))
-                metadata: dict[str, Any] = {
-                    "operation": self.mode,
-                    "schema_version": target.version_id if update else latest,
-                    "base_instant": base_commit.instant if base_commit else None,
-                    "base_completion": base_commit.completion if base_commit else None,
-                    "added": [f.to_dict() for f in added],
-                    "removed": [f.path for f in removed],
-                    "rows_written": sum(f.rows for f in added),
-                }
+                details: dict[str, Any] = {}
                 if self.key_lookup is not None:
-                    metadata["key_lookup"] = self.key_lookup
+                    details["key_lookup"] = self.key_lookup
                 if update:
-                    metadata["schema_change"] = ("add_columns" if update.only_adds_columns
-                                                 else "evolve")
-                    metadata["changes"] = [c.to_dict() for c in diff(base_schema, target)]
+                    details["schema_change"] = ("add_columns" if update.only_adds_columns
+                                                else "evolve")
+                    details["changes"] = [c.to_dict() for c in diff(base_schema, target)]
                     txn.save_version(target, layout)
-                record = txn.complete(metadata)
+                record = txn.complete(CommitMetadata.of(
+                    self.mode, target.version_id if update else latest,
+                    added=added, removed=[f.path for f in removed],
+                    base_instant=base_commit.instant if base_commit else None,
+                    base_completion=base_commit.completion if base_commit else None,
+                    rows_written=sum(f.rows for f in added), **details))
         return record
 
     def _key_only(self, incoming: Schema, table_schema: Schema) -> Schema:

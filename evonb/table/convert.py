@@ -39,6 +39,7 @@ from evonb.schema.types import (
     Type,
     with_children,
 )
+from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import EVO_DIR, evo_dir
@@ -104,13 +105,13 @@ def check_target(root: Path) -> None:
     if io.exists(root):
         raise UnsupportedTableError(f"Cannot convert {root}: it is not a folder",
                                     hint="give the folder that holds the data files")
-    if not io.has_folder(root):
-        raise TableNotFoundError(f"Nothing to convert: {root} does not exist or is empty",
+    if not io.is_folder(root):
+        raise TableNotFoundError(f"Nothing to convert: {root} does not exist",
                                  hint="give the folder that holds the data files")
     if TableConfig.exists(root):
         raise TableExistsError(f"{root} already is an evonb table",
                                hint="open it with evonb.open_table()")
-    if io.has_folder(evo_dir(root)):
+    if io.is_folder(evo_dir(root)):
         raise TableExistsError(
             f"{root} has a {EVO_DIR} folder but no table config (a creation that did not finish?)",
             hint=f"remove {evo_dir(root)} and convert again",
@@ -154,22 +155,15 @@ def install(root: Path, plan: AdoptionPlan, *, make: TableMaker | None = None) -
         table = (make or BaseTable)(root, config)
         with Transaction(table, "create", recover=False) as txn:
             txn.save_version(plan.schema, plan.layout)
-            txn.complete({"operation": "create", "schema_version": INITIAL_VERSION,
-                          "added": [], "removed": []})
+            txn.complete(CommitMetadata.of("create", INITIAL_VERSION))
         # The adopted files are the user's: an aborted conversion never removes them.
         with Transaction(table, "commit", plan={"operation": "convert"}, recover=False) as txn:
             added = [DataFile(path=f.path, version=INITIAL_VERSION, instant=txn.instant,
                               partition=f.partition, rows=f.rows, bytes=f.bytes, kind=ADOPTED)
                      for f in plan.files]
-            txn.complete({
-                "operation": "convert",
-                "schema_version": INITIAL_VERSION,
-                "added": [f.to_dict() for f in added],
-                "removed": [],
-                "rows_written": 0,
-                "rows_adopted": sum(f.rows for f in added),
-                "source": dict(plan.source),
-            })
+            txn.complete(CommitMetadata.of(
+                "convert", INITIAL_VERSION, added=added, rows_written=0,
+                rows_adopted=sum(f.rows for f in added), source=dict(plan.source)))
     except BaseException:
         file_io().delete_folder(evo)
         raise

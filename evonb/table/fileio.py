@@ -132,9 +132,9 @@ class FileIO(ABC):
             return False
         return True
 
-    def has_folder(self, folder: PathLike) -> bool:
-        """Whether ``folder`` holds any file or folder (on object stores, a folder exists only
-        while something is in it)."""
+    def is_folder(self, folder: PathLike) -> bool:
+        """Whether ``folder`` exists as a folder (on object stores, where folders are name
+        prefixes, while something is in it)."""
         return bool(self.list(folder) or self.folders(folder))
 
     def walk(self, folder: PathLike) -> Iterator[tuple[str, FileInfo]]:
@@ -217,6 +217,9 @@ class LocalFileIO(FileIO):
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
         return FileInfo(Path(path).name, st.st_size, _stamp(st))
+
+    def is_folder(self, folder: PathLike) -> bool:
+        return os.path.isdir(folder)
 
     def delete(self, path: PathLike) -> None:
         with suppress(FileNotFoundError):

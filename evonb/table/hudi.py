@@ -193,7 +193,7 @@ class HudiTable:
 
     def _scan_timeline(self) -> None:
         io = file_io()
-        if not io.has_folder(self.timeline_dir):
+        if not io.is_folder(self.timeline_dir):
             raise UnsupportedTableError(f"Hudi table {self.root} has no timeline folder "
                                         f"{self.timeline_dir.relative_to(self.root)}")
         for p in sorted(self.timeline_dir / f.name for f in io.list(self.timeline_dir)):
@@ -235,7 +235,7 @@ class HudiTable:
                 "hoodie.bootstrap.base.path)",
                 hint="convert the bootstrap source folder itself, or rewrite the table in Hudi")
         schema_dir = self.meta / ".schema"
-        if file_io().has_folder(schema_dir):
+        if file_io().list(schema_dir) or file_io().folders(schema_dir):
             raise UnsupportedTableError(
                 f"Hudi table {self.root} uses Hudi's schema-on-read evolution (.hoodie/.schema "
                 "is not empty): older files may name columns differently",

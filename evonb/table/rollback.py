@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError, MetadataCorruptError
+from evonb.table.commit import CommitMetadata
 from evonb.table.commit_shape import commit_defect
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import (
@@ -354,9 +355,10 @@ def _record(table: BaseTable, metadata: dict[str, Any], *, after: str | None = N
     last = table.timeline.last_completed()
     version = last.schema_version if last else table.schema.version_id
     with Transaction(table, "rollback", plan=metadata, recover=False) as txn:
-        body = {"schema_version": _keep_column_ids(txn, version, highest),
-                "added": [], "removed": [], **metadata}
-        return txn.complete(body, after=after)
+        details = {k: v for k, v in metadata.items() if k != "operation"}
+        return txn.complete(CommitMetadata.of(
+            str(metadata["operation"]), _keep_column_ids(txn, version, highest), **details),
+            after=after)
 
 
 # ------------------------------------------------------------------- completed commits
@@ -409,16 +411,11 @@ def rollback(table: BaseTable, instant: CommitRef | None = None, *,
             deleted = _remove_paths(table.root, files)
             dropped = _drop_versions(table, versions)
             restored = _keep_column_ids(txn, restored, highest)
-            record = txn.complete({
-                "operation": "rollback",
-                "schema_version": restored,
-                "rolled_back": [c.instant for c in targets],
-                "rolled_back_operations": [c.operation for c in targets],
-                "files_deleted": deleted,
-                "versions_deleted": dropped,
-                "added": [],
-                "removed": [],
-            }, after=after)
+            record = txn.complete(CommitMetadata.of(
+                "rollback", restored,
+                rolled_back=[c.instant for c in targets],
+                rolled_back_operations=[c.operation for c in targets],
+                files_deleted=deleted, versions_deleted=dropped), after=after)
     return Commit.from_record(record)
 
 

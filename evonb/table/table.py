@@ -32,6 +32,7 @@ from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
 from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
 from evonb.sql.apply import property_changes
+from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.conflicts import Operation, check
 from evonb.table.fileio import file_io
@@ -175,8 +176,7 @@ def create_table(
     table = (make or BaseTable)(root, config)
     with Transaction(table, "create", recover=False) as txn:
         txn.save_version(initial, derive_layout(initial))
-        txn.complete({"operation": "create", "schema_version": INITIAL_VERSION,
-                      "added": [], "removed": []})
+        txn.complete(CommitMetadata.of("create", INITIAL_VERSION))
     return table
 
 
@@ -606,17 +606,9 @@ class BaseTable:
             ))
             _, base_layout = self.version(base.version_id)
             txn.save_version(new, derive_layout(new, (base, base_layout)))
-            metadata: dict[str, Any] = {
-                "operation": "alter",
-                "schema_version": new.version_id,
-                "base_version": base.version_id,
-                "changes": [c.to_dict() for c in changes.changes],
-                "added": [],
-                "removed": [],
-            }
-            if ddl:
-                metadata["ddl"] = ddl
-            txn.complete(metadata)
+            txn.complete(CommitMetadata.of(
+                "alter", new.version_id, base_version=base.version_id,
+                changes=[c.to_dict() for c in changes.changes], **({"ddl": ddl} if ddl else {})))
         return diff(base, new, moved=update.moved_ids)
 
     def _rebase_ddl(self, ddl: str | None, base: Schema, latest: Schema, changes: SchemaDiff

@@ -32,7 +32,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from enum import Enum
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from evonb.errors import CommitNotFoundError, ConflictError, MetadataCorruptError
-from evonb.table.commit_shape import commit_defect
+from evonb.table.commit import CommitMetadata
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import (
     FileCache,
@@ -129,14 +129,17 @@ class Instant:
 
 @dataclass(frozen=True)
 class CommitRecord:
-    """A completed instant and its commit metadata.
-
-    ``metadata`` is shared with the timeline's cache: treat it as read-only.
-    """
+    """A completed instant and its commit metadata (:class:`CommitMetadata`: typed, frozen,
+    validated; a mapping given here is checked and converted)."""
 
     instant: str
     action: str
-    metadata: dict[str, Any] = field(default_factory=dict, hash=False)
+    metadata: CommitMetadata = field(default_factory=dict, hash=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.metadata, CommitMetadata):
+            object.__setattr__(self, "metadata", CommitMetadata.parse(
+                dict(self.metadata), where=f"commit {self.instant}", require_schema=False))
 
     @property
     def operation(self) -> str:
@@ -274,11 +277,9 @@ class Timeline:
 
     def _read_record(self, inst: Instant, path: Path) -> CommitRecord:
 
-        data = read_json(path)
-        defect = commit_defect(data, require_schema=False)
-        if defect:  # never a silently wrong read, nor an error from deep inside a replay
-            raise MetadataCorruptError(str(path), defect)
-        return CommitRecord(inst.timestamp, inst.action, data)
+        # Never a silently wrong read, nor an error from deep inside a replay.
+        meta = CommitMetadata.parse(read_json(path), where=str(path), require_schema=False)
+        return CommitRecord(inst.timestamp, inst.action, meta)
 
     def pending(self) -> list[Instant]:
         """Requested or inflight instants without a completed file (furthest state of each)."""
@@ -449,7 +450,7 @@ class Timeline:
             raise ConflictError(f"Instant {inst.timestamp} is already inflight") from None
         return done
 
-    def complete(self, instant: InstantRef, metadata: dict[str, Any], *,
+    def complete(self, instant: InstantRef, metadata: Mapping[str, Any], *,
                  after: str | None = None) -> CommitRecord:
         """Commit: publish the completed file exclusively (the commit point).
 
@@ -465,15 +466,18 @@ class Timeline:
         body.pop(COMPLETION_KEY, None)
         completion = self.next_completion(after)
         body[COMPLETION_KEY] = max(completion, inst.timestamp)
+        # Checked as readers check it (Transaction.complete is given a fully checked record).
+        meta = CommitMetadata.from_json(body, where=f"commit {inst.timestamp}",
+                                        require_schema=False)
         try:
-            atomic_write_json(self.path / done.file_name, body, exclusive=True)
+            atomic_write_json(self.path / done.file_name, meta.to_json(), exclusive=True)
         except FileExistsError:
             raise ConflictError(
                 f"Instant {inst.timestamp} ({inst.action}) is already completed",
                 winner=inst.timestamp,
             ) from None
-        self._keep_copy(inst, body)
-        return CommitRecord(inst.timestamp, inst.action, body)
+        self._keep_copy(inst, meta.to_json())
+        return CommitRecord(inst.timestamp, inst.action, meta)
 
     def _keep_copy(self, inst: Instant, body: dict[str, Any]) -> None:
         """After the commit point: a copy of the commit (key ``commit``) in the attempt's

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
+from evonb.table.commit import CommitMetadata
 from evonb.table.fsutil import remove_data_files
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord, Instant
@@ -101,12 +102,15 @@ class Transaction:
         self.table.save_version(schema, layout)
         self._version = schema.version_id
 
-    def complete(self, metadata: Mapping[str, Any], *, after: str | None = None
-                 ) -> CommitRecord:
+    def complete(self, metadata: CommitMetadata | Mapping[str, Any], *,
+                 after: str | None = None) -> CommitRecord:
         """The commit point: publish the completed commit with ``metadata`` (completing
-        after ``after`` too, for a rollback). Hold :meth:`locked` unless nothing can race."""
-        self.record = self.table.timeline.complete(self._started(), dict(metadata),
-                                                   after=after)
+        after ``after`` too, for a rollback). Hold :meth:`locked` unless nothing can race.
+        Metadata that is not a :class:`CommitMetadata` is checked like one first."""
+        inst = self._started()
+        if not isinstance(metadata, CommitMetadata):
+            metadata = CommitMetadata.from_json(metadata, where=f"commit {inst.timestamp}")
+        self.record = self.table.timeline.complete(inst, metadata, after=after)
         return self.record
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
