@@ -1,12 +1,13 @@
 """Merge-on-read in Arrow: log blocks resolved per key and merged with their base file's rows.
 
 The rules are those of the Spark reader (:func:`evonb.spark.mor.resolve_logs` and
-:func:`evonb.spark.mor.merge`): among the log records of a key, those after the key's last
-delete compete; the larger precombine value wins (nulls lose), a tie goes to the later
-commit. A base row is removed when its key's last log word is a delete; else the log winner
-replaces it unless the base row's precombine value is larger (a null base value loses, a null
-log value loses to a non-null base value). Records of keys that are in no base row are not
-read (a log block only holds keys of its base file).
+:func:`evonb.spark.mor.merge`), the precombine rule of :mod:`evonb.table.precombine` compiled to
+Arrow by :mod:`evonb.spark.precombine_arrow`: among the log records of a key, those after the
+key's last delete compete; the larger precombine value wins (nulls lose, NaN is above every
+number), a tie goes to the later commit. A base row is removed when its key's last log word is
+a delete; else the log winner replaces it unless the base row's precombine value comes first (a
+null base value loses, a null log value loses to a non-null base value). Records of keys that
+are in no base row are not read (a log block only holds keys of its base file).
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evonb.spark.precombine_arrow import beats
+from evonb.spark.precombine_arrow import resolve as resolve_keys
 from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.precombine import precombine_key
 
 DELETED = "_evo_deleted"
 _ROW = "__evo_row"
-_ORD = "__evo_ord"
-_DELORD = "__evo_delord"
-_PRE = "__evo_pre"
 
 
 def _take(arr: pa.ChunkedArray | pa.Array, indices: pa.Array) -> pa.Array:
@@ -39,32 +40,14 @@ def resolve(logs: pa.Table, keys: Sequence[str], precombine: str | None
     a delete). Returns ``(winners without DELETED, deleted, valid)``."""
     times = logs.column(META_COMMIT_TIME)
     instants = pc.unique(times).sort()
-    order = pc.index_in(times, value_set=instants)
-    deleted = pc.fill_null(logs.column(DELETED), False)
-    index = {k: logs.column(k) for k in keys}
-    index[_ORD] = order
-    index[_ROW] = pa.array(range(logs.num_rows), pa.int64())
-    index[_DELORD] = pc.if_else(deleted, order, pa.scalar(None, order.type))
-    if precombine is not None:
-        index[_PRE] = logs.column(precombine)
-    idx = pa.table(index)
-    last = idx.group_by(list(keys)).aggregate([(_DELORD, "max")])
-    idx = idx.join(last, keys=list(keys), join_type="left outer")
-    last_delete = idx.column(f"{_DELORD}_max")
-    valid = pc.fill_null(pc.or_kleene(pc.is_null(last_delete),
-                                      pc.greater(idx.column(_ORD), last_delete)), True)
-    idx = idx.append_column("__evo_valid", valid)
-    sort = [(k, "ascending") for k in keys] + [("__evo_valid", "descending")]
-    if precombine is not None:
-        sort.append((_PRE, "descending"))  # nulls last: a null precombine value loses
-    sort.append((_ORD, "descending"))
-    firsts = (idx.sort_by(sort).group_by(list(keys), use_threads=False)
-              .aggregate([(_ROW, "first"), ("__evo_valid", "first"),
-                          (f"{_DELORD}_max", "first")]))
-    rows = firsts.column(f"{_ROW}_first").combine_chunks()
-    winners = logs.drop_columns([DELETED]).take(rows)
-    was_deleted = pc.is_valid(firsts.column(f"{_DELORD}_max_first")).combine_chunks()
-    return winners, was_deleted, firsts.column("__evo_valid_first").combine_chunks()
+    found = resolve_keys({k: logs.column(k) for k in keys},
+                         pc.index_in(times, value_set=instants),
+                         pc.fill_null(logs.column(DELETED), False),
+                         logs.column(precombine) if precombine is not None else None)
+    winners = logs.drop_columns([DELETED])
+    if found.rows is not None:
+        winners = winners.take(found.rows)
+    return winners, pc.is_valid(found.last_delete), found.live
 
 
 def merge(base: pa.Table, logs: pa.Table, keys: Sequence[str], precombine: str | None
@@ -87,9 +70,8 @@ def merge(base: pa.Table, logs: pa.Table, keys: Sequence[str], precombine: str |
     deleted = pc.fill_null(joined.column("__evo_d").combine_chunks(), False)
     still = pc.fill_null(joined.column("__evo_v").combine_chunks(), True)
     if precombine is not None:
-        b_pre = _take(base.column(precombine), b_row)
-        l_pre = _take(winners.column(precombine), l_row)
-        log_wins = pc.or_(pc.is_null(b_pre), pc.fill_null(pc.greater_equal(l_pre, b_pre), False))
+        log_wins = beats(_take(winners.column(precombine), l_row),
+                         _take(base.column(precombine), b_row), precombine_key(precombine))
     else:
         log_wins = pa.repeat(pa.scalar(True), len(b_row))
     take_log = pc.and_(matched, pc.or_(deleted, log_wins))

@@ -69,8 +69,8 @@ POS = "_evo_pos"
 block's base file; null when unknown (blocks written without positions)."""
 OVER = "_evo_over"
 """Hidden log column: true when the record beats the base row of its key (its precombine value
-is at least the base row's, or the base row's is null, or the table has no precombine column);
-always true on deletes."""
+is at least the base row's, or the base row's is null, or the table has no precombine column:
+:func:`evonb.spark.precombine.beats`); always true on deletes."""
 BASE = "__evo_base"
 """Column of the rows handed to :func:`write_log_blocks`: the base file (relative path)."""
 COMMIT_TIME_ID = 2**31 - 1
@@ -563,8 +563,9 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
                          physical: Schema, keys: Sequence[str], precombine: str | None,
                          *, winners_of: Sequence[str] | None = None) -> DataFrame:
     """The log records of whole file groups, resolved per key inside the task that reads the
-    group (no shuffle): the winner among the records after the key's last delete (larger
-    precombine value; nulls lose; on a tie the later block), or a bare delete.
+    group (no shuffle): the winner among the records after the key's last delete by the
+    precombine rule (:mod:`evonb.table.precombine`; the later block breaks a tie), or a bare
+    delete.
 
     Every block must be written with the schema version ``physical`` (physical names);
     ``keys`` and ``precombine`` are physical names. ``winners_of`` (a merge by position, the
@@ -604,59 +605,29 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
 
 def resolve_group(paths: list[str], struct: StructType, arrow: pa.Schema, keys: list[str],
                   precombine: str | None) -> pa.Table:
-    """Resolve the records of one file group's blocks (``paths`` oldest first) per key, with
-    Arrow kernels: the last delete of each key, then the winner among the later records
+    """Resolve the records of one file group's blocks (``paths`` oldest first) per key by the
+    precombine rule (:func:`evonb.spark.precombine_arrow.resolve`; a block's place in the group
+    is its commit order): the last delete of each key, then the winner among the later records
     (``arrow`` is the schema of the blocks, :func:`block_struct`). Only the key, order and
     precombine columns are grouped and sorted; the winning rows are then taken whole."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    from evonb.spark.precombine_arrow import resolve
 
     tables = []
     for order, path in enumerate(paths):
         t = pa.Table.from_batches(list(_read_block(path, struct, arrow)), schema=arrow)
         tables.append(t.append_column(ORDER_COL, pa.array([order] * t.num_rows, pa.int32())))
     full = pa.concat_tables(tables)
-    deleted = pc.fill_null(full.column(DELETED), False)
     instants = pa.array([_instant_of(p) for p in paths], pa.string())
-    n = full.num_rows
-    if n and any(pc.count_distinct(full.column(k)).as_py() == n for k in keys):
-        # Every key has one record (the usual single block): each record is its key's
-        # winner, and a delete is its key's last word.
-        out = full.drop_columns([DELETED, ORDER_COL])
-        dels = pc.if_else(deleted, pc.take(instants, full.column(ORDER_COL)),
-                          pa.scalar(None, pa.string()))
-        return out.append_column(DEL, dels).append_column(VALID, pc.invert(deleted))
-    index = {k: full.column(k) for k in keys}
-    index[ORDER_COL] = full.column(ORDER_COL)
-    index["__evo_row"] = pa.array(range(full.num_rows), pa.int64())
-    index["__evo_delord"] = pc.if_else(deleted, full.column(ORDER_COL),
-                                       pa.scalar(None, pa.int32()))
-    if precombine is not None:
-        index["__evo_pre"] = full.column(precombine)
-    idx = pa.table(index)
-    last = idx.group_by(keys).aggregate([("__evo_delord", "max")])
-    idx = idx.join(last, keys=keys, join_type="left outer")
-    last_delete = idx.column("__evo_delord_max")
-    valid = pc.or_kleene(pc.is_null(last_delete),
-                         pc.greater(idx.column(ORDER_COL), last_delete))
-    idx = idx.append_column("__evo_valid", pc.fill_null(valid, True))
-    order = [(k, "ascending") for k in keys] + [("__evo_valid", "descending")]
-    if precombine is not None:
-        order.append(("__evo_pre", "descending"))
-    order.append((ORDER_COL, "descending"))
-    idx = idx.sort_by(order)  # nulls last: a null precombine loses
-    first = pa.array([True] * min(idx.num_rows, 1), pa.bool_())
-    if idx.num_rows > 1:
-        changed = None
-        for k in keys:
-            col = idx.column(k)
-            diff = pc.not_equal(col.slice(1), col.slice(0, idx.num_rows - 1))
-            changed = diff if changed is None else pc.or_(changed, diff)
-        first = pa.concat_arrays([first, changed.combine_chunks()])
-    winners = idx.filter(first)
-    out = full.take(winners.column("__evo_row")).drop_columns([DELETED, ORDER_COL])
-    out = out.append_column(DEL, pc.take(instants, winners.column("__evo_delord_max")))
-    return out.append_column(VALID, winners.column("__evo_valid"))
+    found = resolve({k: full.column(k) for k in keys}, full.column(ORDER_COL),
+                    pc.fill_null(full.column(DELETED), False),
+                    full.column(precombine) if precombine is not None else None)
+    out = full if found.rows is None else full.take(found.rows)
+    out = out.drop_columns([DELETED, ORDER_COL])
+    out = out.append_column(DEL, pc.take(instants, found.last_delete))
+    return out.append_column(VALID, found.live)
 
 
 def _instant_of(path: str) -> str | None:

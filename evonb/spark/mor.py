@@ -5,7 +5,8 @@ merge-on-read table finds the base file of every incoming key and appends one lo
 group and task (see :mod:`evonb.spark.avro_log`); rows whose keys are in no base file go to new
 base files. A snapshot read merges each file group by record key: a delete marker removes what
 came before it, and among the rest the row with the larger precombine value wins (nulls lose; on
-a tie the later instant wins). Base files and log blocks are each read with the schema version
+a tie the later instant wins: the rule of :mod:`evonb.table.precombine`, compiled by
+:mod:`evonb.spark.precombine`). Base files and log blocks are each read with the schema version
 they were written with and projected by field ID onto the query schema before the merge, so an
 update to a column dropped since is ignored and a column added later reads its default where a
 block does not have it. The log records of a file group are resolved per key first. Blocks
@@ -59,12 +60,14 @@ from evonb.spark.block_scan import (
 )
 from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.literals import long_array
+from evonb.spark.precombine import beats, first_per_key
 from evonb.spark.reader import read_files
 from evonb.spark.writer import write_files
 from evonb.table.file_checks import file_error
 from evonb.table.fsutil import remove_data_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
+from evonb.table.precombine import ordering, precombine_key
 from evonb.table.read_plan import plan_group, referenced_columns
 from evonb.table.snapshot import DataFile, Snapshot
 
@@ -76,6 +79,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ORDER = "__evo_order"
 BASE_PRE = "__evo_base_pre"
+SEQ = "__evo_seq"
 BROADCAST_LOG_BYTES = 64 * 1024 * 1024
 POSITION_MAX_ROWS = 64 * 1024 * 1024
 """Base rows one read merges by position at most (their bitmap, a bit a row, is a literal in
@@ -167,8 +171,9 @@ def read_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema) -> Dat
 
 def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -> DataFrame:
     """One row per key of the log records: the winner among the records after the key's last
-    delete (``__evo_valid``; false when a delete is the last word), and ``__evo_del``, the
-    instant of that delete (null when none)."""
+    delete (``__evo_valid``; false when a delete is the last word) by the precombine rule, the
+    instant ordering the commits, and ``__evo_del``, the instant of that delete (null when
+    none)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -177,10 +182,8 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
     last_delete = F.max(F.when(F.col(DELETED), F.col(ORDER))).over(Window.partitionBy(*refs))
     logs = logs.withColumn(DEL, last_delete)
     logs = logs.withColumn(VALID, F.col(DEL).isNull() | (F.col(ORDER) > F.col(DEL)))
-    order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
-    w = Window.partitionBy(*refs).orderBy(F.col(VALID).desc(), *order, F.col(ORDER).desc())
-    return (logs.withColumn("__evo_rn", F.row_number().over(w)).filter("__evo_rn = 1")
-            .drop("__evo_rn", ORDER, DELETED))
+    rule = ordering(live=VALID, precombine=precombine or None, commit=ORDER)
+    return first_per_key(logs, keys, rule).drop(ORDER, DELETED)
 
 
 def resolved_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
@@ -218,9 +221,10 @@ def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine:
     groups (:func:`resolved_logs`), by key.
 
     A delete after the base row removes it; else the log winner replaces the base row unless
-    the base row's precombine value is larger (nulls lose; a tie goes to the log, which is
-    later). Base rows are joined to the resolved records (broadcast when ``broadcast``: no
-    shuffle of the base files), since every logged key is in the base file of its group.
+    the base row's precombine value comes first (nulls lose; a tie goes to the log, which is
+    later: :func:`evonb.spark.precombine.beats`). Base rows are joined to the resolved records
+    (broadcast when ``broadcast``: no shuffle of the base files), since every logged key is in
+    the base file of its group.
     """
     from pyspark.sql import functions as F
 
@@ -232,11 +236,8 @@ def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine:
     cond = [F.col(f"`{k}`") == F.col(f"__evo_l_{index[k]}") for k in keys]
     joined = base.join(right, cond, "left")
     matched = F.col(f"__evo_l_{index[keys[0]]}").isNotNull()
-    if precombine:
-        b_pre, l_pre = F.col(f"`{precombine}`"), F.col(f"__evo_l_{index[precombine]}")
-        log_wins = b_pre.isNull() | (l_pre >= b_pre)
-    else:
-        log_wins = F.lit(True)
+    log_wins = (beats(F.col(f"__evo_l_{index[precombine]}"), F.col(f"`{precombine}`"),
+                      precombine_key(precombine)) if precombine else F.lit(True))
     deleted = F.col(DEL).isNotNull()
     take_log = matched & (deleted | log_wins)
     keep = ~(matched & deleted & ~F.col(VALID))
@@ -594,24 +595,21 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
     """An upsert or delete on a merge-on-read table: log blocks for keys found in base files,
     new base files for new keys (upserts). Returns the files written and the base files whose
     groups got log blocks (for the conflict check)."""
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
-
 
     table, config, spark = job.table, job.config, job.spark
     keys = [layout.name(i) for i in config.primary_key_ids]
-    refs = [F.col(f"`{k}`") for k in keys]
     physical = table.physical_query(target, layout)
     if any(f.name == DELETED for f in physical.fields):
         raise EvoError(f"Column name {DELETED!r} is reserved in merge-on-read tables",
                        hint="rename the column")
     if job.mode == "upsert":
+        # the incoming rows of a key: the largest precombine value, on a tie the latest
         pre_id = config.precombine_id
-        order = ([F.col(f"`{layout.name(pre_id)}`").desc_nulls_last()]
-                 if pre_id is not None else [])
-        w = Window.partitionBy(*refs).orderBy(*order, F.monotonically_increasing_id().desc())
-        incoming = (incoming.withColumn("__evo_rn", F.row_number().over(w))
-                    .filter("__evo_rn = 1").drop("__evo_rn"))
+        rule = ordering(precombine=layout.name(pre_id) if pre_id is not None else None,
+                        sequence=SEQ)
+        incoming = first_per_key(incoming.withColumn(SEQ, F.monotonically_increasing_id()),
+                                 keys, rule).drop(SEQ)
     else:
         incoming = incoming.dropDuplicates(keys)
     bases = snapshot.files
@@ -644,11 +642,10 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             positions = config.bool_property(POSITIONS_PROPERTY, True)
             if job.mode == "delete" or pre_id is None:
                 over = F.lit(True)
-            elif with_pre and layout.name(pre_id) in present:
-                b_pre, l_pre = F.col(BASE_PRE), F.col(f"`{layout.name(pre_id)}`")
-                over = F.coalesce(b_pre.isNull() | (l_pre >= b_pre), F.lit(False))
-            elif with_pre:  # the incoming rows lack the precombine column: null loses
-                over = F.col(BASE_PRE).isNull()
+            elif with_pre:  # incoming rows without the precombine column hold nulls
+                incoming_pre = (F.col(f"`{layout.name(pre_id)}`")
+                                if layout.name(pre_id) in present else F.lit(None))
+                over = beats(incoming_pre, F.col(BASE_PRE), precombine_key(BASE_PRE))
             else:
                 over = F.lit(True)  # the precombine column is a key: always a tie
             block = located.filter(F.col(FILE).isNotNull()).select(

@@ -2,7 +2,8 @@
 
 Copy-on-write upserts and deletes rewrite only the files that hold the keys they touch; the
 precombine column decides between rows with the same key (the larger wins; on a tie the
-incoming row wins). A write that fails at any point leaves no visible file behind.
+incoming row wins: the rule of :mod:`evonb.table.precombine`, compiled by
+:mod:`evonb.spark.precombine`). A write that fails at any point leaves no visible file behind.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from evonb.schema.schema import Schema, walk
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.mor import write_delta
+from evonb.spark.precombine import first_per_key
 from evonb.spark.reader import read_files
 from evonb.spark.writer import (
     DEFAULT_TARGET_FILE_BYTES,
@@ -29,6 +31,7 @@ from evonb.table.conflicts import WRITE_ACTIONS, check_write
 from evonb.table.fsutil import remove_data_files
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.precombine import ordering
 from evonb.table.properties import setting
 from evonb.table.read_plan import physical_struct, plan_group
 from evonb.table.snapshot import DataFile
@@ -299,7 +302,6 @@ class WriteJob:
     def _merge(self, incoming: DataFrame, live: tuple[DataFile, ...], target: Schema,
                layout: Layout) -> tuple[DataFrame, list[DataFile]]:
         """Upsert/delete: the new rows of the touched files, and the files they replace."""
-        from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         table = self.table
@@ -322,15 +324,13 @@ class WriteJob:
             self.key_lookup = dict(self.key_lookup or {}, exact=False)
         elif candidates:
             touched = self._files_holding(raw_keys, candidates, target, layout)
-        order = [F.col(f"`{precombine}`").desc_nulls_last()] if precombine else []
         if not touched:
             if self.mode == "delete":
                 return incoming.limit(0), []
             # the latest of the rows with the largest precombine value, per key
-            w = Window.partitionBy(*key_refs).orderBy(*order, F.monotonically_increasing_id()
-                                                      .desc())
-            return (incoming.withColumn("__evo_rn", F.row_number().over(w))
-                    .filter("__evo_rn = 1").drop("__evo_rn")), []
+            rule = ordering(precombine=precombine, sequence=SEQ)
+            return first_per_key(incoming.withColumn(SEQ, F.monotonically_increasing_id()),
+                                 keys, rule).drop(SEQ), []
         query = table.physical_query(target, layout)
         existing = read_files(self.spark, table.root, touched, query, table.version, meta=True)
         if self.mode == "delete":
@@ -341,15 +341,12 @@ class WriteJob:
         both = existing.withColumn(PRIORITY, F.lit(0)).withColumn(SEQ, F.lit(None).cast("long"))
         both = both.unionByName(incoming.withColumn(PRIORITY, F.lit(1))
                                 .withColumn(SEQ, F.monotonically_increasing_id()))
-        w = Window.partitionBy(*key_refs).orderBy(*order, F.col(PRIORITY).desc(),
-                                                  F.col(SEQ).desc())
         if small:
             # One partition is clustered by any key: the window then needs no shuffle, and
             # the merge and the write run as one stage.
             both = both.coalesce(1)
-        merged = (both.withColumn("__evo_rn", F.row_number().over(w))
-                  .filter("__evo_rn = 1").drop("__evo_rn", PRIORITY, SEQ))
-        return merged, touched
+        rule = ordering(precombine=precombine, commit=PRIORITY, sequence=SEQ)
+        return first_per_key(both, keys, rule).drop(PRIORITY, SEQ), touched
 
     def _check_unique_keys(self, schema: Schema) -> None:
         """Insert with ``evonb.write.insert_duplicates='error'``: no two incoming rows may
@@ -378,17 +375,14 @@ class WriteJob:
     def _combined(self, rows: DataFrame, layout: Layout) -> DataFrame:
         """One row per record key (``evonb.write.insert_duplicates='combine'``): the row with
         the largest precombine value, on a tie the latest, as an upsert picks it."""
-        from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        key_refs = [F.col(f"`{layout.name(i)}`") for i in self.config.primary_key_ids]
+        keys = [layout.name(i) for i in self.config.primary_key_ids]
         pre_id = self.config.precombine_id
-        order = ([F.col(f"`{layout.name(pre_id)}`").desc_nulls_last()]
-                 if pre_id is not None else [])
-        w = Window.partitionBy(*key_refs).orderBy(*order,
-                                                  F.monotonically_increasing_id().desc())
-        return (rows.withColumn("__evo_rn", F.row_number().over(w))
-                .filter("__evo_rn = 1").drop("__evo_rn"))
+        rule = ordering(precombine=layout.name(pre_id) if pre_id is not None else None,
+                        sequence=SEQ)
+        return first_per_key(rows.withColumn(SEQ, F.monotonically_increasing_id()), keys,
+                             rule).drop(SEQ)
 
     def _files_holding(self, keys: DataFrame, candidates: Sequence[DataFile], target: Schema,
                        layout: Layout) -> list[DataFile]:
