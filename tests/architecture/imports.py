@@ -16,6 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evonb.schema",),
     ("evonb.sql",),
     ("evonb.table",),
+    ("evonb.iceberg",),
     ("evonb.spark",),
     ("evonb.arrow",),
     ("evonb.services",),
@@ -48,7 +49,7 @@ def modules() -> dict[str, Path]:
 
 
 HEAVY = frozenset({"IPython", "ipywidgets", "pyspark", "pyarrow", "pandas", "fastavro",
-                   "playwright"})
+                   "playwright", "pyiceberg"})
 """Optional or heavy libraries that may be imported late (inside a function)."""
 
 

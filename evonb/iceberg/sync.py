@@ -1,0 +1,404 @@
+"""Publish Iceberg metadata (format version 2) for an evonb table's retained history.
+
+Under ``<table>/metadata/``: one Iceberg snapshot per completed evonb commit that changes the
+live data files (its snapshot ID is the commit's instant as a number, its timestamp the commit's
+completion time, its schema the commit's schema version), one manifest per snapshot listing
+every live data file, a manifest list per snapshot (both Avro, written by pyiceberg's own
+writers), ``v<N>.metadata.json`` and ``version-hint.text`` holding ``N``. Schema-only commits add
+a schema and move ``current-schema-id``. The data files are not copied: manifests point at them.
+
+What Iceberg cannot express is refused with :class:`IcebergExportError`, never exported wrong:
+partitioned tables (not yet), uncompacted merge-on-read log blocks, type changes that are no
+Iceberg promotion, and read defaults of columns older files lack.
+
+Every file is written through :func:`evonb.table.fileio.file_io`. pyiceberg is an optional
+library (``evonb[iceberg]``), imported when publishing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evonb.errors import EvoError
+from evonb.iceberg.schema import (
+    NAME_MAPPING_PROPERTY,
+    IcebergExportError,
+    iceberg_type,
+    name_mapping,
+    promotable,
+    schema_json,
+)
+from evonb.schema.paths import walk
+from evonb.schema.schema import Schema
+from evonb.table.data_file import DataFile
+from evonb.table.fileio import file_io
+from evonb.table.instants import parse_instant
+from evonb.table.layout import Layout
+from evonb.table.table import BaseTable, open_table
+from evonb.table.timeline import CommitRecord
+
+METADATA_DIR = "metadata"
+VERSION_HINT = "version-hint.text"
+FORMAT_VERSION = 2
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What :func:`sync` published: the metadata version ``N`` and file, and the Iceberg
+    snapshot ID of each published evonb commit (instant -> snapshot ID), oldest first."""
+
+    version: int
+    metadata_file: str
+    snapshots: dict[str, int]
+    written: bool
+
+
+def snapshot_id(instant: str) -> int:
+    """The Iceberg snapshot ID of the evonb commit at ``instant`` (its 17 digits)."""
+    return int(instant)
+
+
+def _millis(instant: str) -> int:
+    return int(parse_instant(instant).timestamp() * 1000)
+
+
+class _Output:
+    """A pyiceberg ``OutputFile`` that buffers and writes through evonb's ``file_io()``."""
+
+    def __init__(self, target: Path) -> None:
+        self.location = str(target)
+        self._target = target
+        self._data = b""
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def exists(self) -> bool:
+        return file_io().exists(self._target)
+
+    def create(self, overwrite: bool = False) -> io.BytesIO:
+        return _Stream(self)
+
+    def _publish(self, data: bytes) -> None:
+        self._data = data
+        file_io().write(self._target, data)
+
+
+class _Stream(io.BytesIO):
+    def __init__(self, owner: _Output) -> None:
+        super().__init__()
+        self._owner = owner
+
+    def close(self) -> None:
+        if not self.closed:
+            self._owner._publish(self.getvalue())
+        super().close()
+
+
+@dataclass
+class _Published:
+    """A published Iceberg snapshot under construction."""
+
+    commit: CommitRecord
+    snapshot_id: int
+    sequence: int
+    schema_version: str
+    files: dict[str, tuple[DataFile, int, int]]  # path -> file, adding snapshot, its sequence
+    added: tuple[DataFile, ...]
+    removed: tuple[DataFile, ...]
+
+
+class _Versions:
+    """Schema versions, their layouts and Iceberg schema IDs (in order of first use)."""
+
+    def __init__(self, table: BaseTable) -> None:
+        self.table = table
+        self.loaded: dict[str, tuple[Schema, Layout]] = {}
+        self.ids: dict[str, int] = {}
+        self._checked: set[tuple[str, str]] = set()
+
+    def get(self, version: str) -> tuple[Schema, Layout]:
+        if version not in self.loaded:
+            self.loaded[version] = self.table.version(version)
+        return self.loaded[version]
+
+    def schema_id(self, version: str) -> int:
+        self.get(version)
+        return self.ids.setdefault(version, len(self.ids))
+
+    def check_readable(self, file_version: str, version: str) -> None:
+        """:class:`IcebergExportError` unless Iceberg reads files of ``file_version`` as
+        ``version`` exactly (same or promoted types, no read default for missing columns)."""
+        if (file_version, version) in self._checked:
+            return
+        old, _ = self.get(file_version)
+        new, _ = self.get(version)
+        for info in walk(new.fields):
+            f = info.field
+            column = ".".join(info.path)
+            if old.has_id(f.id):
+                before = old.field_by_id(f.id).type
+                if before.is_primitive != f.type.is_primitive or (
+                        not f.type.is_primitive and type(before) is not type(f.type)):
+                    reason = f"its type changed from {before} to {f.type}"
+                elif f.type.is_primitive and not promotable(
+                        iceberg_type(before, column), iceberg_type(f.type, column)):
+                    reason = (f"its type changed from {before} to {f.type}, which is not an "
+                              "Iceberg type promotion")
+                else:
+                    continue
+            elif f.default is not None:
+                reason = (f"it has the read default {f.default!r} for rows of files written "
+                          "before it existed, which Iceberg format version 2 cannot carry")
+            elif not f.nullable:
+                reason = "it is required but files written before it existed lack it"
+            else:
+                continue
+            raise IcebergExportError(
+                f"Column {column!r} (field ID {f.id}) of schema version {version} cannot be "
+                f"exported to Iceberg: {reason}; live files were written with schema version "
+                f"{file_version}",
+                hint="rewrite the table's data files in the current schema (t.rewrite()), "
+                "then sync again")
+        self._checked.add((file_version, version))
+
+
+def _plan(table: BaseTable, versions: _Versions) -> tuple[list[_Published], str]:
+    """The snapshots to publish and the current schema version."""
+    live: dict[str, DataFile] = {}
+    logs: dict[str, DataFile] = {}
+    published: dict[str, tuple[DataFile, int, int]] = {}
+    out: list[_Published] = []
+    version = ""
+    uncompacted: CommitRecord | None = None
+    for commit in table.timeline.completed():
+        meta = commit.metadata
+        for path in meta.removed:
+            live.pop(path, None)
+            logs.pop(path, None)
+        for f in meta.added:
+            (logs if f.kind == "log" else live)[f.path] = f
+        version = meta.schema_version or version
+        if any(f.base in live for f in logs.values()):
+            uncompacted = commit
+            continue
+        uncompacted = None
+        if live.keys() == published.keys():
+            continue  # no data change: a schema-only commit, a clean, ...
+        for f in live.values():
+            versions.check_readable(f.version, version)
+        sid, seq = snapshot_id(commit.instant), len(out) + 1
+        added = tuple(f for p, f in live.items() if p not in published)
+        removed = tuple(e[0] for p, e in published.items() if p not in live)
+        published = {p: published.get(p, (f, sid, seq)) for p, f in live.items()}
+        out.append(_Published(commit, sid, seq, version, dict(published), added, removed))
+    if uncompacted is not None:
+        raise IcebergExportError(
+            f"The merge-on-read table {table.name} has log blocks not yet compacted (last "
+            f"commit {uncompacted.instant}): Iceberg metadata cannot express them",
+            hint="compact the table (its Iceberg view advances at each compaction), then "
+            "sync again")
+    return out, version
+
+
+def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
+                    folder: Path, tag: str) -> list[Any]:
+    """Write the manifest of ``snap`` (every live file) and return its ManifestFile."""
+    from pyiceberg.manifest import (
+        DataFile as IceDataFile,
+    )
+    from pyiceberg.manifest import (
+        DataFileContent,
+        FileFormat,
+        ManifestEntry,
+        ManifestEntryStatus,
+        write_manifest,
+    )
+    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+    from pyiceberg.schema import Schema as IceSchema
+    from pyiceberg.typedef import Record
+
+    if not snap.files:
+        return []
+    schema, _ = versions.get(snap.schema_version)
+    ice_schema = IceSchema.model_validate(
+        schema_json(schema, versions.schema_id(snap.schema_version)))
+    output = _Output(folder / f"{snap.snapshot_id}-{tag}-m0.avro")
+    writer = write_manifest(FORMAT_VERSION, UNPARTITIONED_PARTITION_SPEC, ice_schema,
+                            output, snap.snapshot_id, "deflate")  # type: ignore[arg-type]
+    with writer:
+        for path, (f, added_by, seq) in sorted(snap.files.items()):
+            data_file = IceDataFile.from_args(
+                content=DataFileContent.DATA, file_path=str(table.root / path),
+                file_format=FileFormat.PARQUET, partition=Record(), record_count=f.rows,
+                file_size_in_bytes=f.bytes)
+            if added_by == snap.snapshot_id:
+                writer.add(ManifestEntry.from_args(
+                    status=ManifestEntryStatus.ADDED, snapshot_id=snap.snapshot_id,
+                    data_file=data_file))
+            else:
+                writer.existing(ManifestEntry.from_args(
+                    status=ManifestEntryStatus.EXISTING, snapshot_id=added_by,
+                    sequence_number=seq, file_sequence_number=seq, data_file=data_file))
+    return [writer.to_manifest_file()]
+
+
+def _manifest_list(table: BaseTable, snap: _Published, parent: int | None,
+                   versions: _Versions, folder: Path, tag: str) -> str:
+    from pyiceberg.manifest import write_manifest_list
+
+    manifests = _manifest_files(table, snap, versions, folder, tag)
+    output = _Output(folder / f"snap-{snap.snapshot_id}-{snap.sequence}-{tag}.avro")
+    with write_manifest_list(FORMAT_VERSION, output, snap.snapshot_id, parent,  # type: ignore[arg-type]
+                             snap.sequence, "deflate") as writer:
+        writer.add_manifests(manifests)
+    return output.location
+
+
+def _summary(snap: _Published) -> dict[str, str]:
+    if snap.added and snap.removed:
+        operation = "overwrite"
+    elif snap.removed:
+        operation = "delete"
+    else:
+        operation = "append"
+    files = [e[0] for e in snap.files.values()]
+    return {
+        "operation": operation,
+        "added-data-files": str(len(snap.added)),
+        "deleted-data-files": str(len(snap.removed)),
+        "added-records": str(sum(f.rows for f in snap.added)),
+        "deleted-records": str(sum(f.rows for f in snap.removed)),
+        "added-files-size": str(sum(f.bytes for f in snap.added)),
+        "removed-files-size": str(sum(f.bytes for f in snap.removed)),
+        "total-data-files": str(len(files)),
+        "total-records": str(sum(f.rows for f in files)),
+        "total-files-size": str(sum(f.bytes for f in files)),
+        "total-delete-files": "0",
+        "total-position-deletes": "0",
+        "total-equality-deletes": "0",
+        "evonb.instant": snap.commit.instant,
+        "evonb.operation": snap.commit.operation,
+    }
+
+
+def _previous(folder: Path) -> tuple[int, dict[str, Any]] | None:
+    """The latest published metadata version and its JSON, or None."""
+    io_ = file_io()
+    try:
+        n = int(io_.read(folder / VERSION_HINT).decode("utf-8").strip())
+        return n, json.loads(io_.read(folder / f"v{n}.metadata.json"))
+    except FileNotFoundError:
+        return None
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise EvoError(f"The Iceberg metadata under {folder} is unreadable: {exc}",
+                       hint=f"remove {folder} and sync again (the data is not affected)"
+                       ) from None
+
+
+_VOLATILE = ("last-updated-ms", "metadata-log", "table-uuid")
+
+
+def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
+    """Publish Iceberg metadata for the table's retained history under ``<table>/metadata/``
+    (a new ``v<N>.metadata.json`` and ``version-hint.text``; nothing new when the published
+    metadata already says the same). :class:`IcebergExportError` when Iceberg cannot express
+    the table exactly."""
+    from pyiceberg.table.metadata import TableMetadataUtil
+
+    t = table if isinstance(table, BaseTable) else open_table(table)
+    if t.partition_by:
+        raise IcebergExportError(
+            f"The table {t.name} is partitioned by {', '.join(t.partition_by)}: exporting "
+            "partitioned tables to Iceberg is not supported yet",
+            hint="only unpartitioned tables are exported for now")
+    folder = t.root / METADATA_DIR
+    versions = _Versions(t)
+    snaps, current = _plan(t, versions)
+    previous = _previous(folder)
+    prior_snaps = {s["snapshot-id"]: s for s in (previous[1].get("snapshots") or [])
+                   } if previous else {}
+    tag = uuid.uuid4().hex[:12]
+    snapshots: list[dict[str, Any]] = []
+    parent: int | None = None
+    for snap in snaps:
+        old = prior_snaps.get(snap.snapshot_id)
+        manifest_list = None
+        if (old is not None and old.get("parent-snapshot-id") == parent
+                and old.get("sequence-number") == snap.sequence
+                and old.get("schema-id") == versions.schema_id(snap.schema_version)
+                and file_io().exists(Path(old["manifest-list"]))):
+            manifest_list = old["manifest-list"]
+        if manifest_list is None:
+            manifest_list = _manifest_list(t, snap, parent, versions, folder, tag)
+        entry: dict[str, Any] = {
+            "snapshot-id": snap.snapshot_id,
+            "sequence-number": snap.sequence,
+            "timestamp-ms": _millis(snap.commit.completion),
+            "manifest-list": manifest_list,
+            "summary": _summary(snap),
+            "schema-id": versions.schema_id(snap.schema_version),
+        }
+        if parent is not None:
+            entry["parent-snapshot-id"] = parent
+        snapshots.append(entry)
+        parent = snap.snapshot_id
+    current_id = versions.schema_id(current)
+    used = sorted(versions.ids.items(), key=lambda kv: kv[1])
+    last_column_id = max(versions.get(v)[0].max_column_id for v, _ in used)
+    mapping = name_mapping(versions.loaded[v] for v in sorted(versions.loaded))
+    body: dict[str, Any] = {
+        "format-version": FORMAT_VERSION,
+        "table-uuid": previous[1]["table-uuid"] if previous else str(uuid.uuid4()),
+        "location": str(t.root),
+        "last-sequence-number": len(snaps),
+        "last-updated-ms": 0,
+        "last-column-id": last_column_id,
+        "current-schema-id": current_id,
+        "schemas": [schema_json(versions.get(v)[0], i) for v, i in used],
+        "default-spec-id": 0,
+        "partition-specs": [{"spec-id": 0, "fields": []}],
+        "last-partition-id": 999,
+        "default-sort-order-id": 0,
+        "sort-orders": [{"order-id": 0, "fields": []}],
+        "properties": {NAME_MAPPING_PROPERTY: json.dumps(mapping, separators=(",", ":")),
+                       "evonb.table": t.name},
+        "current-snapshot-id": parent,
+        "refs": {"main": {"snapshot-id": parent, "type": "branch"}} if parent else {},
+        "snapshots": snapshots,
+        "snapshot-log": [{"timestamp-ms": s["timestamp-ms"], "snapshot-id": s["snapshot-id"]}
+                         for s in snapshots],
+        "metadata-log": [],
+    }
+    ids = {s.commit.instant: s.snapshot_id for s in snaps}
+    if previous is not None:
+        n_prev, prev = previous
+        same = all(prev.get(k) == v for k, v in body.items() if k not in _VOLATILE)
+        if same:
+            return SyncResult(n_prev, str(folder / f"v{n_prev}.metadata.json"), ids, False)
+        body["metadata-log"] = [*prev.get("metadata-log", []), {
+            "timestamp-ms": prev.get("last-updated-ms", 0),
+            "metadata-file": str(folder / f"v{n_prev}.metadata.json")}]
+    last_ms = snapshots[-1]["timestamp-ms"] if snapshots else 0
+    prev_ms = previous[1].get("last-updated-ms", 0) if previous else 0
+    body["last-updated-ms"] = max(last_ms, prev_ms, _millis(t.timeline.completed()[-1].completion))
+    text = json.dumps(body, indent=1)
+    TableMetadataUtil.parse_raw(text)  # the reader's own check of what is about to be published
+    n = previous[0] + 1 if previous else 1
+    target = folder / f"v{n}.metadata.json"
+    try:
+        file_io().write_if_absent(target, text.encode("utf-8"))
+    except FileExistsError:
+        raise EvoError(f"Another sync published {target} at the same time",
+                       hint="run the sync again") from None
+    file_io().write(folder / VERSION_HINT, f"{n}\n".encode())
+    return SyncResult(n, str(target), ids, True)
+
+
+__all__ = ["METADATA_DIR", "VERSION_HINT", "SyncResult", "snapshot_id", "sync"]

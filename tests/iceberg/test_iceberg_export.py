@@ -1,0 +1,221 @@
+"""Iceberg metadata published by ``evonb.iceberg.sync`` is read by pyiceberg (an independent
+reader) exactly as evonb reads the table, now and as of every published commit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pyiceberg.table import StaticTable
+
+import evonb
+from evonb.iceberg import IcebergExportError, iceberg_schema, snapshot_id, sync
+from evonb.iceberg.schema import HIDDEN_FIELD_ID
+from evonb.schema.schema import Schema
+from evonb.table.layout import Layout
+
+pytestmark = pytest.mark.spark
+
+DDL = ("id int not null, name string, score int, w int, small smallint, "
+       "info struct<city: string, zip: int>, tags array<string>, attrs map<string, int>, "
+       "price decimal(9, 2), day date")
+
+
+def _rows(arrow_table):
+    """Rows as dicts with column names, sorted by id."""
+    return sorted(arrow_table.to_pylist(), key=lambda r: r["id"])
+
+
+def _iceberg(t, version=None):
+    meta = t.root / "metadata"
+    n = version or int((meta / "version-hint.text").read_text().strip())
+    return StaticTable.from_metadata(str(meta / f"v{n}.metadata.json"))
+
+
+def _insert(spark, t, lo, hi, extra=""):
+    t.write(spark.sql(
+        f"select cast(id as int) id, concat('n', id) name, cast(id * 10 as int) score, "
+        f"cast(id as int) w, cast(id as smallint) small, "
+        f"named_struct('city', concat('c', id), 'zip', cast(id + 100 as int)) info, "
+        f"array(concat('t', id), 'x') tags, map('k', cast(id as int)) attrs, "
+        f"cast(id / 4 as decimal(9, 2)) price, date_add(date'2024-01-01', cast(id as int)) day"
+        f"{extra} from range({lo}, {hi})").coalesce(1))
+
+
+@pytest.fixture(scope="module")
+def evolved(spark, tmp_path_factory):
+    """An unpartitioned copy-on-write table through add, rename, drop and re-add, int->bigint
+    and a nested rename, with writes between, ending with a schema-only commit."""
+    t = evonb.create_table(tmp_path_factory.mktemp("ice") / "t", DDL, primary_key="id")
+    _insert(spark, t, 0, 5)
+    t.alter("ALTER TABLE t ADD COLUMN extra string")
+    _insert(spark, t, 5, 8, ", concat('e', id) extra")
+    t.alter("ALTER TABLE t RENAME COLUMN name TO full_name")
+    t.alter("ALTER TABLE t DROP COLUMN score")
+    t.alter("ALTER TABLE t ADD COLUMN score string")
+    t.alter("ALTER TABLE t ALTER COLUMN w TYPE bigint")
+    t.write(spark.sql(
+        "select cast(id as int) id, concat('f', id) full_name, id w, cast(id as smallint) small,"
+        " named_struct('city', concat('c', id), 'zip', cast(id + 100 as int)) info,"
+        " array('y') tags, map('k', cast(id as int), 'j', 1) attrs,"
+        " cast(id / 4 as decimal(9, 2)) price, date'2025-06-01' day, 'z' extra,"
+        " concat('s', id) score from range(8, 11)").coalesce(1))
+    t.write(spark.sql("select cast(id as int) id from range(1, 3)"), "delete")
+    t.alter("ALTER TABLE t RENAME COLUMN info.city TO town")
+    result = sync(t)
+    return t, result
+
+
+def test_latest_equals_evonb_read(evolved):
+    t, _ = evolved
+    ice = _iceberg(t).scan().to_arrow()
+    mine = t.to_arrow()
+    assert ice.column_names == mine.column_names == [
+        "id", "full_name", "w", "small", "info", "tags", "attrs", "price", "day", "extra",
+        "score"]
+    assert _rows(ice) == _rows(mine)
+    rows = {r["id"]: r for r in _rows(ice)}
+    assert sorted(rows) == [0, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert rows[3]["info"] == {"town": "c3", "zip": 103}
+    assert rows[3]["full_name"] == "n3" and rows[3]["score"] is None  # re-added: no old data
+    assert rows[9]["score"] == "s9" and rows[9]["w"] == 9 and rows[6]["extra"] == "e6"
+    assert ice.schema.field("w").type == mine.schema.field("w").type  # widened to 64 bits
+
+
+def test_spark_read_agrees(evolved):
+    t, _ = evolved
+    spark_rows = sorted((r.asDict(recursive=True) for r in t.read().collect()),
+                        key=lambda r: r["id"])
+    ice = _rows(_iceberg(t).scan().to_arrow())
+    assert [(r["id"], r["full_name"], r["w"], r["info"]["town"], r["score"]) for r in ice] == [
+        (r["id"], r["full_name"], r["w"], r["info"]["town"], r["score"]) for r in spark_rows]
+
+
+def test_time_travel_every_published_commit(evolved):
+    t, result = evolved
+    table = _iceberg(t)
+    data_commits = [c for c in t.history() if c.instant in result.snapshots]
+    assert len(data_commits) == 4  # three writes and a delete; the DDL publishes no snapshot
+    for commit in data_commits:
+        sid = result.snapshots[commit.instant]
+        assert sid == snapshot_id(commit.instant)
+        ice = table.scan(snapshot_id=sid).to_arrow()
+        mine = t.to_arrow(as_of=commit.instant)
+        assert ice.column_names == mine.column_names, commit.instant
+        assert _rows(ice) == _rows(mine), commit.instant
+    first = table.scan(snapshot_id=result.snapshots[data_commits[0].instant]).to_arrow()
+    assert "name" in first.column_names and "full_name" not in first.column_names
+    assert _rows(first)[2]["score"] == 20  # the int score before the drop
+
+
+def test_metadata_shape(evolved):
+    t, result = evolved
+    meta = json.loads((t.root / "metadata" / f"v{result.version}.metadata.json").read_text())
+    assert meta["format-version"] == 2
+    assert meta["last-column-id"] == t.schema.max_column_id
+    current = next(s for s in meta["schemas"] if s["schema-id"] == meta["current-schema-id"])
+    info = next(f for f in current["fields"] if f["name"] == "info")
+    assert [f["name"] for f in info["type"]["fields"]] == ["town", "zip"]
+    assert info["id"] == t.schema.find_id("info")
+    # the last commit (schema-only) moved the current schema past the last snapshot's
+    last = meta["snapshots"][-1]
+    assert last["schema-id"] != meta["current-schema-id"]
+    assert meta["refs"]["main"]["snapshot-id"] == meta["current-snapshot-id"] == last[
+        "snapshot-id"]
+    assert [s["summary"]["operation"] for s in meta["snapshots"]] == [
+        "append", "append", "append", "overwrite"]
+    assert [s.get("parent-snapshot-id") for s in meta["snapshots"]] == [
+        None, *[s["snapshot-id"] for s in meta["snapshots"][:-1]]]
+    mapping = json.loads(meta["properties"]["schema.name-mapping.default"])
+    by_id = {m["field-id"]: m for m in mapping}
+    assert by_id[t.schema.find_id("full_name")]["names"] == ["name"]
+    assert (t.root / "metadata" / "version-hint.text").read_text().strip() == str(
+        result.version)
+
+
+def test_sync_again_is_a_no_op_then_publishes_new_commits(spark, evolved):
+    t, result = evolved
+    again = sync(t)
+    assert not again.written and again.version == result.version
+    _insert(spark, t, 20, 22, ", 'e' extra")
+    later = sync(t)
+    assert later.written and later.version == result.version + 1
+    meta = json.loads((t.root / "metadata" / f"v{later.version}.metadata.json").read_text())
+    assert len(meta["snapshots"]) == 5 and len(meta["metadata-log"]) == 1
+    assert _rows(_iceberg(t).scan().to_arrow()) == _rows(t.to_arrow())
+    # the previous snapshots' manifest lists are reused, not written again
+    prev = json.loads((t.root / "metadata" / f"v{result.version}.metadata.json").read_text())
+    assert [s["manifest-list"] for s in meta["snapshots"][:4]] == [
+        s["manifest-list"] for s in prev["snapshots"]]
+
+
+def test_iceberg_schema_types_and_ids():
+    schema = Schema.from_ddl(
+        "a tinyint not null, b smallint, c bigint, d float, e double, f boolean, g binary, "
+        "h timestamp, i timestamp_ntz, j decimal(20, 3), k date, "
+        "l array<struct<x: int>>, m map<string, array<int>>")
+    layout = Layout(physical={f.id: f"p_{f.name}" for f in schema.fields} | {
+        schema.find_id("l.element.x"): "px"})
+    ice = iceberg_schema(schema, layout)
+    fields = {f["name"]: f for f in ice.schema["fields"]}
+    assert [fields[n]["type"] for n in "abcdefghijk"] == [
+        "int", "int", "long", "float", "double", "boolean", "binary", "timestamptz",
+        "timestamp", "decimal(20, 3)", "date"]
+    assert fields["a"]["required"] is True and fields["b"]["required"] is False
+    lt = fields["l"]["type"]
+    assert lt["element-id"] == schema.find_id("l.element")
+    assert lt["element"]["fields"][0]["id"] == schema.find_id("l.element.x")
+    mt = fields["m"]["type"]
+    assert (mt["key-id"], mt["value-id"]) == (schema.find_id("m.key"), schema.find_id("m.value"))
+    assert mt["value"]["element-id"] == schema.find_id("m.value.element")
+    assert ice.last_column_id == schema.max_column_id
+    mapping = {m["field-id"]: m for m in ice.name_mapping}
+    assert mapping[HIDDEN_FIELD_ID]["names"] == ["_evo_commit_time"]
+    assert mapping[schema.find_id("a")]["names"] == ["p_a"]
+    element = mapping[schema.find_id("l")]["fields"][0]
+    assert element["names"] == ["element"] and element["fields"][0]["names"] == ["px"]
+    assert [m["names"] for m in mapping[schema.find_id("m")]["fields"]] == [["key"], ["value"]]
+    assert json.loads(ice.properties()["schema.name-mapping.default"]) == ice.name_mapping
+
+
+def test_type_change_that_is_no_promotion_is_refused(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id int, n int")
+    t.write(spark.sql("select cast(id as int) id, cast(id as int) n from range(3)"))
+    t.alter("ALTER TABLE t ALTER COLUMN n TYPE string")
+    t.write(spark.sql("select cast(id as int) id, 'x' n from range(3, 4)"))
+    with pytest.raises(IcebergExportError, match=r"'n'.*not an Iceberg type promotion"):
+        sync(t)
+    assert not (tmp_path / "t" / "metadata" / "version-hint.text").exists()
+
+
+def test_read_default_for_old_files_is_refused(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id int")
+    t.write(spark.sql("select cast(id as int) id from range(3)"))
+    t.alter("ALTER TABLE t ADD COLUMN d string DEFAULT 'dflt'")
+    t.write(spark.sql("select cast(id as int) id, 'v' d from range(3, 4)"))
+    with pytest.raises(IcebergExportError, match=r"'d'.*read default"):
+        sync(t)
+
+
+def test_partitioned_table_is_refused(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id int, p string", partition_by="p")
+    t.write(spark.sql("select cast(id as int) id, 'a' p from range(2)"))
+    with pytest.raises(IcebergExportError, match="partitioned by p"):
+        sync(t)
+
+
+def test_merge_on_read_exported_after_compaction_only(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts", table_type="mor")
+    t.write(spark.createDataFrame([(i, f"v{i}", 1) for i in range(4)], "id long, v string, "
+                                  "ts long"), "upsert")
+    t.write(spark.createDataFrame([(1, "new", 2)], "id long, v string, ts long"), "upsert")
+    assert t.snapshot().logs, "the second upsert must leave a log block"
+    with pytest.raises(IcebergExportError, match="compact"):
+        sync(t)
+    t.compact()
+    result = sync(t)
+    ice = _rows(_iceberg(t).scan().to_arrow())
+    assert ice == _rows(t.to_arrow())
+    assert {r["id"]: r["v"] for r in ice}[1] == "new"
+    assert len(result.snapshots) == 2  # the first upsert and the compaction
