@@ -3,6 +3,9 @@
 ``evonb check <table> [--deep] [--repair [--force]] [--json]`` verifies a table (see
 :mod:`evonb.table.check`): exit code 0 when it is clean, 1 when problems remain, 2 on a usage
 error.
+
+``evonb iceberg sync <table>`` publishes Iceberg metadata beside the table
+(:mod:`evonb.iceberg`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from evonb.errors import EvoError
+from evonb.iceberg import sync
 from evonb.table.check import check_table, repair_table
 
 
@@ -37,7 +41,22 @@ def _parser() -> argparse.ArgumentParser:
                        help="with --repair: also roll back attempts that may still be running "
                        "(only when no writer is running)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    iceberg = sub.add_parser("iceberg", help="Iceberg metadata beside the table")
+    iceberg.add_argument("action", choices=["sync"], help="sync: publish Iceberg metadata "
+                         "for the table's retained history under <table>/metadata/")
+    iceberg.add_argument("table", help="the table's folder (a path or a file: URI)")
     return parser
+
+
+def _iceberg(args: argparse.Namespace) -> int:
+    try:
+        result = sync(args.table)
+    except EvoError as exc:
+        print(f"evonb iceberg sync: {exc}", file=sys.stderr)
+        return 1
+    state = "published" if result.written else "unchanged"
+    print(f"{result.metadata_file} ({state}, {len(result.snapshots)} snapshots)")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "iceberg":
+        return _iceberg(args)
     if args.command != "check":
         parser.print_help(sys.stderr)
         return 2

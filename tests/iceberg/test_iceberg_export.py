@@ -9,9 +9,11 @@ import pytest
 from pyiceberg.table import StaticTable
 
 import evonb
+from evonb.__main__ import main
 from evonb.iceberg import IcebergExportError, iceberg_schema, snapshot_id, sync
 from evonb.iceberg.schema import HIDDEN_FIELD_ID
 from evonb.schema.schema import Schema
+from evonb.table.check import check_table
 from evonb.table.layout import Layout
 
 pytestmark = pytest.mark.spark
@@ -149,6 +151,17 @@ def test_sync_again_is_a_no_op_then_publishes_new_commits(spark, evolved):
         s["manifest-list"] for s in prev["snapshots"]]
 
 
+def test_command_line_and_check(evolved, capsys):
+    t, _ = evolved
+    assert main(["iceberg", "sync", str(t.root)]) == 0
+    capsys.readouterr()
+    assert main(["iceberg", "sync", str(t.root)]) == 0
+    out = capsys.readouterr().out
+    assert "unchanged" in out and "metadata.json" in out
+    report = check_table(t.root)
+    assert report.ok, report.render()  # the metadata folder is no orphan to evonb
+
+
 def test_iceberg_schema_types_and_ids():
     schema = Schema.from_ddl(
         "a tinyint not null, b smallint, c bigint, d float, e double, f boolean, g binary, "
@@ -197,11 +210,13 @@ def test_read_default_for_old_files_is_refused(spark, tmp_path):
         sync(t)
 
 
-def test_partitioned_table_is_refused(spark, tmp_path):
+def test_partitioned_table_is_refused(spark, tmp_path, capsys):
     t = evonb.create_table(tmp_path / "t", "id int, p string", partition_by="p")
     t.write(spark.sql("select cast(id as int) id, 'a' p from range(2)"))
     with pytest.raises(IcebergExportError, match="partitioned by p"):
         sync(t)
+    assert main(["iceberg", "sync", str(t.root)]) == 1
+    assert "partitioned by p" in capsys.readouterr().err
 
 
 def test_merge_on_read_exported_after_compaction_only(spark, tmp_path):
