@@ -8,8 +8,9 @@ writers), ``v<N>.metadata.json`` and ``version-hint.text`` holding ``N``. Schema
 a schema and move ``current-schema-id``. The data files are not copied: manifests point at them.
 
 What Iceberg cannot express is refused with :class:`IcebergExportError`, never exported wrong:
-partitioned tables (not yet), uncompacted merge-on-read log blocks, type changes that are no
-Iceberg promotion, and read defaults of columns older files lack.
+uncompacted merge-on-read log blocks, type changes that are no Iceberg promotion, read defaults
+of columns older files lack, and partition values not yet exported (only identity partitions
+on int, long, boolean, date and non-empty string values are).
 
 Every file is written through :func:`evonb.table.fileio.file_io`. pyiceberg is an optional
 library (``evonb[iceberg]``), imported when publishing.
@@ -22,8 +23,10 @@ import json
 import os
 import uuid
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from evonb.errors import EvoError
 from evonb.iceberg.schema import (
@@ -169,8 +172,54 @@ class _Versions:
         self._checked.add((file_version, version))
 
 
-def _plan(table: BaseTable, versions: _Versions) -> tuple[list[_Published], str]:
-    """The snapshots to publish and the current schema version."""
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+_EPOCH = date(1970, 1, 1)
+
+
+def _partition_values(table: BaseTable, f: DataFile, version: str, versions: _Versions
+                      ) -> tuple[Any, ...]:
+    """The identity partition values of file ``f`` (from its ``col=value`` folders), typed
+    as Iceberg's manifests hold them; :class:`IcebergExportError` for a value Iceberg's
+    manifests could state wrongly."""
+    raw = dict(piece.partition("=")[::2] for piece in f.partition.split("/") if piece)
+    _, file_layout = versions.get(f.version)
+    schema, _ = versions.get(version)
+    out: list[Any] = []
+    for fid in table.config.partition_ids:
+        column = schema.path_of(fid)
+        physical = file_layout.physical.get(fid)
+        if physical not in raw:
+            raise IcebergExportError(
+                f"The data file {f.path} has no partition folder for column {column!r}",
+                hint="rewrite the table's data files, then sync again")
+        text = raw[physical]
+        kind = iceberg_type(schema.field_by_id(fid).type, column)
+        if text == HIVE_NULL and kind != "string":
+            out.append(None)
+        elif kind in ("int", "long"):
+            out.append(int(text))
+        elif kind == "boolean" and text in ("true", "false"):
+            out.append(text == "true")
+        elif kind == "date":
+            out.append((date.fromisoformat(unquote(text)) - _EPOCH).days)
+        elif kind == "string" and text != HIVE_NULL:
+            out.append(unquote(text))
+        else:
+            why = ("a null or empty string" if text == HIVE_NULL
+                   else f"a {kind} partition value")
+            raise IcebergExportError(
+                f"The partition column {column!r} holds {why} ({f.path}), which the export "
+                "cannot put in Iceberg manifests exactly yet",
+                hint="only int, long, boolean, date and non-empty string partition values "
+                "are exported for now")
+    return tuple(out)
+
+
+def _plan(table: BaseTable, versions: _Versions
+          ) -> tuple[list[_Published], str, dict[str, tuple[Any, ...]]]:
+    """The snapshots to publish, the current schema version and the partition values of
+    every published file."""
+    values: dict[str, tuple[Any, ...]] = {}
     live: dict[str, DataFile] = {}
     logs: dict[str, DataFile] = {}
     published: dict[str, tuple[DataFile, int, int]] = {}
@@ -191,8 +240,10 @@ def _plan(table: BaseTable, versions: _Versions) -> tuple[list[_Published], str]
         uncompacted = None
         if live.keys() == published.keys():
             continue  # no data change: a schema-only commit, a clean, ...
-        for f in live.values():
+        for path, f in live.items():
             versions.check_readable(f.version, version)
+            if path not in values:
+                values[path] = _partition_values(table, f, version, versions)
         sid, seq = snapshot_id(commit.instant), len(out) + 1
         added = tuple(f for p, f in live.items() if p not in published)
         removed = tuple(e[0] for p, e in published.items() if p not in live)
@@ -204,11 +255,20 @@ def _plan(table: BaseTable, versions: _Versions) -> tuple[list[_Published], str]
             f"commit {uncompacted.instant}): Iceberg metadata cannot express them",
             hint="compact the table (its Iceberg view advances at each compaction), then "
             "sync again")
-    return out, version
+    return out, version, values
+
+
+def _spec_json(table: BaseTable, schema: Schema) -> dict[str, Any]:
+    """The identity partition spec (ID 0) of the table's partition columns."""
+    return {"spec-id": 0, "fields": [
+        {"source-id": fid, "field-id": 1000 + i, "name": schema.path_of(fid),
+         "transform": "identity"}
+        for i, fid in enumerate(table.config.partition_ids)]}
 
 
 def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
-                    folder: Path, tag: str) -> list[Any]:
+                    folder: Path, tag: str, values: dict[str, tuple[Any, ...]],
+                    spec: dict[str, Any]) -> list[Any]:
     """Write the manifest of ``snap`` (every live file) and return its ManifestFile."""
     from pyiceberg.manifest import (
         DataFile as IceDataFile,
@@ -220,7 +280,7 @@ def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
         ManifestEntryStatus,
         write_manifest,
     )
-    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+    from pyiceberg.partitioning import PartitionSpec
     from pyiceberg.schema import Schema as IceSchema
     from pyiceberg.typedef import Record
 
@@ -230,13 +290,14 @@ def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
     ice_schema = IceSchema.model_validate(
         schema_json(schema, versions.schema_id(snap.schema_version)))
     output = _Output(folder / f"{snap.snapshot_id}-{tag}-m0.avro")
-    writer = write_manifest(FORMAT_VERSION, UNPARTITIONED_PARTITION_SPEC, ice_schema,
+    writer = write_manifest(FORMAT_VERSION, PartitionSpec.model_validate(spec), ice_schema,
                             output, snap.snapshot_id, "deflate")  # type: ignore[arg-type]
     with writer:
         for path, (f, added_by, seq) in sorted(snap.files.items()):
             data_file = IceDataFile.from_args(
                 content=DataFileContent.DATA, file_path=str(table.root / path),
-                file_format=FileFormat.PARQUET, partition=Record(), record_count=f.rows,
+                file_format=FileFormat.PARQUET, partition=Record(*values[path]),
+                record_count=f.rows,
                 file_size_in_bytes=f.bytes)
             if added_by == snap.snapshot_id:
                 writer.add(ManifestEntry.from_args(
@@ -250,10 +311,11 @@ def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
 
 
 def _manifest_list(table: BaseTable, snap: _Published, parent: int | None,
-                   versions: _Versions, folder: Path, tag: str) -> str:
+                   versions: _Versions, folder: Path, tag: str,
+                   values: dict[str, tuple[Any, ...]], spec: dict[str, Any]) -> str:
     from pyiceberg.manifest import write_manifest_list
 
-    manifests = _manifest_files(table, snap, versions, folder, tag)
+    manifests = _manifest_files(table, snap, versions, folder, tag, values, spec)
     output = _Output(folder / f"snap-{snap.snapshot_id}-{snap.sequence}-{tag}.avro")
     with write_manifest_list(FORMAT_VERSION, output, snap.snapshot_id, parent,  # type: ignore[arg-type]
                              snap.sequence, "deflate") as writer:
@@ -313,14 +375,10 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     from pyiceberg.table.metadata import TableMetadataUtil
 
     t = table if isinstance(table, BaseTable) else open_table(table)
-    if t.partition_by:
-        raise IcebergExportError(
-            f"The table {t.name} is partitioned by {', '.join(t.partition_by)}: exporting "
-            "partitioned tables to Iceberg is not supported yet",
-            hint="only unpartitioned tables are exported for now")
     folder = t.root / METADATA_DIR
     versions = _Versions(t)
-    snaps, current = _plan(t, versions)
+    snaps, current, values = _plan(t, versions)
+    spec = _spec_json(t, versions.get(current)[0])
     previous = _previous(folder)
     prior_snaps = {s["snapshot-id"]: s for s in (previous[1].get("snapshots") or [])
                    } if previous else {}
@@ -336,7 +394,8 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
                 and file_io().exists(Path(old["manifest-list"]))):
             manifest_list = old["manifest-list"]
         if manifest_list is None:
-            manifest_list = _manifest_list(t, snap, parent, versions, folder, tag)
+            manifest_list = _manifest_list(t, snap, parent, versions, folder, tag, values,
+                                           spec)
         entry: dict[str, Any] = {
             "snapshot-id": snap.snapshot_id,
             "sequence-number": snap.sequence,
@@ -363,8 +422,8 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
         "current-schema-id": current_id,
         "schemas": [schema_json(versions.get(v)[0], i) for v, i in used],
         "default-spec-id": 0,
-        "partition-specs": [{"spec-id": 0, "fields": []}],
-        "last-partition-id": 999,
+        "partition-specs": [spec],
+        "last-partition-id": 999 + len(spec["fields"]),
         "default-sort-order-id": 0,
         "sort-orders": [{"order-id": 0, "fields": []}],
         "properties": {NAME_MAPPING_PROPERTY: json.dumps(mapping, separators=(",", ":")),

@@ -4,6 +4,7 @@ reader) exactly as evonb reads the table, now and as of every published commit."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from pyiceberg.table import StaticTable
@@ -210,13 +211,44 @@ def test_read_default_for_old_files_is_refused(spark, tmp_path):
         sync(t)
 
 
-def test_partitioned_table_is_refused(spark, tmp_path, capsys):
+def test_identity_partitions(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id int, p string, d date, n int",
+                           partition_by=["p", "d"])
+    t.write(spark.sql("select cast(id as int) id, if(id % 2 = 0, 'a b', 'c/d') p, "
+                      "date_add(date'2024-01-01', cast(id % 3 as int)) d, cast(id as int) n "
+                      "from range(12)"))
+    first = t.history()[-1].instant
+    t.alter("ALTER TABLE t RENAME COLUMN p TO region")
+    t.alter("ALTER TABLE t ALTER COLUMN n TYPE bigint")
+    t.write(spark.sql("select cast(id as int) id, 'e' region, date'2025-01-01' d, id n "
+                      "from range(12, 15)"))
+    result = sync(t)
+    table = _iceberg(t)
+    assert _rows(table.scan().to_arrow()) == _rows(t.to_arrow())
+    assert _rows(table.scan(snapshot_id=result.snapshots[first]).to_arrow()) == _rows(
+        t.to_arrow(as_of=first))
+    # the manifests' partition values prune files: each planned file is of its partition
+    tasks = list(table.scan(row_filter="region = 'c/d'").plan_files())
+    assert tasks and len(tasks) < len(t.snapshot().files)
+    assert all("/d=" in task.file.file_path and "c%2Fd" in task.file.file_path
+               for task in tasks)
+    assert sorted(r["id"] for r in table.scan(row_filter="region = 'c/d'").to_arrow()
+                  .to_pylist()) == [1, 3, 5, 7, 9, 11]
+    day = table.scan(row_filter="d = '2024-01-02'")
+    assert sorted(r["id"] for r in day.to_arrow().to_pylist()) == [1, 4, 7, 10]
+    assert len(list(day.plan_files())) == 2
+    meta = json.loads(Path(result.metadata_file).read_text())
+    assert [f["source-id"] for f in meta["partition-specs"][0]["fields"]] == [
+        t.schema.find_id("region"), t.schema.find_id("d")]
+
+
+def test_null_string_partition_is_refused(spark, tmp_path, capsys):
     t = evonb.create_table(tmp_path / "t", "id int, p string", partition_by="p")
-    t.write(spark.sql("select cast(id as int) id, 'a' p from range(2)"))
-    with pytest.raises(IcebergExportError, match="partitioned by p"):
+    t.write(spark.sql("select cast(id as int) id, cast(null as string) p from range(2)"))
+    with pytest.raises(IcebergExportError, match="null or empty string"):
         sync(t)
     assert main(["iceberg", "sync", str(t.root)]) == 1
-    assert "partitioned by p" in capsys.readouterr().err
+    assert "null or empty string" in capsys.readouterr().err
 
 
 def test_merge_on_read_exported_after_compaction_only(spark, tmp_path):
