@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import uuid
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from urllib.parse import unquote
 
 from evonb.errors import EvoError
 from evonb.iceberg.schema import (
+    HIDDEN_FIELD_ID,
     NAME_MAPPING_PROPERTY,
     IcebergExportError,
     iceberg_type,
@@ -42,13 +44,15 @@ from evonb.schema.schema import Schema
 from evonb.table.data_file import DataFile
 from evonb.table.fileio import file_io
 from evonb.table.instants import parse_instant
-from evonb.table.layout import Layout
+from evonb.table.layout import META_COMMIT_TIME, Layout
+from evonb.table.read_plan import physical_struct
 from evonb.table.table import BaseTable, open_table
 from evonb.table.timeline import CommitRecord
 
 METADATA_DIR = "metadata"
 VERSION_HINT = "version-hint.text"
 FORMAT_VERSION = 2
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,42 @@ def _plan(table: BaseTable, versions: _Versions
     return out, version, values
 
 
+def _file_stats(table: BaseTable, f: DataFile, versions: _Versions) -> dict[str, Any]:
+    """Per column value and null counts and lower/upper bounds (by field ID) of data file
+    ``f``, from its Parquet footer, computed by pyiceberg's own statistics code against the
+    file's physical schema (its schema version with physical names, its own types). Empty when
+    the footer's statistics cannot be read that way (a reader then scans the file: never
+    wrong)."""
+    import pyarrow.parquet as pq
+    from pyiceberg.io.pyarrow import (
+        compute_statistics_plan,
+        data_file_statistics_from_parquet_metadata,
+        parquet_path_to_id_mapping,
+    )
+    from pyiceberg.schema import Schema as IceSchema
+
+    schema, layout = versions.get(f.version)
+    physical = schema_json(Schema(fields=physical_struct(schema, layout).fields))
+    physical["fields"].append({"id": HIDDEN_FIELD_ID, "name": META_COMMIT_TIME,
+                               "required": False, "type": "string"})
+    try:
+        ice = IceSchema.model_validate(physical)
+        with file_io().open_read(table.root / f.path) as fh:
+            footer = pq.read_metadata(fh)
+        stats = data_file_statistics_from_parquet_metadata(
+            footer, compute_statistics_plan(ice, {}), parquet_path_to_id_mapping(ice))
+        out = stats.to_serialized_dict()
+    except (ValueError, KeyError, TypeError, NotImplementedError) as exc:
+        logger.info("no column statistics for %s: %s", f.path, exc)
+        return {}
+    if out.pop("record_count") != f.rows:
+        return {}
+    for key in ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts",
+                "lower_bounds", "upper_bounds"):
+        out[key].pop(HIDDEN_FIELD_ID, None)
+    return out
+
+
 def _spec_json(table: BaseTable, schema: Schema) -> dict[str, Any]:
     """The identity partition spec (ID 0) of the table's partition columns."""
     return {"spec-id": 0, "fields": [
@@ -268,7 +308,7 @@ def _spec_json(table: BaseTable, schema: Schema) -> dict[str, Any]:
 
 def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
                     folder: Path, tag: str, values: dict[str, tuple[Any, ...]],
-                    spec: dict[str, Any]) -> list[Any]:
+                    spec: dict[str, Any], stats: dict[str, dict[str, Any]]) -> list[Any]:
     """Write the manifest of ``snap`` (every live file) and return its ManifestFile."""
     from pyiceberg.manifest import (
         DataFile as IceDataFile,
@@ -297,7 +337,7 @@ def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
             data_file = IceDataFile.from_args(
                 content=DataFileContent.DATA, file_path=str(table.root / path),
                 file_format=FileFormat.PARQUET, partition=Record(*values[path]),
-                record_count=f.rows,
+                record_count=f.rows, **stats.setdefault(path, _file_stats(table, f, versions)),
                 file_size_in_bytes=f.bytes)
             if added_by == snap.snapshot_id:
                 writer.add(ManifestEntry.from_args(
@@ -312,10 +352,11 @@ def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
 
 def _manifest_list(table: BaseTable, snap: _Published, parent: int | None,
                    versions: _Versions, folder: Path, tag: str,
-                   values: dict[str, tuple[Any, ...]], spec: dict[str, Any]) -> str:
+                   values: dict[str, tuple[Any, ...]], spec: dict[str, Any],
+                   stats: dict[str, dict[str, Any]]) -> str:
     from pyiceberg.manifest import write_manifest_list
 
-    manifests = _manifest_files(table, snap, versions, folder, tag, values, spec)
+    manifests = _manifest_files(table, snap, versions, folder, tag, values, spec, stats)
     output = _Output(folder / f"snap-{snap.snapshot_id}-{snap.sequence}-{tag}.avro")
     with write_manifest_list(FORMAT_VERSION, output, snap.snapshot_id, parent,  # type: ignore[arg-type]
                              snap.sequence, "deflate") as writer:
@@ -379,6 +420,7 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     versions = _Versions(t)
     snaps, current, values = _plan(t, versions)
     spec = _spec_json(t, versions.get(current)[0])
+    stats: dict[str, dict[str, Any]] = {}  # path -> footer statistics, read once per sync
     previous = _previous(folder)
     prior_snaps = {s["snapshot-id"]: s for s in (previous[1].get("snapshots") or [])
                    } if previous else {}
@@ -395,7 +437,7 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
             manifest_list = old["manifest-list"]
         if manifest_list is None:
             manifest_list = _manifest_list(t, snap, parent, versions, folder, tag, values,
-                                           spec)
+                                           spec, stats)
         entry: dict[str, Any] = {
             "snapshot-id": snap.snapshot_id,
             "sequence-number": snap.sequence,
