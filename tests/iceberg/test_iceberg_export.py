@@ -299,3 +299,55 @@ def test_merge_on_read_exported_after_compaction_only(spark, tmp_path):
     assert ice == _rows(t.to_arrow())
     assert {r["id"]: r["v"] for r in ice}[1] == "new"
     assert len(result.snapshots) == 2  # the first upsert and the compaction
+
+
+def test_more_types_and_nested_evolution(spark, tmp_path):
+    """Timestamps, float/decimal widening, a swap of two names, and renames, adds, drops and
+    widening inside list elements and map values."""
+    t = evonb.create_table(
+        tmp_path / "t",
+        "id int, x int, y int, ts timestamp, tsn timestamp_ntz, f float, dec decimal(5, 2), "
+        "tiny tinyint, b binary, bo boolean, loc struct<lat: double, lon: double>, "
+        "pts array<struct<x: int, y: int>>, m map<string, struct<a: int, b: string>>")
+    t.write(spark.sql(
+        "select cast(id as int) id, cast(id as int) x, cast(id + 100 as int) y, "
+        "timestamp'2024-03-01 10:00:00' + make_interval(0, 0, 0, 0, cast(id as int)) ts, "
+        "timestamp_ntz'2024-03-01 10:00:00' tsn, cast(id / 2 as float) f, "
+        "cast(id * 1.25 as decimal(5, 2)) dec, cast(id as tinyint) tiny, "
+        "cast(concat('b', id) as binary) b, id % 2 = 0 bo, "
+        "named_struct('lat', id * 1.0d, 'lon', 2.0d) loc, "
+        "array(named_struct('x', cast(id as int), 'y', 2)) pts, "
+        "map('k', named_struct('a', cast(id as int), 'b', 'bb')) m from range(4)").coalesce(1))
+    first = t.history()[-1].instant
+    t.alter("ALTER TABLE t RENAME COLUMN x TO tmp; ALTER TABLE t RENAME COLUMN y TO x;"
+            "ALTER TABLE t RENAME COLUMN tmp TO y")
+    t.alter("ALTER TABLE t ALTER COLUMN f TYPE double; "
+            "ALTER TABLE t ALTER COLUMN dec TYPE decimal(10, 2)")
+    t.alter("ALTER TABLE t RENAME COLUMN loc.lat TO latitude;"
+            "ALTER TABLE t ADD COLUMN loc.alt double AFTER latitude;"
+            "ALTER TABLE t RENAME COLUMN pts.element.x TO px;"
+            "ALTER TABLE t ALTER COLUMN pts.element.y TYPE bigint;"
+            "ALTER TABLE t DROP COLUMN m.value.b;"
+            "ALTER TABLE t ADD COLUMN m.value.c string")
+    t.write(spark.sql(
+        "select cast(id as int) id, cast(id + 100 as int) x, cast(id as int) y, "
+        "timestamp'2025-01-01 00:00:00' ts, timestamp_ntz'2025-01-01 00:00:00' tsn, "
+        "id / 3d f, cast(id * 1000.5 as decimal(10, 2)) dec, cast(1 as tinyint) tiny, "
+        "cast('z' as binary) b, true bo, "
+        "named_struct('latitude', 9.0d, 'alt', 1.5d, 'lon', 3.0d) loc, "
+        "array(named_struct('px', cast(id as int), 'y', id * 10000000000)) pts, "
+        "map('j', named_struct('a', 5, 'c', 'cc')) m from range(4, 6)").coalesce(1))
+    result = sync(t)
+    table = _iceberg(t)
+    ice, mine = table.scan().to_arrow(), t.to_arrow()
+    assert ice.column_names == mine.column_names
+    assert _rows(ice) == _rows(mine)
+    rows = {r["id"]: r for r in _rows(ice)}
+    assert (rows[1]["x"], rows[1]["y"]) == (101, 1)  # swapped names read their own data
+    assert rows[2]["loc"] == {"latitude": 2.0, "alt": None, "lon": 2.0}
+    assert rows[5]["pts"] == [{"px": 5, "y": 50000000000}]
+    assert rows[1]["m"] == [("k", {"a": 1, "c": None})]
+    old = table.scan(snapshot_id=result.snapshots[first]).to_arrow()
+    assert _rows(old) == _rows(t.to_arrow(as_of=first))
+    assert sorted(r["id"] for r in table.scan(row_filter="x >= 104").to_arrow().to_pylist()
+                  ) == [4, 5]
