@@ -56,6 +56,10 @@ def _iceberg(args: argparse.Namespace) -> int:
         return 1
     state = "published" if result.written else "unchanged"
     print(f"{result.metadata_file} ({state}, {len(result.snapshots)} snapshots)")
+    if result.blocked:
+        print(f"evonb iceberg sync: the latest state is not exported: {result.blocked}",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -57,13 +57,16 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SyncResult:
-    """What :func:`sync` published: the metadata version ``N`` and file, and the Iceberg
-    snapshot ID of each published evonb commit (instant -> snapshot ID), oldest first."""
+    """What :func:`sync` published: the metadata version ``N`` and file, the Iceberg snapshot
+    ID of each published evonb commit (instant -> snapshot ID, oldest first), whether a new
+    version was written, and ``blocked``: why the table's latest state is not exported (the
+    column and the way out), None when it is."""
 
     version: int
     metadata_file: str
     snapshots: dict[str, int]
     written: bool
+    blocked: str | None = None
 
 
 def snapshot_id(instant: str) -> int:
@@ -219,17 +222,31 @@ def _partition_values(table: BaseTable, f: DataFile, version: str, versions: _Ve
     return tuple(out)
 
 
-def _plan(table: BaseTable, versions: _Versions
-          ) -> tuple[list[_Published], str, dict[str, tuple[Any, ...]]]:
-    """The snapshots to publish, the current schema version and the partition values of
-    every published file."""
+@dataclass
+class _Plan:
+    """The snapshots to publish, the current schema version (the schema of the last
+    expressible state), the partition values of every published file, and why the latest
+    state is not exported (None when it is)."""
+
+    snapshots: list[_Published]
+    current: str
+    values: dict[str, tuple[Any, ...]]
+    blocked: IcebergExportError | None
+
+
+def _plan(table: BaseTable, versions: _Versions) -> _Plan:
+    """Replay the timeline; every state Iceberg can express exactly (its live files readable
+    in its schema) is kept, a data change of one is a snapshot; states that cannot be
+    expressed are skipped, so publication resumes once a rewrite makes the table expressible
+    again."""
     values: dict[str, tuple[Any, ...]] = {}
     live: dict[str, DataFile] = {}
     logs: dict[str, DataFile] = {}
     published: dict[str, tuple[DataFile, int, int]] = {}
     out: list[_Published] = []
-    version = ""
+    version = current = ""
     uncompacted: CommitRecord | None = None
+    blocked: IcebergExportError | None = None
     for commit in table.timeline.completed():
         meta = commit.metadata
         for path in meta.removed:
@@ -242,12 +259,19 @@ def _plan(table: BaseTable, versions: _Versions
             uncompacted = commit
             continue
         uncompacted = None
+        try:
+            # every state, schema-only ones too: the current schema must read the live files
+            versions.check_readable(version, version)
+            for path, f in live.items():
+                versions.check_readable(f.version, version)
+                if path not in values:
+                    values[path] = _partition_values(table, f, version, versions)
+        except IcebergExportError as exc:
+            blocked = exc
+            continue
+        blocked, current = None, version
         if live.keys() == published.keys():
             continue  # no data change: a schema-only commit, a clean, ...
-        for path, f in live.items():
-            versions.check_readable(f.version, version)
-            if path not in values:
-                values[path] = _partition_values(table, f, version, versions)
         sid, seq = snapshot_id(commit.instant), len(out) + 1
         added = tuple(f for p, f in live.items() if p not in published)
         removed = tuple(e[0] for p, e in published.items() if p not in live)
@@ -259,7 +283,9 @@ def _plan(table: BaseTable, versions: _Versions
             f"commit {uncompacted.instant}): Iceberg metadata cannot express them",
             hint="compact the table (its Iceberg view advances at each compaction), then "
             "sync again")
-    return out, version, values
+    if not current:
+        raise blocked or IcebergExportError(f"The table {table.name} has no schema version")
+    return _Plan(out, current, values, blocked)
 
 
 def _file_stats(table: BaseTable, f: DataFile, versions: _Versions) -> dict[str, Any]:
@@ -411,14 +437,18 @@ _VOLATILE = ("last-updated-ms", "metadata-log", "table-uuid")
 def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     """Publish Iceberg metadata for the table's retained history under ``<table>/metadata/``
     (a new ``v<N>.metadata.json`` and ``version-hint.text``; nothing new when the published
-    metadata already says the same). :class:`IcebergExportError` when Iceberg cannot express
-    the table exactly."""
+    metadata already says the same). States Iceberg cannot express exactly are skipped: when
+    the latest is one, publication stops at the last expressible state and
+    :attr:`SyncResult.blocked` says why. :class:`IcebergExportError` for a merge-on-read table
+    with log blocks not yet compacted."""
     from pyiceberg.table.metadata import TableMetadataUtil
 
     t = table if isinstance(table, BaseTable) else open_table(table)
     folder = t.root / METADATA_DIR
     versions = _Versions(t)
-    snaps, current, values = _plan(t, versions)
+    plan = _plan(t, versions)
+    snaps, current, values = plan.snapshots, plan.current, plan.values
+    blocked = str(plan.blocked) if plan.blocked else None
     spec = _spec_json(t, versions.get(current)[0])
     stats: dict[str, dict[str, Any]] = {}  # path -> footer statistics, read once per sync
     previous = _previous(folder)
@@ -482,7 +512,8 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
         n_prev, prev = previous
         same = all(prev.get(k) == v for k, v in body.items() if k not in _VOLATILE)
         if same:
-            return SyncResult(n_prev, str(folder / f"v{n_prev}.metadata.json"), ids, False)
+            return SyncResult(n_prev, str(folder / f"v{n_prev}.metadata.json"), ids, False,
+                              blocked)
         body["metadata-log"] = [*prev.get("metadata-log", []), {
             "timestamp-ms": prev.get("last-updated-ms", 0),
             "metadata-file": str(folder / f"v{n_prev}.metadata.json")}]
@@ -499,7 +530,7 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
         raise EvoError(f"Another sync published {target} at the same time",
                        hint="run the sync again") from None
     file_io().write(folder / VERSION_HINT, f"{n}\n".encode())
-    return SyncResult(n, str(target), ids, True)
+    return SyncResult(n, str(target), ids, True, blocked)
 
 
 __all__ = ["METADATA_DIR", "VERSION_HINT", "SyncResult", "snapshot_id", "sync"]

@@ -4,6 +4,7 @@ reader) exactly as evonb reads the table, now and as of every published commit."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -225,23 +226,44 @@ def test_iceberg_schema_types_and_ids():
     assert json.loads(ice.properties()["schema.name-mapping.default"]) == ice.name_mapping
 
 
-def test_type_change_that_is_no_promotion_is_refused(spark, tmp_path):
+def test_type_change_that_is_no_promotion_blocks_until_rewrite(spark, tmp_path, capsys):
     t = evonb.create_table(tmp_path / "t", "id int, n int")
     t.write(spark.sql("select cast(id as int) id, cast(id as int) n from range(3)"))
-    t.alter("ALTER TABLE t ALTER COLUMN n TYPE string")
+    exported = t.history()[-1].instant
+    t.alter("ALTER TABLE t ALTER COLUMN n TYPE string")  # schema-only: blocks already
+    result = sync(t)
+    assert result.blocked and re.search(r"'n'.*not an Iceberg type promotion", result.blocked)
+    assert "rewrite" in result.blocked
+    # pyiceberg reads the last exported state, in its schema
+    ice = _iceberg(t).scan().to_arrow()
+    assert ice.schema.field("n").type == "int32"
+    assert _rows(ice) == _rows(t.to_arrow(as_of=exported))
     t.write(spark.sql("select cast(id as int) id, 'x' n from range(3, 4)"))
-    with pytest.raises(IcebergExportError, match=r"'n'.*not an Iceberg type promotion"):
-        sync(t)
-    assert not (tmp_path / "t" / "metadata" / "version-hint.text").exists()
+    assert sync(t).blocked  # still blocked: old files hold ints
+    assert main(["iceberg", "sync", str(t.root)]) == 1
+    assert "not an Iceberg type promotion" in capsys.readouterr().err
+    assert list(sync(t).snapshots) == [exported]
+    t.rewrite(purge_dropped=True)  # every file in the latest schema: publication resumes
+    after = sync(t)
+    assert after.blocked is None and len(after.snapshots) == 2
+    ice = _iceberg(t).scan().to_arrow()
+    assert ice.schema.field("n").type == "string"
+    assert _rows(ice) == _rows(t.to_arrow())
+    assert _rows(_iceberg(t).scan(snapshot_id=after.snapshots[exported]).to_arrow()) == _rows(
+        t.to_arrow(as_of=exported))
 
 
-def test_read_default_for_old_files_is_refused(spark, tmp_path):
+def test_read_default_for_old_files_blocks(spark, tmp_path):
     t = evonb.create_table(tmp_path / "t", "id int")
     t.write(spark.sql("select cast(id as int) id from range(3)"))
     t.alter("ALTER TABLE t ADD COLUMN d string DEFAULT 'dflt'")
+    result = sync(t)
+    assert result.blocked and re.search(r"'d'.*read default 'dflt'", result.blocked)
+    ice = _iceberg(t).scan().to_arrow()
+    assert ice.column_names == ["id"]  # the current schema stays the last expressible one
     t.write(spark.sql("select cast(id as int) id, 'v' d from range(3, 4)"))
-    with pytest.raises(IcebergExportError, match=r"'d'.*read default"):
-        sync(t)
+    assert sync(t).blocked
+    assert _iceberg(t).scan().to_arrow().column_names == ["id"]
 
 
 def test_identity_partitions(spark, tmp_path):
@@ -275,11 +297,12 @@ def test_identity_partitions(spark, tmp_path):
         t.schema.find_id("region"), t.schema.find_id("d")]
 
 
-def test_null_string_partition_is_refused(spark, tmp_path, capsys):
+def test_null_string_partition_blocks(spark, tmp_path, capsys):
     t = evonb.create_table(tmp_path / "t", "id int, p string", partition_by="p")
     t.write(spark.sql("select cast(id as int) id, cast(null as string) p from range(2)"))
-    with pytest.raises(IcebergExportError, match="null or empty string"):
-        sync(t)
+    result = sync(t)
+    assert "null or empty string" in result.blocked and result.snapshots == {}
+    assert _iceberg(t).scan().to_arrow().num_rows == 0  # nothing exported, nothing wrong
     assert main(["iceberg", "sync", str(t.root)]) == 1
     assert "null or empty string" in capsys.readouterr().err
 
