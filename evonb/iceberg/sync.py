@@ -7,10 +7,12 @@ every live data file, a manifest list per snapshot (both Avro, written by pyiceb
 writers), ``v<N>.metadata.json`` and ``version-hint.text`` holding ``N``. Schema-only commits add
 a schema and move ``current-schema-id``. The data files are not copied: manifests point at them.
 
-What Iceberg cannot express is refused with :class:`IcebergExportError`, never exported wrong:
-uncompacted merge-on-read log blocks, type changes that are no Iceberg promotion, read defaults
-of columns older files lack, and partition values not yet exported (only identity partitions
-on int, long, boolean, date and non-empty string values are).
+Nothing is exported wrong. States Iceberg cannot express exactly (type changes that are no
+Iceberg promotion, read defaults of columns older files lack, partition values not exported
+yet: only identity partitions on int, long, boolean, date and non-empty string values are) and
+states no longer retained (files or schema versions removed by a clean) are skipped; when the
+latest state is one, publication stops at the last one exported and says why. Uncompacted
+merge-on-read log blocks are refused with :class:`IcebergExportError`.
 
 Every file is written through :func:`evonb.table.fileio.file_io`. pyiceberg is an optional
 library (``evonb[iceberg]``), imported when publishing.
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from evonb.errors import EvoError
+from evonb.errors import CommitNotFoundError, EvoError, MetadataCorruptError
 from evonb.iceberg.schema import (
     HIDDEN_FIELD_ID,
     NAME_MAPPING_PROPERTY,
@@ -46,6 +48,7 @@ from evonb.table.fileio import file_io
 from evonb.table.instants import parse_instant
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.read_plan import physical_struct
+from evonb.table.retention import check_readable as check_retained
 from evonb.table.table import BaseTable, open_table
 from evonb.table.timeline import CommitRecord
 
@@ -119,7 +122,7 @@ class _Published:
     snapshot_id: int
     sequence: int
     schema_version: str
-    files: dict[str, tuple[DataFile, int, int]]  # path -> file, adding snapshot, its sequence
+    files: dict[str, tuple[DataFile, int]]  # path -> file, the snapshot that added it
     added: tuple[DataFile, ...]
     removed: tuple[DataFile, ...]
 
@@ -242,11 +245,13 @@ def _plan(table: BaseTable, versions: _Versions) -> _Plan:
     values: dict[str, tuple[Any, ...]] = {}
     live: dict[str, DataFile] = {}
     logs: dict[str, DataFile] = {}
-    published: dict[str, tuple[DataFile, int, int]] = {}
+    published: dict[str, tuple[DataFile, int]] = {}
     out: list[_Published] = []
     version = current = ""
     uncompacted: CommitRecord | None = None
     blocked: IcebergExportError | None = None
+    retained: dict[str, bool] = {}
+    in_window = False
     for commit in table.timeline.completed():
         meta = commit.metadata
         for path in meta.removed:
@@ -260,22 +265,35 @@ def _plan(table: BaseTable, versions: _Versions) -> _Plan:
             continue
         uncompacted = None
         try:
+            if not in_window:  # the window only ever opens (retention is by completion order)
+                check_retained(table, commit.instant)
+                in_window = True
             # every state, schema-only ones too: the current schema must read the live files
             versions.check_readable(version, version)
             for path, f in live.items():
                 versions.check_readable(f.version, version)
                 if path not in values:
                     values[path] = _partition_values(table, f, version, versions)
+            gone = [p for p in live if not retained.setdefault(
+                p, file_io().exists(table.root / p))]
+            if gone:
+                raise IcebergExportError(
+                    f"The state after commit {commit.instant} is no longer retained: its data "
+                    f"file {gone[0]} was removed (by a clean)")
+        except (CommitNotFoundError, MetadataCorruptError) as exc:
+            blocked = IcebergExportError(  # cleaned: evonb's time travel refuses it too
+                f"The state after commit {commit.instant} is no longer retained: {exc.message}")
+            continue
         except IcebergExportError as exc:
             blocked = exc
             continue
         blocked, current = None, version
         if live.keys() == published.keys():
             continue  # no data change: a schema-only commit, a clean, ...
-        sid, seq = snapshot_id(commit.instant), len(out) + 1
+        sid, seq = snapshot_id(commit.instant), 0  # the sequence number is given by sync
         added = tuple(f for p, f in live.items() if p not in published)
         removed = tuple(e[0] for p, e in published.items() if p not in live)
-        published = {p: published.get(p, (f, sid, seq)) for p, f in live.items()}
+        published = {p: published.get(p, (f, sid)) for p, f in live.items()}
         out.append(_Published(commit, sid, seq, version, dict(published), added, removed))
     if uncompacted is not None:
         raise IcebergExportError(
@@ -332,9 +350,21 @@ def _spec_json(table: BaseTable, schema: Schema) -> dict[str, Any]:
         for i, fid in enumerate(table.config.partition_ids)]}
 
 
-def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
-                    folder: Path, tag: str, values: dict[str, tuple[Any, ...]],
-                    spec: dict[str, Any], stats: dict[str, dict[str, Any]]) -> list[Any]:
+@dataclass
+class _Writing:
+    """What writing the manifests of one sync needs."""
+
+    table: BaseTable
+    versions: _Versions
+    folder: Path
+    tag: str  # unique per sync: file names never clash with another sync's
+    values: dict[str, tuple[Any, ...]]  # path -> partition values
+    spec: dict[str, Any]
+    sequences: dict[int, int]  # snapshot ID -> sequence number
+    stats: dict[str, dict[str, Any]]  # path -> footer statistics, read once per sync
+
+
+def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
     """Write the manifest of ``snap`` (every live file) and return its ManifestFile."""
     from pyiceberg.manifest import (
         DataFile as IceDataFile,
@@ -352,19 +382,21 @@ def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
 
     if not snap.files:
         return []
-    schema, _ = versions.get(snap.schema_version)
+    schema, _ = w.versions.get(snap.schema_version)
     ice_schema = IceSchema.model_validate(
-        schema_json(schema, versions.schema_id(snap.schema_version)))
-    output = _Output(folder / f"{snap.snapshot_id}-{tag}-m0.avro")
-    writer = write_manifest(FORMAT_VERSION, PartitionSpec.model_validate(spec), ice_schema,
+        schema_json(schema, w.versions.schema_id(snap.schema_version)))
+    output = _Output(w.folder / f"{snap.snapshot_id}-{w.tag}-m0.avro")
+    writer = write_manifest(FORMAT_VERSION, PartitionSpec.model_validate(w.spec), ice_schema,
                             output, snap.snapshot_id, "deflate")  # type: ignore[arg-type]
     with writer:
-        for path, (f, added_by, seq) in sorted(snap.files.items()):
+        for path, (f, added_by) in sorted(snap.files.items()):
+            seq = w.sequences[added_by]
+            if path not in w.stats:
+                w.stats[path] = _file_stats(w.table, f, w.versions)
             data_file = IceDataFile.from_args(
-                content=DataFileContent.DATA, file_path=str(table.root / path),
-                file_format=FileFormat.PARQUET, partition=Record(*values[path]),
-                record_count=f.rows, **stats.setdefault(path, _file_stats(table, f, versions)),
-                file_size_in_bytes=f.bytes)
+                content=DataFileContent.DATA, file_path=str(w.table.root / path),
+                file_format=FileFormat.PARQUET, partition=Record(*w.values[path]),
+                record_count=f.rows, **w.stats[path], file_size_in_bytes=f.bytes)
             if added_by == snap.snapshot_id:
                 writer.add(ManifestEntry.from_args(
                     status=ManifestEntryStatus.ADDED, snapshot_id=snap.snapshot_id,
@@ -376,14 +408,11 @@ def _manifest_files(table: BaseTable, snap: _Published, versions: _Versions,
     return [writer.to_manifest_file()]
 
 
-def _manifest_list(table: BaseTable, snap: _Published, parent: int | None,
-                   versions: _Versions, folder: Path, tag: str,
-                   values: dict[str, tuple[Any, ...]], spec: dict[str, Any],
-                   stats: dict[str, dict[str, Any]]) -> str:
+def _manifest_list(w: _Writing, snap: _Published, parent: int | None) -> str:
     from pyiceberg.manifest import write_manifest_list
 
-    manifests = _manifest_files(table, snap, versions, folder, tag, values, spec, stats)
-    output = _Output(folder / f"snap-{snap.snapshot_id}-{snap.sequence}-{tag}.avro")
+    manifests = _manifest_files(w, snap)
+    output = _Output(w.folder / f"snap-{snap.snapshot_id}-{snap.sequence}-{w.tag}.avro")
     with write_manifest_list(FORMAT_VERSION, output, snap.snapshot_id, parent,  # type: ignore[arg-type]
                              snap.sequence, "deflate") as writer:
         writer.add_manifests(manifests)
@@ -449,12 +478,24 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     plan = _plan(t, versions)
     snaps, current, values = plan.snapshots, plan.current, plan.values
     blocked = str(plan.blocked) if plan.blocked else None
-    spec = _spec_json(t, versions.get(current)[0])
-    stats: dict[str, dict[str, Any]] = {}  # path -> footer statistics, read once per sync
     previous = _previous(folder)
     prior_snaps = {s["snapshot-id"]: s for s in (previous[1].get("snapshots") or [])
                    } if previous else {}
-    tag = uuid.uuid4().hex[:12]
+    # Sequence numbers never go back: a snapshot published before keeps its number, a new one
+    # gets the next after every number published so far.
+    last_seq = previous[1].get("last-sequence-number", 0) if previous else 0
+    before = 0  # the parent's sequence number
+    for snap in snaps:
+        old = prior_snaps.get(snap.snapshot_id)
+        if old is not None and old.get("sequence-number", 0) > before:
+            snap.sequence = old["sequence-number"]
+        else:
+            last_seq += 1
+            snap.sequence = last_seq
+        before = snap.sequence
+    w = _Writing(t, versions, folder, uuid.uuid4().hex[:12], values,
+                 _spec_json(t, versions.get(current)[0]),
+                 {s.snapshot_id: s.sequence for s in snaps}, {})
     snapshots: list[dict[str, Any]] = []
     parent: int | None = None
     for snap in snaps:
@@ -466,8 +507,7 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
                 and file_io().exists(Path(old["manifest-list"]))):
             manifest_list = old["manifest-list"]
         if manifest_list is None:
-            manifest_list = _manifest_list(t, snap, parent, versions, folder, tag, values,
-                                           spec, stats)
+            manifest_list = _manifest_list(w, snap, parent)
         entry: dict[str, Any] = {
             "snapshot-id": snap.snapshot_id,
             "sequence-number": snap.sequence,
@@ -488,14 +528,14 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
         "format-version": FORMAT_VERSION,
         "table-uuid": previous[1]["table-uuid"] if previous else str(uuid.uuid4()),
         "location": str(t.root),
-        "last-sequence-number": len(snaps),
+        "last-sequence-number": max([last_seq, *(s.sequence for s in snaps)]),
         "last-updated-ms": 0,
         "last-column-id": last_column_id,
         "current-schema-id": current_id,
         "schemas": [schema_json(versions.get(v)[0], i) for v, i in used],
         "default-spec-id": 0,
-        "partition-specs": [spec],
-        "last-partition-id": 999 + len(spec["fields"]),
+        "partition-specs": [w.spec],
+        "last-partition-id": 999 + len(w.spec["fields"]),
         "default-sort-order-id": 0,
         "sort-orders": [{"order-id": 0, "fields": []}],
         "properties": {NAME_MAPPING_PROPERTY: json.dumps(mapping, separators=(",", ":")),

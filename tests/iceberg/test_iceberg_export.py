@@ -374,3 +374,27 @@ def test_more_types_and_nested_evolution(spark, tmp_path):
     assert _rows(old) == _rows(t.to_arrow(as_of=first))
     assert sorted(r["id"] for r in table.scan(row_filter="x >= 104").to_arrow().to_pylist()
                   ) == [4, 5]
+
+
+def test_states_a_clean_removed_are_dropped_and_sequence_numbers_kept(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "t", "id int, v string")
+    t.write(spark.sql("select cast(id as int) id, 'a' v from range(4)"))
+    first_files = [f.path for f in t.commit(t.history()[-1].instant).metadata.added]
+    sync(t)
+    t.write(spark.sql("select cast(id as int) id, 'b' v from range(10, 13)"), "overwrite")
+    t.write(spark.sql("select cast(id as int) id, 'c' v from range(20, 21)"))
+    before = sync(t)
+    assert len(before.snapshots) == 3 and before.blocked is None
+    t.clean(retain_commits=2)  # keeps the overwrite and the insert after it
+    assert first_files and not any((t.root / f).exists() for f in first_files)
+    after = sync(t)
+    assert after.blocked is None and after.written
+    meta = json.loads(Path(after.metadata_file).read_text())
+    kept = list(after.snapshots)
+    assert kept == list(before.snapshots)[1:]  # the first state's file is gone
+    assert [s["sequence-number"] for s in meta["snapshots"]] == [2, 3]
+    assert meta["last-sequence-number"] == 3 and "parent-snapshot-id" not in meta["snapshots"][0]
+    table = _iceberg(t)
+    assert _rows(table.scan().to_arrow()) == _rows(t.to_arrow())
+    for instant, sid in after.snapshots.items():
+        assert _rows(table.scan(snapshot_id=sid).to_arrow()) == _rows(t.to_arrow(as_of=instant))
