@@ -101,11 +101,10 @@ def plan_clean(
     at_start = replay(before, str(before[0].metadata.get("schema_version", "")))
     needed_files: dict[str, DataFile] = {f.path: f for f in (*at_start.files, *at_start.logs)}
     for c in retained:
-        for entry in c.metadata.get("added", ()):
-            f = DataFile.from_dict(entry)
+        for f in c.metadata.added:
             needed_files[f.path] = f
-    ever = {str(e["path"]) for c in commits for e in c.metadata.get("added", ())
-            if e.get("kind") != "adopted"}  # files adopted in place are never deleted
+    ever = {f.path for c in commits for f in c.metadata.added
+            if f.kind != "adopted"}  # files adopted in place are never deleted
     gone = {str(p) for c in commits if c.action == "clean"
             for p in c.metadata.get("cleaned_files", ())}
     files = sorted(ever - gone - set(needed_files))

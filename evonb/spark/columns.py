@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -11,6 +10,7 @@ from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
 from evonb.schema.types import ArrayType, MapType, StructType
 from evonb.spark.position_source import DELETED, OPTION, SOURCE
+from evonb.table.fileio import file_io
 from evonb.table.lru import LRU
 from evonb.table.read_plan import (
     Cast,
@@ -147,12 +147,14 @@ def _relation(spark: SparkSession, read_type: SparkStructType, files: Sequence[s
               ) -> DataFrame:
     """``spark.read.schema(read_type).parquet(*files)``, kept for the last
     64 file lists and read types of the session's application, keyed by
-    each file's size and modification time too: data files never change once written, so the
+    each file's version too (:class:`~evonb.table.fileio.FileInfo`): data files never change
+    once written, so the
     relation (Spark's listing of the files included) is the same every time, and reading the
     same snapshot again skips the listing and the analysis. Projections and filters are
     applied afresh by each read."""
     try:  # each file as it is now: a file touched or replaced gets a fresh listing
-        stats = tuple((st.st_size, st.st_mtime_ns) for st in map(os.stat, files))
+        io = file_io()
+        stats = tuple(io.info(f).version for f in files)
     except OSError:  # not a local path: no reuse
         return spark.read.schema(read_type).parquet(*literal_paths(files))
     key = (id(spark), spark.sparkContext.applicationId, read_type.json(), tuple(files), stats)

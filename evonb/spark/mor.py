@@ -21,7 +21,7 @@ the logs are small), so base files are not shuffled either way.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import replace
 from functools import lru_cache, reduce
 from pathlib import Path, PurePosixPath
@@ -64,6 +64,7 @@ from evonb.spark.precombine import beats, first_per_key
 from evonb.spark.reader import read_files
 from evonb.spark.writer import write_files
 from evonb.table.file_checks import file_error
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import remove_data_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
@@ -249,21 +250,22 @@ def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine:
 def _listed_rows(path: str) -> tuple[str | None, str | None, Any, str] | None:
     """The base file, base row count and dropped positions a log block's header lists, and
     its Avro codec (``null`` for Parquet blocks); None when it lists no positions. Blocks are
-    never changed once written, so the answer is kept per path, size and modification time
-    (:func:`_header_listing`): reads of the same snapshot do not reopen every block."""
-    st = os.stat(path)
-    return _header_listing(path, st.st_size, st.st_mtime_ns)
+    never changed once written, so the answer is kept per path, size and version
+    (:func:`_header_listing`; :class:`~evonb.table.fileio.FileInfo`): reads of the same
+    snapshot do not reopen every block."""
+    info = file_io().info(path)
+    return _header_listing(path, info.size, info.version)
 
 
 @lru_cache(maxsize=4096)
-def _header_listing(path: str, size: int, mtime_ns: int
+def _header_listing(path: str, size: int, version: Hashable
                     ) -> tuple[str | None, str | None, Any, str] | None:
-    """:func:`_listed_rows` of the block at ``path`` as it is at ``size`` and ``mtime_ns``.
+    """:func:`_listed_rows` of the block at ``path`` as it is at ``size`` and ``version``.
     An Avro block must end with its sync marker: a cut-off one raises
     :class:`~evonb.errors.CorruptFileError` (a reader could miss its last records)."""
     header = block_header(path)
     if path.endswith(".avro"):
-        with open(path, "rb") as fh:
+        with file_io().open_read(path) as fh:
             fh.seek(max(0, size - 16))
             if fh.read(16) != read_header_sync(path)[1]:
                 raise file_error(path, "its last Avro block is cut off")

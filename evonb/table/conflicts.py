@@ -334,10 +334,9 @@ def check_new_keys(table: BaseTable, op: Operation, ranges: Sequence[KeyRange],
     for other in since:
         if other.action in ("clean", "rollback") or other.operation in RESTATING_OPERATIONS:
             continue
-        for entry in other.metadata.get("added", ()):
-            if not isinstance(entry, Mapping) or entry.get("kind", "base") != "base":
+        for added in other.metadata.added:
+            if added.kind != "base":
                 continue
-            added = DataFile.from_dict(entry)
             if added.path not in seen and may_hold(added, ranges, table.version):
                 raise _lost(op, other, f"it added rows (file {added.path}) whose keys may be "
                                        "among the keys this upsert writes, and this upsert did "

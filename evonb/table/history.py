@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -22,7 +22,7 @@ class Commit:
     files_added: int = 0
     files_removed: int = 0
     rows_written: int = 0
-    metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     @classmethod
     def from_record(cls, record: CommitRecord) -> Commit:
@@ -32,8 +32,8 @@ class Commit:
             action=record.action,
             operation=str(meta.get("operation", record.action)),
             schema_version=str(meta.get("schema_version", "")),
-            files_added=len(meta.get("added", ())),
-            files_removed=len(meta.get("removed", ())),
+            files_added=len(meta.added),
+            files_removed=len(meta.removed),
             rows_written=int(meta.get("rows_written", 0)),
             metadata=meta,
         )

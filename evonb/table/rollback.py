@@ -394,8 +394,8 @@ def rollback(table: BaseTable, instant: CommitRef | None = None, *,
         remaining = [c for c in completed if c.instant not in gone]
         restored = _restored_version(remaining)
         _check_restorable(table, remaining, targets, restored)
-        files = [e["path"] for c in targets for e in c.metadata.get("added", ())
-                 if e.get("kind") != ADOPTED]  # files adopted in place are not ours
+        files = [f.path for c in targets for f in c.metadata.added
+                 if f.kind != ADOPTED]  # files adopted in place are not ours
         versions = [c.instant for c in targets if c.metadata.get("schema_version") == c.instant]
         highest = _highest_column_id(table, versions)
         # The rollback completes after the commits it removes, even once they are gone: a

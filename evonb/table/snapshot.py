@@ -40,14 +40,13 @@ def replay(commits: Iterable[CommitRecord], initial_version: str) -> Snapshot:
     version = initial_version
     last: str | None = None
     for commit in commits:
-        meta = commit.metadata
-        for path in meta.get("removed", ()):
+        meta = commit.metadata  # typed and checked when read (CommitMetadata)
+        for path in meta.removed:
             live.pop(path, None)
             logs.pop(path, None)
-        for entry in meta.get("added", ()):
-            f = DataFile.from_dict(entry)
+        for f in meta.added:
             (logs if f.kind == "log" else live)[f.path] = f
-        version = str(meta.get("schema_version", version))
+        version = meta.schema_version or version
         last = commit.instant
     kept = tuple(f for f in logs.values() if f.base in live)
     return Snapshot(instant=last, schema_version=version, files=tuple(live.values()), logs=kept)
