@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.table import StaticTable
 
@@ -143,6 +144,23 @@ def test_filters_on_renamed_and_widened_columns_prune_files(evolved):
     fid = t.schema.find_id("full_name")
     assert task.file.lower_bounds[fid] == b"f10" and task.file.upper_bounds[fid] == b"f9"
     assert task.file.null_value_counts[fid] == 0 and task.file.value_counts[fid] == 3
+
+
+def test_field_ids_in_files_agree_with_the_name_mapping(evolved):
+    """Where a data file carries Parquet field IDs, each is the ID the name mapping gives its
+    physical name, so readers that use the IDs and readers that use the mapping agree."""
+    t, result = evolved
+    meta = json.loads(Path(result.metadata_file).read_text())
+    mapping = json.loads(meta["properties"]["schema.name-mapping.default"])
+    by_name = {name: m["field-id"] for m in mapping for name in m["names"]}
+    seen = 0
+    for f in t.snapshot().files:
+        for field in pq.read_schema(t.root / f.path):
+            raw = (field.metadata or {}).get(b"PARQUET:field_id")
+            if raw is not None:
+                assert int(raw) == by_name[field.name], (f.path, field.name)
+                seen += 1
+    assert seen > 0
 
 
 def test_metadata_shape(evolved):
