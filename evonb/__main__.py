@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from evonb.errors import EvoError
-from evonb.iceberg import sync
+from evonb.iceberg import sync_and_record
 from evonb.table.check import check_table, repair_table
 
 
@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _iceberg(args: argparse.Namespace) -> int:
     try:
-        result = sync(args.table)
+        result = sync_and_record(args.table)
     except EvoError as exc:
         print(f"evonb iceberg sync: {exc}", file=sys.stderr)
         return 1

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from evonb.iceberg.publish import publish as publish_iceberg
 from evonb.schema.schema import Schema
 from evonb.services.clean import clean as clean_table
 from evonb.services.compaction import compact as compact_table
@@ -20,6 +21,7 @@ from evonb.services.progress import ProgressCallback
 from evonb.services.rewrite import rewrite as rewrite_table
 from evonb.spark.table import SparkTable, spark_schema
 from evonb.table import table as _table
+from evonb.table.after_change import register
 from evonb.table.config import TableConfig
 from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
 from evonb.table.fsutil import table_path
@@ -33,6 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType as SparkStructType
+
+# Tables with evonb.iceberg.enabled publish Iceberg metadata after every change.
+register("iceberg", publish_iceberg)
 
 
 class Table(SparkTable):

@@ -2,11 +2,14 @@
 
 :func:`iceberg_schema` is the Iceberg view of one schema version (evonb's field IDs, mapped
 types, the name mapping of physical names); :func:`sync` publishes Iceberg metadata for a
-table's retained history under ``<table>/metadata/``. See ``docs/iceberg.md``.
+table's retained history under ``<table>/metadata/``; with the table property
+``evonb.iceberg.enabled = 'true'`` that happens after every commit (:mod:`evonb.iceberg.publish`,
+registered by :mod:`evonb.api`). See ``docs/iceberg.md``.
 """
 
+from evonb.iceberg.publish import ENABLED_PROPERTY, enabled, publish, sync_and_record
 from evonb.iceberg.schema import IcebergExportError, IcebergSchema, iceberg_schema
 from evonb.iceberg.sync import SyncResult, snapshot_id, sync
 
-__all__ = ["IcebergExportError", "IcebergSchema", "SyncResult", "iceberg_schema",
-           "snapshot_id", "sync"]
+__all__ = ["ENABLED_PROPERTY", "IcebergExportError", "IcebergSchema", "SyncResult", "enabled",
+           "iceberg_schema", "publish", "snapshot_id", "sync", "sync_and_record"]

@@ -52,6 +52,8 @@ from evonb.table.names import (
     COMPLETED,
     CONFIG_REL,
     EVO_DIR,
+    ICEBERG_ENABLED_PROPERTY,
+    ICEBERG_STATUS_FILE,
     INFLIGHT,
     REQUESTED,
     SCHEMA,
@@ -360,6 +362,7 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
                     "schema_version": tl.completed[-1][2]["schema_version"]
                     if tl.completed else None}
     _check_completion_order(tl, report)
+    _check_iceberg(root, config, report)
     for rel in odd:
         report.notes.append(Problem("unexpected-file", rel, "not a schema or layout file name"))
     if not tl.completed and not tl.unreadable:
@@ -374,6 +377,33 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
     _check_schemas(root, tl, schemas, layouts, live_versions, report)
     _check_orphans(tl, files, report)
     return report
+
+
+def _check_iceberg(root: Path, config: TableConfig, report: CheckReport) -> None:
+    """With ``evonb.iceberg.enabled``: the record a failed or stopped automatic Iceberg
+    publication left (``.evo/iceberg.json``; :mod:`evonb.iceberg.publish`). A failure is a
+    problem, a latest state Iceberg cannot express a note."""
+    if not config.bool_property(ICEBERG_ENABLED_PROPERTY):
+        return
+    rel = f"{EVO_DIR}/{ICEBERG_STATUS_FILE}"
+    try:
+        status = read_json(root / rel)
+    except FileNotFoundError:
+        return
+    except MetadataCorruptError as exc:
+        report.problems.append(Problem("iceberg", rel, _reason(exc)))
+        return
+    status = status if isinstance(status, dict) else {}
+    when = f" at commit {status.get('commit')}" if status.get("commit") else ""
+    reason = status.get("reason", "no reason recorded")
+    if status.get("state") == "blocked":
+        report.notes.append(Problem(
+            "iceberg-blocked", rel, f"Iceberg metadata stops before the latest state{when}: "
+                                    f"{reason}"))
+    else:
+        report.problems.append(Problem(
+            "iceberg", rel, f"publishing Iceberg metadata failed{when}: {reason}; run "
+                            "`python -m evonb iceberg sync <table>` to publish it"))
 
 
 def _check_attempts(root: Path, properties: Mapping[str, str], tl: _Timeline, files: _Files,

@@ -34,6 +34,11 @@ LOCK_FILE = "lock"
 TIMELINE_DIR = "timeline"
 SCHEMAS_DIR = "schemas"
 STAGING_DIR = "staging"
+ICEBERG_ENABLED_PROPERTY = "evonb.iceberg.enabled"
+"""The table property of automatic Iceberg publication (:mod:`evonb.iceberg.publish`)."""
+ICEBERG_STATUS_FILE = "iceberg.json"
+"""Under ``.evo``: why the last automatic Iceberg publication failed or stopped (absent when
+it succeeded)."""
 TEMP_SUFFIX = ".tmp"
 
 INSTANT_PATTERN = r"[0-9]{17}"

@@ -113,6 +113,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.rollback.pending.timeout": _number(-1),
     "evonb.lock.timeout": _number(0),
     "evonb.conflict.policy": _text,  # and a known name: PLUGINS
+    "evonb.iceberg.enabled": _boolean,
 }
 """The properties evonb reads, each with the check of its value."""
 

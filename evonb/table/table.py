@@ -32,6 +32,7 @@ from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
 from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
 from evonb.sql.apply import property_changes
+from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.conflicts import Operation, check
@@ -512,6 +513,7 @@ class BaseTable:
                                  root=self.root)
             new.save(self.root)
             self._config = new  # still under the lock: the saved file is this config
+        table_changed(self)
         return new.properties
 
     def preview_alter(self, ddl: str) -> AlterPreview:

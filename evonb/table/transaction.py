@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
+from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
 from evonb.table.fsutil import remove_data_files
 from evonb.table.snapshot import DataFile
@@ -120,6 +121,8 @@ class Transaction:
                 self.abort()
         finally:
             self.table.invalidate()
+        if exc_type is None and self.record is not None:
+            table_changed(self.table)  # e.g. Iceberg metadata (evonb.table.after_change)
 
     # ------------------------------------------------------------------- helpers
     def abort(self) -> None:
