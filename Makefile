@@ -11,11 +11,12 @@ test:
 	@bash scripts/setup.sh --test
 	$(PYTHON) -m pytest
 
-# The table, services and concurrency tests over a FileIO that never renames or links
+# The table, services, concurrency and Iceberg tests over a FileIO that never renames or links
 # (evonb.table.fileio): the commit protocol needs neither (CI runs this after `make test`).
 test-no-rename:
 	@bash scripts/setup.sh --test
-	EVONB_FILE_IO=local-no-rename $(PYTHON) -m pytest tests/table tests/services tests/concurrency -p no:cacheprovider
+	EVONB_FILE_IO=local-no-rename $(PYTHON) -m pytest tests/table tests/services tests/concurrency tests/iceberg \
+		-p no:cacheprovider
 
 # The stress tests at the sizes the concurrency issue sets (CI runs this after `make test`):
 # 4 writers x 50 commits + 50 DDL, 100 SIGKILLs, 10,000 fuzzed statements and change sequences.
