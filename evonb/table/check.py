@@ -185,7 +185,7 @@ def _scan_files(root: Path) -> _Files:
         if instant is not None:
             found.data[rel] = instant
     staging = root / EVO_DIR / STAGING_DIR
-    for name in sorted({*io.folders(staging), *(f.name for f in io.list(staging))}):
+    for name in sorted({*io.folders(staging), *io.names(staging)}):
         found.staging[f"{EVO_DIR}/{STAGING_DIR}/{name}"] = name
     for rel, f in io.walk(root / EVO_DIR):
         if is_temp_name(f.name) and f.name.endswith(TEMP_SUFFIX):
@@ -206,7 +206,7 @@ def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
     furthest state's file, plan or None when unreadable)."""
     tl = _Timeline()
     folder = evo_dir(root) / TIMELINE_DIR
-    names = sorted(f.name for f in file_io().list(folder))
+    names = sorted(file_io().names(folder))
     if not names:
         problems.append(Problem("timeline", TIMELINE_REL,
                                 "the timeline folder is missing or empty"))
@@ -307,7 +307,7 @@ def _scan_schemas(root: Path) -> tuple[set[str], set[str], list[str]]:
     schemas: set[str] = set()
     layouts: set[str] = set()
     odd: list[str] = []
-    for name in (f.name for f in file_io().list(folder)):
+    for name in file_io().names(folder):
         if is_temp_name(name):
             continue
         parsed = parse_schema_file(name)

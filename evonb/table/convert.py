@@ -419,7 +419,7 @@ def list_data_files(root: Path) -> tuple[list[Path], list[Path]]:
     stack = [root]
     while stack:
         here = stack.pop()
-        for name in sorted(f.name for f in io.list(here)):
+        for name in sorted(io.names(here)):
             if not name.startswith((".", "_")):
                 (parquet if name.endswith(".parquet") else other).append(here / name)
         stack.extend(here / d for d in sorted(io.folders(here), reverse=True)

@@ -94,6 +94,11 @@ class FileIO(ABC):
     def list(self, folder: PathLike) -> list[FileInfo]:
         """The files directly in ``folder`` (no sub-folders); empty if the folder is missing."""
 
+    def names(self, folder: PathLike) -> list[str]:
+        """The names of the files directly in ``folder`` (:meth:`list` without sizes, which
+        some stores give for free and others must look up one by one)."""
+        return [f.name for f in self.list(folder)]
+
     @abstractmethod
     def folders(self, folder: PathLike) -> list[str]:
         """The names of the sub-folders directly in ``folder``; empty if it is missing."""
@@ -205,6 +210,13 @@ class LocalFileIO(FileIO):
             return []
         return out
 
+    def names(self, folder: PathLike) -> list[str]:
+        try:
+            with os.scandir(folder) as entries:  # the entry types come with the listing
+                return [e.name for e in entries if e.is_file(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
     def folders(self, folder: PathLike) -> list[str]:
         try:
             with os.scandir(folder) as entries:
@@ -216,7 +228,7 @@ class LocalFileIO(FileIO):
         st = os.stat(path)
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
-        return FileInfo(Path(path).name, st.st_size, _stamp(st))
+        return FileInfo(os.path.basename(os.fspath(path)), st.st_size, _stamp(st))
 
     def is_folder(self, folder: PathLike) -> bool:
         return os.path.isdir(folder)
@@ -353,7 +365,12 @@ def _file_io_named(key: str) -> FileIO:
 
 def file_io() -> FileIO:
     """The FileIO of this process: the one ``EVONB_FILE_IO`` names (default ``local``)."""
-    return _file_io_named(check_name(FILE_IOS, os.environ.get(FILE_IO_ENV)))
+    return _file_io_for(os.environ.get(FILE_IO_ENV))
+
+
+@cache
+def _file_io_for(setting: str | None) -> FileIO:
+    return _file_io_named(check_name(FILE_IOS, setting))
 
 
 __all__ = [

@@ -196,7 +196,7 @@ class HudiTable:
         if not io.is_folder(self.timeline_dir):
             raise UnsupportedTableError(f"Hudi table {self.root} has no timeline folder "
                                         f"{self.timeline_dir.relative_to(self.root)}")
-        for p in sorted(self.timeline_dir / f.name for f in io.list(self.timeline_dir)):
+        for p in sorted(self.timeline_dir / n for n in io.names(self.timeline_dir)):
             m = _COMPLETED.fullmatch(p.name)
             if m:
                 req, done, action = m.groups()

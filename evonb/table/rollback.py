@@ -146,7 +146,7 @@ def _rolled_back(folder: Path, completed: Sequence[tuple[str, Mapping[str, Any]]
     purpose."""
     out: set[str] = set()
     plans = [m for _, m in completed if m.get("operation") == "rollback"]
-    names = [f.name for f in file_io().list(folder)]
+    names = file_io().names(folder)
     plans += [_json_or_none(folder / n) for n in names
               if (p := parse_timeline_file(n)) is not None
               and (p.action, p.state) == ("rollback", REQUESTED)]

@@ -53,7 +53,7 @@ class SchemaStore:
     def versions(self) -> list[str]:
         """Every stored version id, oldest first."""
         out = []
-        for name in (f.name for f in self.io.list(self.path)):
+        for name in self.io.names(self.path):
             if is_temp_name(name):
                 continue
             parsed = parse_schema_file(name)

@@ -214,7 +214,7 @@ def instant_on_timeline(root: str | os.PathLike[str], instant: str) -> bool:
     write into the table folder ask it after placing a file, so that a task outliving its
     killed driver does not leave a file behind the rollback of its attempt."""
     prefix = timeline_prefix(instant)
-    return any(f.name.startswith(prefix) for f in file_io().list(evo_dir(root) / TIMELINE_DIR))
+    return any(n.startswith(prefix) for n in file_io().names(evo_dir(root) / TIMELINE_DIR))
 
 
 class Timeline:
@@ -233,7 +233,7 @@ class Timeline:
     # ------------------------------------------------------------------ listing
     def _scan(self) -> list[Instant]:
         out: list[Instant] = []
-        for name in (f.name for f in self.io.list(self.path)):
+        for name in self.io.names(self.path):
             if is_temp_name(name):
                 continue
             parsed = parse_timeline_file(name)

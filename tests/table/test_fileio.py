@@ -46,6 +46,7 @@ def test_listing_sizes_folders_walk(io: FileIO, tmp_path: Path):
     io.write(tmp_path / "sub" / "deep" / "y.txt", b"1")
     assert {(f.name, f.size) for f in io.list(tmp_path)} == {("x.txt", 5)}
     assert io.folders(tmp_path) == ["sub"]
+    assert io.names(tmp_path) == ["x.txt"] and io.names(tmp_path / "missing") == []
     assert [rel for rel, _ in io.walk(tmp_path)] == ["x.txt", "sub/deep/y.txt"]
     assert io.list(tmp_path / "missing") == []
     assert io.folders(tmp_path / "missing") == []
