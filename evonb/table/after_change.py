@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from evonb.table.table import BaseTable
+from typing import Any
 
 _log = logging.getLogger(__name__)
 
-AfterChange = Callable[["BaseTable"], None]
+AfterChange = Callable[[Any], None]
+"""Called with the table (a :class:`~evonb.table.table.BaseTable`, not imported here: the
+table module calls this one)."""
 
 _REGISTERED: dict[str, AfterChange] = {}
 
@@ -31,7 +30,7 @@ def register(name: str, fn: AfterChange) -> None:
     _REGISTERED[name] = fn
 
 
-def table_changed(table: BaseTable) -> None:
+def table_changed(table: Any) -> None:
     """Run every registered function for ``table`` (a commit completed or the properties
     changed)."""
     for name, fn in list(_REGISTERED.items()):
