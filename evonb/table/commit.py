@@ -16,6 +16,7 @@ stay one and the same.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -101,6 +102,13 @@ class CommitMetadata(Mapping[str, Any]):
             else:
                 body[key] = value
         return CommitMetadata.parse(body, where="commit metadata", require_schema=False)
+
+    def completed_at(self, completion: str) -> CommitMetadata:
+        """This record with its ``completion_time`` (an instant the timeline assigns at the
+        commit point), without checking the rest again."""
+        body = {**self._json, "completion_time": completion}
+        return dataclasses.replace(self, completion_time=completion,
+                                   _json=MappingProxyType(body))
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to the completed timeline file (a fresh dict)."""

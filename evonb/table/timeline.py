@@ -462,13 +462,13 @@ class Timeline:
         inst = self._resolve(instant)
         self._require_requested(inst)
         done = inst.with_state(State.COMPLETED)
-        body = dict(metadata)
-        body.pop(COMPLETION_KEY, None)
-        completion = self.next_completion(after)
-        body[COMPLETION_KEY] = max(completion, inst.timestamp)
-        # Checked as readers check it (Transaction.complete is given a fully checked record).
-        meta = CommitMetadata.from_json(body, where=f"commit {inst.timestamp}",
-                                        require_schema=False)
+        completion = max(self.next_completion(after), inst.timestamp)
+        if isinstance(metadata, CommitMetadata):  # checked when built: not parsed again
+            meta = metadata.completed_at(completion)
+        else:  # checked as readers check it
+            body = {**metadata, COMPLETION_KEY: completion}
+            meta = CommitMetadata.from_json(body, where=f"commit {inst.timestamp}",
+                                            require_schema=False)
         try:
             atomic_write_json(self.path / done.file_name, meta.to_json(), exclusive=True)
         except FileExistsError:

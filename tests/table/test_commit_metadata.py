@@ -77,3 +77,11 @@ def test_an_invalid_commit_is_never_written(tmp_path):
     assert again.timeline.pending() == []
     assert not [i for i in again.timeline.instants() if i.state is State.COMPLETED
                 and i.timestamp not in before]
+
+
+def test_the_completion_time_is_added_without_changing_the_rest():
+    meta = CommitMetadata.of("upsert", V, added=[F], rows_written=3)
+    done = meta.completed_at("20260101000000009")
+    assert done.completion_time == "20260101000000009"
+    assert done == {**meta.to_json(), "completion_time": "20260101000000009"}
+    assert done.added == meta.added and "completion_time" not in meta
