@@ -23,9 +23,11 @@ class Commit:
     files_removed: int = 0
     rows_written: int = 0
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    schema_name: str = field(default="", compare=False)
+    """The readable name of the schema version (``v3``: its ordinal) when known."""
 
     @classmethod
-    def from_record(cls, record: CommitRecord) -> Commit:
+    def from_record(cls, record: CommitRecord, *, schema_name: str = "") -> Commit:
         meta = record.metadata
         return cls(
             instant=record.instant,
@@ -36,7 +38,16 @@ class Commit:
             files_removed=len(meta.removed),
             rows_written=int(meta.get("rows_written", 0)),
             metadata=meta,
+            schema_name=schema_name,
         )
+
+    @property
+    def schema_label(self) -> str:
+        """The schema version as listed: ``v3 (20261122101500000)``, or its id alone when its
+        name is not known."""
+        if self.schema_name:
+            return f"{self.schema_name} ({self.schema_version})"
+        return self.schema_version
 
     @property
     def time(self) -> str:
@@ -88,8 +99,8 @@ def _count(items: Any, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-_COLUMNS = ("instant", "time", "action", "operation", "schema_version", "files_added",
-            "files_removed", "rows_written")
+_COLUMNS = ("instant", "time", "action", "operation", "schema_version", "schema_name",
+            "files_added", "files_removed", "rows_written")
 
 
 @dataclass(frozen=True)
@@ -124,7 +135,8 @@ class History(Sequence[Commit]):
 
     def __repr__(self) -> str:
         head = f"History of {self.table_name or 'table'}: {len(self.commits)} commits"
-        return "\n".join([head, *(f"  {c}" for c in self.commits)])
+        return "\n".join([head, *(f"  {c.instant} {c.operation:<10} schema {c.schema_label} "
+                                   f"{c.effect}" for c in self.commits)])
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in _COLUMNS)

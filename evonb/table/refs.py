@@ -8,6 +8,10 @@ The Python API and the ``%evo`` magics take the same references:
 - a position in the history, ``"@N"``: ``@0`` the first commit to complete, ``@-1`` the latest;
 - ``"latest"``: the last commit to complete.
 
+A schema version is named by its id (the 17-digit instant of the commit that made it) or by its
+ordinal, ``"vN"`` (:func:`version_ordinal`): ``v0`` the table's first schema, then one more per
+schema version, in the order the versions were made.
+
 :func:`expand_ref` turns the positional forms into the instant they name and leaves every other
 reference as it is (stripped), so a schema version id stays a version id.
 """
@@ -23,6 +27,7 @@ from evonb.table.timeline import CommitRecord
 LATEST = "latest"
 
 _INDEX_REF = re.compile(r"@(-?\d+)\Z")
+_VERSION_REF = re.compile(r"[vV](\d+)\Z")
 
 
 def is_latest(ref: object) -> bool:
@@ -35,6 +40,14 @@ def history_index(ref: object) -> int | None:
     if not isinstance(ref, str):
         return None
     match = _INDEX_REF.match(ref.strip())
+    return int(match.group(1)) if match else None
+
+
+def version_ordinal(ref: object) -> int | None:
+    """N of a ``"vN"`` schema version name (``v0`` the first version), else None."""
+    if not isinstance(ref, str):
+        return None
+    match = _VERSION_REF.match(ref.strip())
     return int(match.group(1)) if match else None
 
 
@@ -67,4 +80,4 @@ def expand_ref(ref: object, commits: Sequence[CommitRecord], *, table_name: str 
         ) from None
 
 
-__all__ = ["LATEST", "expand_ref", "history_index", "is_latest"]
+__all__ = ["LATEST", "expand_ref", "history_index", "is_latest", "version_ordinal"]

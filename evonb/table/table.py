@@ -28,6 +28,7 @@ from evonb.errors import (
 )
 from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.evolution import SchemaUpdate
+from evonb.schema.lineage import Lineage, lineage, version_name
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
 from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
@@ -53,7 +54,7 @@ from evonb.table.names import SCHEMAS_DIR, layout_file
 from evonb.table.preview import preview_alter
 from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
-from evonb.table.refs import expand_ref, history_index, is_latest
+from evonb.table.refs import expand_ref, history_index, is_latest, version_ordinal
 from evonb.table.rollback import rollback_failed
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import DataFile, Snapshot, replay
@@ -358,26 +359,55 @@ class BaseTable:
         """Every schema version the timeline refers to, oldest first (in the completion order
         of the commits that made them: a DDL validated again on top of a concurrent one has
         the older version id but comes after it)."""
-        versions: list[str] = []
-        seen: set[str] = set()
-        for record in self.timeline.completed():
-            v = record.metadata.get("schema_version")
-            if v is not None and v not in seen:
-                seen.add(v)
-                versions.append(v)
         stored = set(self.schema_store.versions())  # a clean may have pruned old versions
-        return [self.schema_store.load(v) for v in versions if v in stored]
+        return [self.schema_store.load(v) for v in self.version_ids() if v in stored]
+
+    def version_ids(self) -> list[str]:
+        """The id of every schema version the timeline refers to, oldest first (as
+        :meth:`schemas`, those a clean removed included): the position of a version in
+        this list is its ordinal, ``v0`` the first (:meth:`version_name`)."""
+        return _version_order(self.timeline.completed())
+
+    def version_name(self, version_id: str) -> str:
+        """The readable name of a schema version: ``v3`` for the fourth version made; the
+        id itself for a version the timeline does not refer to."""
+        names = version_names(self.version_ids())
+        return names.get(version_id, version_id)
+
+    def resolve_version(self, ref: str) -> str:
+        """The id of the schema version ``ref`` names: ``vN`` (its ordinal) or a version id;
+        :class:`CommitNotFoundError` naming the known range for an unknown ``vN``."""
+        ordinal = version_ordinal(ref)
+        if ordinal is None:
+            return ref.strip()
+        versions = self.version_ids()
+        if ordinal < len(versions):
+            return versions[ordinal]
+        known = f"v0 .. v{len(versions) - 1}" if versions else "none"
+        raise CommitNotFoundError(
+            ref.strip(), what="schema version",
+            hint=f"table {self.name!r} has {len(versions)} schema version"
+                 f"{'' if len(versions) == 1 else 's'} ({known})")
 
     def schema_at(self, ref: CommitRef) -> Schema:
         """The schema in force at a commit (any reference :meth:`commit` takes)."""
         return self.schema_store.load(self.commit(ref).schema_version)
 
     def resolve_schema(self, ref: Schema | str | CommitRef) -> Schema:
-        """A schema named by a Schema, ``"latest"``, a version id or a commit."""
+        """A schema named by a Schema, ``"latest"``, a version id, a version name (``"v3"``,
+        see :meth:`resolve_version`) or a commit: the one resolver of the schema arguments of
+        reads and diffs."""
         if isinstance(ref, Schema):
             return ref
         if is_latest(ref):
             return self.schema
+        if version_ordinal(ref) is not None:
+            version = self.resolve_version(str(ref))
+            if version not in self.schema_store.versions():
+                raise CommitNotFoundError(
+                    ref, what="schema version",
+                    hint=f"{str(ref).strip()} ({version}) was removed by a clean")
+            return self.schema_store.load(version)
         if isinstance(ref, str) and is_instant(ref) and ref in self.schema_store.versions():
             return self.schema_store.load(ref)
         return self.schema_at(ref)
@@ -385,8 +415,9 @@ class BaseTable:
     def diff(self, a: Schema | str | CommitRef, b: Schema | str | CommitRef = "latest"
              ) -> SchemaDiff:
         """What changed between two schema versions or the schemas of two commits: each of
-        ``a`` and ``b`` is a :class:`Schema`, a schema version id, or a commit reference as
-        :meth:`commit` takes it (``"@0"``, ``"latest"``, an instant, a date-time)."""
+        ``a`` and ``b`` is a :class:`Schema`, a schema version id or name (``"v3"``), or a
+        commit reference as :meth:`commit` takes it (``"@0"``, ``"latest"``, an instant, a
+        date-time)."""
         return diff(self.resolve_schema(a), self.resolve_schema(b))
 
     def column_history(self, path: str | tuple[str, ...]) -> ColumnHistory:
@@ -419,11 +450,33 @@ class BaseTable:
             previous = entry
         return ColumnHistory(field_id, tuple(out))
 
+    def lineage(self) -> Lineage:
+        """The life of every column ever (by field ID, nested fields under their parent)
+        through the schema versions ``v0``, ``v1``, ...: when each was born, renamed,
+        retyped, moved, given a default, made required or optional, documented, dropped
+        (:mod:`evonb.schema.lineage`). Shows as text and as an HTML grid."""
+        records = self.timeline.completed()
+        moved: dict[str, list[int]] = {}
+        for r in records:
+            ids = [c.get("field_id") for c in r.metadata.get("changes", ())
+                   if isinstance(c, dict) and c.get("kind") == "moved"]
+            moved.setdefault(str(r.metadata.get("schema_version")), []).extend(
+                i for i in ids if isinstance(i, int))
+        names = version_names(self.version_ids())
+        schemas = self.schemas()
+        return lineage(schemas, names=[names[s.version_id] for s in schemas], moved=moved,
+                       complete=bool(schemas) and names[schemas[0].version_id] == "v0",
+                       table_name=self.name)
+
     # -------------------------------------------------------------- timeline
     def history(self) -> History:
         """Every completed commit, in the order they completed."""
-        return History(tuple(Commit.from_record(r) for r in self.timeline.completed()),
-                       table_name=self.name)
+        records = self.timeline.completed()
+        names = version_names(_version_order(records))
+        return History(tuple(
+            Commit.from_record(r, schema_name=names.get(str(r.metadata.get("schema_version")),
+                                                        ""))
+            for r in records), table_name=self.name)
 
     def commit(self, ref: CommitRef) -> CommitRecord:
         """The completed commit that ``ref`` names: an instant (exact), a :class:`Commit`, a
@@ -726,6 +779,21 @@ def check_reserved(names: Sequence[str], *, writing: bool = False) -> None:
 def _sets_not_null(changes: SchemaDiff) -> bool:
     """Whether ``changes`` make a column NOT NULL (a DDL validated against the data)."""
     return any(c.new is False for c in changes.by_kind("nullability"))
+
+
+def _version_order(records: Sequence[CommitRecord]) -> list[str]:
+    """The schema versions ``records`` refer to, each once, in the order they first appear."""
+    versions: dict[str, None] = {}
+    for record in records:
+        v = record.metadata.get("schema_version")
+        if v is not None:
+            versions.setdefault(str(v), None)
+    return list(versions)
+
+
+def version_names(version_ids: Sequence[str]) -> dict[str, str]:
+    """``{version id: "vN"}``: the readable name of each version, by its position."""
+    return {v: version_name(i) for i, v in enumerate(version_ids)}
 
 
 def vars_of(v: ColumnVersion) -> list[Any]:
