@@ -5,10 +5,13 @@ from __future__ import annotations
 import html
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from evonb.table.instants import parse_instant
 from evonb.table.timeline import CommitRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.schema.schema import Schema
 
 
 @dataclass(frozen=True)
@@ -201,3 +204,37 @@ class ColumnHistory(Sequence[ColumnVersion]):
         return (f"<div class='evonb-column-history'><b>Column id {self.field_id}</b><table>"
                 "<thead><tr><th>version</th><th>change</th><th>path</th><th>type</th>"
                 f"<th>null</th></tr></thead><tbody>{rows}</tbody></table></div>")
+
+
+class SchemaVersions(list["Schema"]):
+    """The schema versions of a table, oldest first (a list of :class:`Schema`), with the
+    readable name of each (``names``: ``v0``, ``v1``, ... by the order they were made; a
+    version a clean removed keeps its number). Renders as one line per version."""
+
+    def __init__(self, schemas: Sequence[Schema], names: Sequence[str], table_name: str = ""
+                 ) -> None:
+        super().__init__(schemas)
+        self.names = tuple(names)
+        self.table_name = table_name
+
+    def named(self, name: str) -> Schema:
+        """The version called ``name`` (``"v2"``)."""
+        for n, schema in zip(self.names, self, strict=True):
+            if n == name.strip().lower():
+                return schema
+        raise KeyError(name)
+
+    def __repr__(self) -> str:
+        head = f"Schema versions of {self.table_name or 'table'}: {len(self)}"
+        return "\n".join([head, *(f"  {n} {s.version_id}: {s.struct.simple_string()}"
+                                   for n, s in zip(self.names, self, strict=True))])
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{html.escape(n)}</td><td><code>{html.escape(s.version_id)}</code></td>"
+            f"<td>{len(s.fields)}</td><td><code>{html.escape(s.struct.simple_string())}</code>"
+            "</td></tr>" for n, s in zip(self.names, self, strict=True))
+        title = html.escape(self.table_name or "table")
+        return (f"<div class='evonb-schema-versions'><b>Schema versions of {title}</b>"
+                "<table><thead><tr><th>name</th><th>version</th><th>columns</th>"
+                f"<th>schema</th></tr></thead><tbody>{rows}</tbody></table></div>")

@@ -39,7 +39,7 @@ from evonb.table.config import TableConfig
 from evonb.table.conflicts import Operation, check
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
-from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History
+from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History, SchemaVersions
 from evonb.table.instants import is_instant
 from evonb.table.layout import (
     META_COMMIT_TIME,
@@ -355,12 +355,16 @@ class BaseTable:
                                        "the commit records no schema_version")
         return self.schema_store.load(last.schema_version if last else INITIAL_VERSION)
 
-    def schemas(self) -> list[Schema]:
+    def schemas(self) -> SchemaVersions:
         """Every schema version the timeline refers to, oldest first (in the completion order
         of the commits that made them: a DDL validated again on top of a concurrent one has
-        the older version id but comes after it)."""
+        the older version id but comes after it), as a list that also holds their names
+        (``v0``, ``v1``, ...) and lists them by name and id."""
         stored = set(self.schema_store.versions())  # a clean may have pruned old versions
-        return [self.schema_store.load(v) for v in self.version_ids() if v in stored]
+        names = version_names(self.version_ids())
+        kept = [v for v in names if v in stored]
+        return SchemaVersions([self.schema_store.load(v) for v in kept],
+                              [names[v] for v in kept], table_name=self.name)
 
     def version_ids(self) -> list[str]:
         """The id of every schema version the timeline refers to, oldest first (as
@@ -462,10 +466,9 @@ class BaseTable:
                    if isinstance(c, dict) and c.get("kind") == "moved"]
             moved.setdefault(str(r.metadata.get("schema_version")), []).extend(
                 i for i in ids if isinstance(i, int))
-        names = version_names(self.version_ids())
         schemas = self.schemas()
-        return lineage(schemas, names=[names[s.version_id] for s in schemas], moved=moved,
-                       complete=bool(schemas) and names[schemas[0].version_id] == "v0",
+        return lineage(schemas, names=schemas.names, moved=moved,
+                       complete=bool(schemas) and schemas.names[0] == "v0",
                        table_name=self.name)
 
     # -------------------------------------------------------------- timeline
