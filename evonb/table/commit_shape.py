@@ -9,7 +9,9 @@ from typing import Any
 
 from evonb.table.names import INSTANT
 
-FILE_KINDS = ("base", "log")
+FILE_KINDS = ("base", "log", "adopted")
+"""``kind`` of a file entry: a Parquet data file, a merge-on-read log block, or a Parquet file
+adopted in place by a conversion (never deleted by rollback or clean)."""
 
 
 def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
@@ -45,8 +47,8 @@ def commit_defect(data: Any, *, require_schema: bool = True) -> str | None:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 return f"added[{i}].{key} must be a non-negative integer, not {value!r}"
         kind = entry.get("kind", "base")
-        if not isinstance(kind, str):
-            return f"added[{i}].kind must be a string"
+        if kind not in FILE_KINDS:
+            return f"added[{i}].kind must be one of {', '.join(FILE_KINDS)}, not {kind!r}"
         if kind == "log" and not _relative(entry.get("base")):
             return f"added[{i}] is a log block without a base file"
     removed = data.get("removed", [])
