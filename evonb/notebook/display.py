@@ -32,7 +32,9 @@ class TableInfo:
                 ("last commit", last.instant if last else "-")]
         if self.as_of:
             rows.append(("as of", self.as_of))
-        rows.append(("schema version", self.schema.version_id))
+        name = t.version_name(self.schema.version_id)
+        rows.append(("schema version", self.schema.version_id if name == self.schema.version_id
+                     else f"{name} ({self.schema.version_id})"))
         return rows
 
     def _repr_html_(self) -> str:

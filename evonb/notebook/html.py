@@ -38,11 +38,11 @@ def note_html(text: str, kind: str = "info") -> str:
 
 
 def commit_line(c: Commit) -> str:
-    """``20261122101500000 · commit/upsert · schema … · +1/-0 files · 3 rows``."""
+    """``20261122101500000 · commit/upsert · schema v1 (…) · +1/-0 files · 3 rows``."""
     what = c.operation if c.operation == c.action else f"{c.action}/{c.operation}"
     if c.action in DELETING_ACTIONS:  # what it deleted, not "+0/-0 files"
-        return f"{c.instant} · {what} · schema {c.schema_version} · {c.effect}"
-    return (f"{c.instant} · {what} · schema {c.schema_version} · "
+        return f"{c.instant} · {what} · schema {c.schema_label} · {c.effect}"
+    return (f"{c.instant} · {what} · schema {c.schema_label} · "
             f"+{c.files_added}/-{c.files_removed} files · {c.rows_written} rows")
 
 
@@ -50,7 +50,7 @@ def commit_html(c: Commit) -> str:
     """A small key/value table describing one commit."""
     rows = [("instant", c.instant), ("time", c.time), ("completed", c.completed),
             ("action", c.action),
-            ("operation", c.operation), ("schema version", c.schema_version)]
+            ("operation", c.operation), ("schema version", c.schema_label)]
     if c.action in DELETING_ACTIONS:
         rows.append(("effect", c.effect))
     else:

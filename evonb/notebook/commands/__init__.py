@@ -36,6 +36,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("history", explore.history, explore.HISTORY_USAGE,
             "the timeline widget: commits, schema then, data then, changes", spark=True),
     Command("diff", explore.diff, explore.DIFF_USAGE, "the diff between two schemas"),
+    Command("lineage", explore.lineage, explore.LINEAGE_USAGE,
+            "every column's life through the schema versions v0..vN"),
     Command("read", query.read, query.READ_USAGE, "the first rows (as of a commit)", spark=True),
     Command("sql", query.sql, query.SQL_USAGE, "Spark SQL over evonb tables",
             spark=True),
@@ -72,6 +74,8 @@ def help_text() -> str:
     lines += [
         "Commits: an instant (20261122101500000), a date-time in quotes ('2026-11-22 10:15'), "
         "or @N for the N-th commit (@0 the first, @-1 the latest).",
+        "Schema versions: vN for the N-th schema version (v0 the first; %evo lineage lists "
+        "them), or a version id, wherever a schema is named (schema ..., diff).",
         "Settings: %config Evo.warehouse = '...' (also Evo.spark_master, Evo.spark_conf, "
         "Evo.preview_rows).",
     ]

@@ -1,4 +1,5 @@
-"""``describe``, ``history`` and ``diff``: looking at a table's schemas and timeline."""
+"""``describe``, ``history``, ``diff`` and ``lineage``: looking at a table's schemas and
+timeline."""
 
 from __future__ import annotations
 
@@ -11,17 +12,30 @@ from evonb.notebook.widgets.timeline import TimelineWidget
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
+    from evonb.schema.lineage import Lineage
 
-DESCRIBE_USAGE = "%evo describe <table> [as of <commit>]"
+DESCRIBE_USAGE = "%evo describe <table> [as of <commit> | schema <version>]"
 HISTORY_USAGE = "%evo history <table>"
 DIFF_USAGE = "%evo diff <table> <commit or version> [<commit or version>|latest]"
+LINEAGE_USAGE = "%evo lineage <table>"
 
 
 def describe(ctx: Context, text: str) -> TableInfo:
     """The table's settings and its schema, latest or as of a commit."""
-    args = parse_args(text, usage=DESCRIBE_USAGE, clauses=("as of",), max_positional=1)
+    args = parse_args(text, usage=DESCRIBE_USAGE, clauses=("as of", "schema"),
+                      max_positional=1)
     table = ctx.open(args.table(DESCRIBE_USAGE))
     ref = args.clauses.get("as of")
+    version = args.clauses.get("schema")
+    if ref is not None and version is not None:
+        from IPython.core.error import UsageError
+
+        raise UsageError("Use either 'as of' (a commit) or 'schema' (a schema version), not "
+                         f"both. Usage: {DESCRIBE_USAGE}")
+    if version is not None:
+        schema = table.resolve_schema(resolve_ref(table, version))
+        name = table.version_name(schema.version_id)
+        return TableInfo(table, schema, title=f"Table {table.name}, schema {name}")
     if ref is None:
         return TableInfo(table, table.schema, title=f"Table {table.name}")
     commit = table.commit(resolve_ref(table, ref))
@@ -47,4 +61,14 @@ def diff(ctx: Context, text: str) -> SchemaDiffWidget:
         raise UsageError(f"Name the schema to compare with. Usage: {DIFF_USAGE}")
     a, b = refs[0], refs[1] if len(refs) > 1 else "latest"
     change = table.diff(a, b)
-    return SchemaDiffWidget(change, title=f"{table.name}: {a} → {b}")
+    names = (table.version_name(change.before.version_id),
+             table.version_name(change.after.version_id))
+    return SchemaDiffWidget(change, title=f"{table.name}: {a} → {b}",
+                            labels=(f"before {names[0]}", f"after {names[1]}"))
+
+
+def lineage(ctx: Context, text: str) -> Lineage:
+    """The life of every column of a table through its schema versions (``t.lineage()``):
+    a grid of field IDs against versions v0..vN, or its text form."""
+    args = parse_args(text, usage=LINEAGE_USAGE, max_positional=1)
+    return ctx.open(args.table(LINEAGE_USAGE)).lineage()

@@ -116,7 +116,7 @@ class TimelineWidget(FallbackMixin, W.VBox):
         change = diff(self.schema_of(prev), self.schema_of(c),
                       moved=[m for m in moved if isinstance(m, int)])
         if not change:
-            return H.note_html(f"No schema change (schema {c.schema_version}).")
+            return H.note_html(f"No schema change (schema {c.schema_label}).")
         return diff_to_html(change, title=f"{c.operation} {c.instant}")
 
     def _render(self, _change: object = None) -> None:
