@@ -1,0 +1,32 @@
+"""Who is writing: a writer's record, and whether its process is known to be gone."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+from evonb.table.writers import writer_gone, writer_info
+
+
+def test_this_process_is_recorded_and_is_not_gone():
+    me = writer_info()
+    assert me["pid"] == os.getpid() and me["host"] == socket.gethostname()
+    assert me["pid_start"] is not None  # read from /proc on Linux
+    assert writer_gone(me) is False
+
+
+def test_a_finished_process_is_gone_and_a_reused_pid_too():
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+    pid = int(child.stdout)
+    assert writer_gone({"host": socket.gethostname(), "pid": pid}) is True
+    # our pid with another start time: the recorded process ended and the pid was reused
+    assert writer_gone({**writer_info(), "pid_start": "1"}) is True
+
+
+def test_unknown_writers_and_other_hosts_are_never_taken_as_gone():
+    assert writer_gone(None) is False
+    assert writer_gone({"host": socket.gethostname(), "pid": "x"}) is False
+    assert writer_gone({"host": socket.gethostname() + "-other", "pid": 1}) is False
