@@ -10,8 +10,6 @@ file's planned rows, or a file the option does not name, fails the read; the tab
 from __future__ import annotations
 
 import contextlib
-import logging
-import zipfile
 
 import pytest
 
@@ -182,29 +180,3 @@ def test_a_row_past_the_planned_rows_fails_the_read(spark, tmp_path):
         _source(spark, path, position_source.encode([(name, 150, [3])])).collect()
     with pytest.raises(Exception, match=rf"no positions for base file {name}"):
         _source(spark, path, position_source.encode([("other.parquet", 200, [])])).collect()
-
-
-def test_the_jar_is_compiled_into_the_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("EVONB_JVM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(jvm, "_built", {})
-    assert jvm.jar(build=False) is None  # not in this cache yet
-    jar = jvm.jar()
-    assert jar is not None and jar.parent == tmp_path / "cache"
-    with zipfile.ZipFile(jar) as z:
-        names = z.namelist()
-    assert "org/evonb/spark/PositionFilteredParquet.class" in names
-    assert "org/evonb/spark/LogBlockAvro.class" in names
-    settings = jvm.with_jar({"spark.jars": "/x/other.jar", "k": "v"})
-    assert settings == {"spark.jars": f"/x/other.jar,{jar}", "k": "v"}
-
-
-def test_without_javac_there_is_no_jar_and_reads_fall_back(tmp_path, monkeypatch, caplog):
-    monkeypatch.setenv("EVONB_JVM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.delenv("JAVA_HOME", raising=False)
-    monkeypatch.setattr(jvm, "_built", {})
-    with caplog.at_level(logging.INFO, logger=jvm.__name__):
-        assert jvm.jar() is None
-    assert "no javac" in caplog.text
-    assert jvm.with_jar({"k": "v"}) == {"k": "v"}
-    assert not (tmp_path / "cache").exists()
