@@ -124,7 +124,7 @@ def test_timeline_says_what_a_rollback_deleted(trips, spark):
     rolled = trips.rollback()
     widget = TimelineWidget(trips)
     label = {v: text for text, v in widget.selector.options}[rolled.instant]
-    assert label.endswith(f"· rollback · schema {rolled.schema_version} · rolled back "
+    assert label.endswith(f"· rollback · schema v0 ({rolled.schema_version}) · rolled back "
                           f"{undone}; deleted 1 file and 0 schema versions")
     widget.select(rolled.instant)
     assert f"rolled back {undone}; deleted 1 file" in widget._details.value
