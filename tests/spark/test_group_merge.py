@@ -24,12 +24,13 @@ pytestmark = pytest.mark.spark
 COLS = "id long, v string, ts long"
 
 
-@pytest.fixture
-def group(spark, tmp_path):
+@pytest.fixture(scope="module")
+def group(spark, tmp_path_factory):
     """A merge-on-read table of one file group with an upsert and a delete logged, its
-    group's spec and merge layout."""
-    t = evonb.create_table(tmp_path / "t", "id bigint not null, v string, ts bigint",
-                           primary_key="id", precombine="ts", table_type="mor")
+    group's spec and merge layout (read only by the tests)."""
+    t = evonb.create_table(tmp_path_factory.mktemp("group") / "t",
+                           "id bigint not null, v string, ts bigint", primary_key="id",
+                           precombine="ts", table_type="mor")
     t.write(spark.createDataFrame([(i, f"b{i}", 5) for i in range(6)], COLS).coalesce(1))
     t.write(spark.createDataFrame([(1, "new", 9), (2, "old", 1)], COLS), "upsert")
     t.write(spark.createDataFrame([(4,)], "id long"), "delete")
@@ -53,7 +54,7 @@ def _rows(table, names):
     return sorted(zip(*(table.column(n).to_pylist() for n in names), strict=True))
 
 
-def test_a_merged_group_has_the_rows_of_a_snapshot_read(group):
+def test_a_merged_group_has_the_rows_of_a_snapshot_read(group, tmp_path):
     t, spec, layout, names = group
     merged, int96 = merge_group(spec, layout)
     assert not int96
@@ -61,7 +62,7 @@ def test_a_merged_group_has_the_rows_of_a_snapshot_read(group):
     assert _rows(merged, names) == want
     assert want == [(0, "b0", 5), (1, "new", 9), (2, "b2", 5), (3, "b3", 5), (5, "b5", 5)]
     # written to one file with the base file's schema (field IDs included)
-    out, rows = merge_bin([spec], layout, str(t.root.parent / "out.parquet"))
+    out, rows = merge_bin([spec], layout, str(tmp_path / "out.parquet"))
     assert rows == 5
     assert pq.read_schema(out).equals(pq.read_schema(spec.base))
     assert _rows(pq.read_table(out), names) == want
