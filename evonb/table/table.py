@@ -7,6 +7,7 @@ version into the query schema by field ID. Every change is one commit on the tim
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import html
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -55,6 +56,7 @@ from evonb.table.preview import preview_alter
 from evonb.table.properties import changed_config, check_plugins, setting
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest, version_ordinal
+from evonb.table.revert import REVERT, RevertPreview, plan_revert, revert_layout
 from evonb.table.rollback import rollback_failed
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import DataFile, Snapshot, replay
@@ -578,6 +580,65 @@ class BaseTable:
         those changes in ``rewrites``, instead of an error."""
 
         return preview_alter(self, ddl)
+
+    def preview_revert(self, to: Schema | str | CommitRef) -> RevertPreview:
+        """The diff :meth:`revert_schema` would make, without committing (refused as it would
+        be: see there)."""
+
+        return plan_revert(self, to)
+
+    def revert_schema(self, to: Schema | str | CommitRef) -> RevertPreview:
+        """Make the fields of an older schema version current again, with their field IDs (as
+        Iceberg's set-current-schema); returns the diff.
+
+        ``to`` names the version: ``"v1"``, a version id, or a commit (an instant, ``"@N"``, a
+        date-time: the schema in force then). The revert is one new schema version, committed
+        as an ``alter`` whose operation is ``revert``: columns added since disappear, columns
+        dropped since come back with the values of the files written before their drop (rows
+        written while they were gone read their default, or null; a column that was NOT NULL
+        comes back nullable), and ``max_column_id`` never decreases. No data file is touched.
+
+        Refused (:class:`SchemaEvolutionError`) when a record key, precombine or partition
+        column would change, when a column was widened since (it cannot be narrowed again), and
+        when the schema already has the version's fields; an unknown ``to`` raises
+        :class:`CommitNotFoundError`. A column made NOT NULL again is checked against the data
+        first. :meth:`preview_revert` shows the diff without committing.
+        """
+
+        plan = plan_revert(self, to)
+        base = plan.before
+        txn = Transaction(self, "alter", plan={"operation": REVERT, "revert_to": plan.target})
+        base_commit = txn.base
+        self.validate_data(base, plan)
+        checked = {c.field_id for c in plan.by_kind("nullability") if c.new is False}
+        with txn, txn.locked():
+            latest = self.schema
+            if latest.version_id != base.version_id:
+                # Serialized by the lock: the revert made again on the schema committed since.
+                plan = plan_revert(self, plan.target, base=latest)
+                base = latest
+                tighten = {c.field_id for c in plan.by_kind("nullability") if c.new is False}
+                if not tighten <= checked:
+                    raise ConflictError(
+                        f"The schema changed while the revert was prepared (it is version "
+                        f"{latest.version_id} now), and against it the revert makes a column "
+                        "NOT NULL unchecked",
+                        winner=latest.version_id)
+                if not tighten:
+                    base_commit = self.timeline.last_completed()
+            new = plan.after.with_version(txn.instant)
+            check(self, Operation(
+                kind="ddl", operation=REVERT, action="alter",
+                base_instant=base_commit.instant if base_commit else None,
+                base_completion=base_commit.completion if base_commit else None,
+                base_schema_version=base.version_id, schema_version=new.version_id,
+                schema_change="ddl", reads_data=plan.sets_not_null, instant=txn.instant,
+            ))
+            txn.save_version(new, revert_layout(self, base, new, plan.target))
+            txn.complete(CommitMetadata.of(
+                REVERT, new.version_id, base_version=base.version_id, revert_to=plan.target,
+                changes=[c.to_dict() for c in plan.changes]))
+        return dataclasses.replace(plan, after=new, committed=True)
 
     @contextlib.contextmanager
     def update_schema(self) -> Iterator[SchemaUpdate]:
