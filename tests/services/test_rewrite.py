@@ -1,4 +1,5 @@
-"""``Table.rewrite`` changes types inside arrays and maps too: fields of array element structs
+"""The full rewrite (:mod:`evonb.services.rewrite`): which values fit a new type, and
+``Table.rewrite`` changing types inside arrays and maps too: fields of array element structs
 and map values (and structs within them), with the same checked cast."""
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ import pytest
 
 import evonb
 from evonb.errors import DataValidationError
+from evonb.schema.types import DOUBLE, FLOAT, INT, STRING, DecimalType
+from evonb.services.rewrite import converted, fits
 
 SCHEMA = ("id int, pts array<struct<x: double, tag: string>>, "
           "m map<string, struct<n: string>>, scores map<string, double>")
@@ -66,3 +69,28 @@ def test_nested_casts_rewrite_every_row(nested):
     # time travel still reads the old values in the old types
     before = t.read(as_of=t.history()[-2].instant)
     assert _rows(before.filter("id = 2").select("scores")) == [({"s": 3.0, "t": 1e12},)]
+
+
+def test_a_number_fits_when_it_casts_back_to_itself_and_floats_when_finite(spark):
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(0, 3.0), (1, 2.5), (2, 1e12), (3, None), (4, 1e300),
+                                (5, float("inf"))], "i int, d double")
+    out = df.orderBy("i").select(fits(F.col("d"), DOUBLE, INT).alias("int"),
+                                 converted(F.col("d"), DOUBLE, INT).alias("as_int"),
+                                 fits(F.col("d"), DOUBLE, FLOAT).alias("float"),
+                                 fits(F.col("d"), DOUBLE, DecimalType(4, 1)).alias("dec"))
+    rows = [tuple(r) for r in out.collect()]
+    assert [r[0] for r in rows] == [True, False, False, True, False, False]
+    assert [r[1] for r in rows] == [3, None, None, None, None, None]
+    assert [r[2] for r in rows] == [True, True, True, True, False, True]
+    assert [r[3] for r in rows] == [True, True, False, True, False, False]
+
+
+def test_a_string_fits_a_number_when_it_parses(spark):
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame([(0, "12"), (1, "x"), (2, None)], "i int, s string")
+    out = df.orderBy("i").select(fits(F.col("s"), STRING, INT).alias("ok"),
+                                 converted(F.col("s"), STRING, INT).alias("v")).collect()
+    assert [tuple(r) for r in out] == [(True, 12), (False, None), (True, None)]
