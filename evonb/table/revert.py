@@ -204,7 +204,7 @@ def _check_keys(table: BaseTable, base: Schema, target: Schema, label: str) -> N
         if not target.has_id(fid):
             other = ""
             if target.has(path):
-                other = (f" ({label} has a column {path!r}, but it is another column, "
+                other = (f" (it has a column {path!r}, but that is another column, "
                          f"ID {target.find_id(path)})")
             raise SchemaEvolutionError(
                 f"Cannot revert to {label}: the {role} column {path!r} (ID {fid}) is not in "

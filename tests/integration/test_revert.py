@@ -69,7 +69,7 @@ def test_copy_on_write(spark, tmp_path):
         (1, "ann", "a@x", 1), (2, "bob", "b@x", 1), (3, "cy", "c@x", 1),
         (4, "dee", None, 2), (5, "eve", None, 2), (6, "fay", None, 3)])
     # Time travel before the revert still sees the re-added column (ID 5).
-    assert _both(t, as_of=before)[1] == [
+    assert _arrow_rows(t, as_of=before)[1] == [
         (1, "ann", 1, None), (2, "bob", 1, None), (3, "cy", 1, None),
         (4, "dee", 2, None), (5, "eve", 2, None), (6, "fay", 3, "f@new")]
 
