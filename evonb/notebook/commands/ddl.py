@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from evonb.api import create_table
+from evonb.notebook.args import parse_args, resolve_ref
 from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
 from evonb.sql import CreateTable, Statement, parse_ddl
@@ -16,11 +17,14 @@ from evonb.sql.apply import property_changes
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
     from evonb.schema.diffing import Change, SchemaDiff
+    from evonb.table.revert import RevertPreview
 
 CREATE_USAGE = ("%evo create table [if not exists] <name> (<columns>) [partitioned by (...)] "
                 "[location '<path>'] [tblproperties (primaryKey='id', preCombineField='ts')]")
 ALTER_USAGE = "%evo alter table <name> <change>[; alter table <name> <change> ...]"
-PREVIEW_USAGE = "%evo preview alter table <name> <change>[; ...]"
+PREVIEW_USAGE = ("%evo preview alter table <name> <change>[; ...]   or   "
+                 "%evo preview revert <table> to <commit|vN>")
+REVERT_USAGE = "%evo revert <table> to <commit|vN> [--preview]"
 
 _CREATE_ALONE = ("CREATE TABLE cannot be combined with other statements: run it on its own "
                  "(%evo create table ...), then the ALTER statements")
@@ -107,8 +111,11 @@ class AlterPreviewWidget(SchemaDiffWidget):
                          labels=("now", "after the ALTER (not committed)"))
 
 
-def preview(ctx: Context, text: str) -> AlterPreviewWidget:
-    """The diff and the cost of ALTER statements, committing nothing."""
+def preview(ctx: Context, text: str) -> AlterPreviewWidget | RevertWidget:
+    """The diff and the cost of ALTER statements (or of a revert), committing nothing."""
+    first = text.strip().split(None, 1)
+    if first and first[0].lower() == "revert":
+        return revert(ctx, f"{first[1] if len(first) > 1 else ''} --preview")
     if not text.strip().lower().startswith("alter"):
         raise UsageError(f"Usage: {PREVIEW_USAGE}")
     table = ctx.open(_table_of(parse_ddl(text), PREVIEW_USAGE))
@@ -130,3 +137,40 @@ def preview(ctx: Context, text: str) -> AlterPreviewWidget:
                 "DDL with %evo alter to apply it.")
     return AlterPreviewWidget(change, title=title, cost="metadata-only", note=note, kind="info",
                               rewrites=[])
+
+
+class RevertWidget(SchemaDiffWidget):
+    """The diff of a schema revert (``revert``: the :class:`RevertPreview`, with the version
+    reverted to, the field IDs restored and removed), committed or previewed."""
+
+    def __init__(self, revert: RevertPreview, *, title: str, labels: tuple[str, str]) -> None:
+        from evonb.schema.diffing import SchemaDiff
+
+        self.revert = revert
+        plain = SchemaDiff(revert.before, revert.after, revert.changes)
+        super().__init__(plain, title=title, note=revert.note,
+                         note_kind="ok" if revert.committed else "info", labels=labels)
+
+
+def revert(ctx: Context, text: str) -> RevertWidget:
+    """Make an older schema version's fields current again (``Table.revert_schema``), or with
+    ``--preview`` show the diff without committing (``Table.preview_revert``)."""
+    args = parse_args(text, usage=REVERT_USAGE, clauses=("to",), flags=("preview",),
+                      max_positional=1)
+    name = args.table(REVERT_USAGE)
+    ref = args.clauses.get("to")
+    if ref is None:
+        raise UsageError(f"Name the schema version or commit to revert to. Usage: {REVERT_USAGE}")
+    table = ctx.open(name)
+    target = resolve_ref(table, ref)
+    if args.options.get("preview"):
+        change = table.preview_revert(target)
+        title = f"Preview: revert {table.name} to {ref}"
+        after = f"after the revert to {change.target_name} (not committed)"
+    else:
+        change = table.revert_schema(target)
+        title = f"Revert {table.name} to {ref}"
+        after = f"after: {change.target_name}'s fields, new version " \
+                f"{table.version_name(change.after.version_id)}"
+    return RevertWidget(change, title=title, labels=("now" if not change.committed
+                                                     else "before", after))
