@@ -31,6 +31,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, time
@@ -68,13 +69,18 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=_json_value))
 
 
-def _commit_dict(commit: Commit | None) -> dict[str, Any] | None:
-    """A commit as JSON: the columns of the history, when it completed and what it did."""
+def _commit_dict(commit: Commit | None, t: Table | None = None) -> dict[str, Any] | None:
+    """A commit as JSON: the columns of the history, when it completed and what it did
+    (``t``: the table, which names the schema version when the commit does not)."""
     if commit is None:
         return None
+    name = commit.schema_name
+    if not name and t is not None:
+        name = t.version_name(commit.schema_version)
+        name = "" if name == commit.schema_version else name
     return {"instant": commit.instant, "time": commit.time, "completed": commit.completed,
             "action": commit.action, "operation": commit.operation,
-            "schema_version": commit.schema_version, "schema_name": commit.schema_name,
+            "schema_version": commit.schema_version, "schema_name": name,
             "files_added": commit.files_added, "files_removed": commit.files_removed,
             "rows_written": commit.rows_written, "effect": commit.effect}
 
@@ -181,14 +187,17 @@ def _read(t: Table, args: argparse.Namespace) -> int:
     return 0
 
 
+_ALTER_TABLE = re.compile(r"\s*alter\s+table\b", re.IGNORECASE)
+
+
 def _ddl_text(t: Table, ddl: str) -> str:
     """The DDL to run: ``-`` reads it from standard input; a text that does not start with
-    ``ALTER`` is one clause of an ``ALTER TABLE`` on this table."""
+    ``ALTER TABLE`` is one clause of an ``ALTER TABLE`` on this table."""
     if ddl == "-":
         ddl = sys.stdin.read()
     if not ddl.strip():
         raise _Usage("the DDL is empty")
-    if not ddl.lstrip().lower().startswith("alter"):
+    if not _ALTER_TABLE.match(ddl):
         ddl = f"ALTER TABLE `{t.name.replace('`', '``')}` {ddl.strip()}"
     return ddl
 
@@ -214,10 +223,10 @@ def _alter(t: Table, args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_commit(commit: Commit | None, args: argparse.Namespace, verb: str,
+def _report_commit(t: Table, commit: Commit | None, args: argparse.Namespace, verb: str,
                    nothing: str) -> int:
     if args.json:
-        _print_json(_commit_dict(commit))
+        _print_json(_commit_dict(commit, t))
     elif commit is None:
         print(nothing)
     else:
@@ -227,18 +236,18 @@ def _report_commit(commit: Commit | None, args: argparse.Namespace, verb: str,
 
 def _compact(t: Table, args: argparse.Namespace) -> int:
     commit = t.compact(upgrade_schema=not args.no_upgrade_schema)
-    return _report_commit(commit, args, "compacted", "nothing to compact")
+    return _report_commit(t, commit, args, "compacted", "nothing to compact")
 
 
 def _clean(t: Table, args: argparse.Namespace) -> int:
     commit = t.clean(retain_commits=args.retain_commits, retain_hours=args.retain_hours,
                      keep_schema_versions=args.keep_schema_versions)
-    return _report_commit(commit, args, "cleaned", "nothing to clean")
+    return _report_commit(t, commit, args, "cleaned", "nothing to clean")
 
 
 def _rollback(t: Table, args: argparse.Namespace) -> int:
     commit = t.rollback(args.commit, cascade=args.cascade)
-    return _report_commit(commit, args, "rolled back with", "")
+    return _report_commit(t, commit, args, "rolled back with", "")
 
 
 TABLE_COMMANDS: dict[str, Callable[[Table, argparse.Namespace], int]] = {
@@ -342,8 +351,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "alter", help="run ALTER TABLE statements",
                        description="Run ALTER TABLE statements (one new schema version; no "
-                       "data file is touched). A text that does not start with ALTER is one "
-                       "clause for this table: evonb alter T 'RENAME COLUMN a TO b'. SET NOT "
+                       "data file is touched). A text that does not start with ALTER TABLE is "
+                       "one clause for this table: evonb alter T 'RENAME COLUMN a TO b'. SET NOT "
                        "NULL counts the nulls with Spark first.")
     p.add_argument("table", help=TABLE_HELP)
     p.add_argument("ddl", metavar="DDL", help="the statements, or - to read them from "
