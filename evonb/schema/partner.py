@@ -25,6 +25,7 @@ from evonb.schema.types import ArrayType, MapType, NestedField, StructType, Type
 
 P = TypeVar("P")
 R = TypeVar("R")
+K = TypeVar("K", bound="Type")
 
 
 class PartnerAccessor(Protocol[P]):
@@ -129,6 +130,14 @@ def partner_type(partner: Partner) -> Type:
     return partner
 
 
+def partner_as(partner: Partner | None, kind: type[K]) -> K | None:
+    """The partner's type when it is a ``kind``; None without a partner or for another kind."""
+    if partner is None:
+        return None
+    t = partner_type(partner)
+    return t if isinstance(t, kind) else None
+
+
 class FieldPartners:
     """The accessor for an evonb partner tree: a struct member's partner is the partner
     struct's member with the same ``key`` (the last one if several share it); an element,
@@ -187,4 +196,5 @@ def by_lower_name(f: NestedField) -> str:
 
 
 __all__ = ["FieldPartners", "Partner", "PartnerAccessor", "PartnerVisitor", "by_id",
-           "by_lower_name", "by_name", "partner_type", "visit_field", "visit_with_partner"]
+           "by_lower_name", "by_name", "partner_as", "partner_type", "visit_field",
+           "visit_with_partner"]

@@ -27,6 +27,15 @@ from evonb.errors import (
     UnsupportedTableError,
 )
 from evonb.schema.arrow_convert import field_from_arrow
+from evonb.schema.partner import (
+    FieldPartners,
+    Partner,
+    PartnerVisitor,
+    by_name,
+    partner_as,
+    partner_type,
+    visit_with_partner,
+)
 from evonb.schema.schema import INITIAL_VERSION, ROOT_ID, Schema, format_path
 from evonb.schema.spark_convert import MISSING_ID, assign_missing_ids
 from evonb.schema.types import (
@@ -261,71 +270,137 @@ def _plain_arrow_field(f: pa.Field, leaves: Iterator[Any], path: Path) -> pa.Fie
 
 
 # -------------------------------------------------------------------- schema union/check
+# Each walks the table's fields (or a file's) in lockstep with the other side's, members matched
+# by exact name (the names the files use), on the visitor of :mod:`evonb.schema.partner`.
+class _AtPath(PartnerVisitor[Partner, Any]):
+    """A visitor that knows the path of the field it is in (for error messages)."""
+
+    def __init__(self, where: str, prefix: tuple[str, ...]) -> None:
+        self.where = where
+        self.path = prefix
+
+    def before_field(self, field: NestedField, partner: Partner | None) -> None:
+        self.path = (*self.path, field.name)
+
+    def after_field(self, field: NestedField, partner: Partner | None) -> None:
+        self.path = self.path[:-1]
+
+
+class _Union(_AtPath):
+    """The visited type widened by its partner: struct members only in the partner appended,
+    nullable where either side is, primitives that differ read as the one both widen to."""
+
+    def field(self, a: NestedField, b: Partner | None, t: Type) -> NestedField:
+        assert b is None or isinstance(b, NestedField)
+        return a if b is None else a.replace(type=t, nullable=a.nullable or b.nullable)
+
+    def struct(self, a: StructType, b: Partner | None, fields: Sequence[NestedField]) -> Type:
+        other = self._same_kind(a, b)
+        if not isinstance(other, StructType):
+            return a
+        own = {f.name for f in a.fields}
+        extra = {f.name: f for f in other.fields}
+        return StructType((*fields, *(f for name, f in extra.items() if name not in own)))
+
+    def array(self, a: ArrayType, b: Partner | None, element: NestedField) -> Type:
+        return a if self._same_kind(a, b) is None else ArrayType(element)
+
+    def map(self, a: MapType, b: Partner | None, key: NestedField, value: NestedField) -> Type:
+        return a if self._same_kind(a, b) is None else MapType(key, value)
+
+    def primitive(self, a: Type, b: Partner | None) -> Type:
+        other = a if b is None else partner_type(b)
+        if a == other:
+            return a
+        if other.is_primitive and natively_readable(a, other):
+            return other
+        if other.is_primitive and natively_readable(other, a):
+            return a
+        raise self._conflict(a, other)
+
+    def _same_kind(self, a: Type, b: Partner | None) -> Type | None:
+        """The partner's type, None without one; a nested type of another kind conflicts."""
+        other = None if b is None else partner_type(b)
+        if other is not None and type(other) is not type(a):
+            raise self._conflict(a, other)
+        return other
+
+    def _conflict(self, a: Type, b: Type) -> UnsupportedTableError:
+        return UnsupportedTableError(
+            f"Column {format_path(self.path)!r} has conflicting types in the files: {a} and {b} "
+            f"({self.where})",
+            hint="rewrite the files whose type differs, or convert the folders separately",
+        )
+
+
 def union_fields(a: tuple[NestedField, ...], b: tuple[NestedField, ...], where: str,
                  prefix: tuple[str, ...] = ()) -> tuple[NestedField, ...]:
     """Members of ``a`` then those only in ``b`` (by exact name); types must agree or widen."""
-    by_name = {f.name: f for f in b}
-    out = []
-    for f in a:
-        other = by_name.pop(f.name, None)
-        out.append(f if other is None else _union_field(f, other, where, (*prefix, f.name)))
-    out.extend(by_name.values())
-    return tuple(out)
+    return visit_with_partner(StructType(a), StructType(b), _Union(where, prefix),
+                              FieldPartners(by_name)).fields
 
 
-def _union_field(a: NestedField, b: NestedField, where: str,
-                 path: tuple[str, ...]) -> NestedField:
-    return a.replace(type=_union_type(a.type, b.type, where, path),
-                     nullable=a.nullable or b.nullable)
+class _Relax(PartnerVisitor[Partner, Any]):
+    """The visited (table) type with every struct member its partner (the file) lacks made
+    nullable; map keys are left as they are."""
 
+    def field(self, t: NestedField, f: Partner | None, new_type: Type) -> NestedField:
+        if f is None:
+            return t if t.nullable else t.replace(nullable=True)
+        return t if new_type is t.type else t.replace(type=new_type)
 
-def _union_type(a: Type, b: Type, where: str, path: tuple[str, ...]) -> Type:
-    if isinstance(a, StructType) and isinstance(b, StructType):
-        return StructType(union_fields(a.fields, b.fields, where, path))
-    if isinstance(a, ArrayType) and isinstance(b, ArrayType):
-        return ArrayType(_union_field(a.element, b.element, where, (*path, "element")))
-    if isinstance(a, MapType) and isinstance(b, MapType):
-        return MapType(_union_field(a.key, b.key, where, (*path, "key")),
-                       _union_field(a.value, b.value, where, (*path, "value")))
-    if a == b:
-        return a
-    if a.is_primitive and b.is_primitive:
-        if natively_readable(a, b):
-            return b
-        if natively_readable(b, a):
-            return a
-    raise UnsupportedTableError(
-        f"Column {format_path(path)!r} has conflicting types in the files: {a} and {b} "
-        f"({where})",
-        hint="rewrite the files whose type differs, or convert the folders separately",
-    )
+    def struct(self, t: StructType, f: Partner | None, fields: Sequence[NestedField]) -> Type:
+        return t if partner_as(f, StructType) is None else StructType(tuple(fields))
+
+    def array(self, t: ArrayType, f: Partner | None, element: NestedField) -> Type:
+        if partner_as(f, ArrayType) is None:
+            return t
+        return ArrayType(t.element.replace(type=element.type))
+
+    def map(self, t: MapType, f: Partner | None, key: NestedField, value: NestedField) -> Type:
+        if partner_as(f, MapType) is None:
+            return t
+        return MapType(t.key, t.value.replace(type=value.type))
+
+    def primitive(self, t: Type, f: Partner | None) -> Type:
+        return t
 
 
 def relax_missing(table_fields: tuple[NestedField, ...], file_fields: tuple[NestedField, ...]
                   ) -> tuple[NestedField, ...]:
     """``table_fields`` with every field that the file lacks made nullable (it reads null)."""
-    by_name = {f.name: f for f in file_fields}
-    out = []
-    for t in table_fields:
-        f = by_name.get(t.name)
-        if f is None:
-            out.append(t if t.nullable else t.replace(nullable=True))
-            continue
-        new_type = _relax_type(t.type, f.type)
-        out.append(t if new_type is t.type else t.replace(type=new_type))
-    return tuple(out)
+    return visit_with_partner(StructType(table_fields), StructType(file_fields), _Relax(),
+                              FieldPartners(by_name)).fields
 
 
-def _relax_type(table: Type, found: Type) -> Type:
-    if isinstance(table, StructType) and isinstance(found, StructType):
-        return StructType(relax_missing(table.fields, found.fields))
-    if isinstance(table, ArrayType) and isinstance(found, ArrayType):
-        element = _relax_type(table.element.type, found.element.type)
-        return ArrayType(table.element.replace(type=element))
-    if isinstance(table, MapType) and isinstance(found, MapType):
-        value = _relax_type(table.value.type, found.value.type)
-        return MapType(table.key, table.value.replace(type=value))
-    return table
+Owned = list[tuple[int | None, str]]
+
+
+class _FileOnly(PartnerVisitor[Partner, Owned]):
+    """(parent ID, name) of every member of the visited (file) structs that the partner (the
+    table's struct at the same place) lacks. The parent ID is None until the struct names it:
+    the ID of the table field (element, value) that holds the struct. Map keys are skipped."""
+
+    def __init__(self, root_id: int) -> None:
+        self.root_id = root_id
+
+    def field(self, f: NestedField, t: Partner | None, found: Owned) -> Owned:
+        return [(None, f.name)] if t is None else found
+
+    def struct(self, s: StructType, t: Partner | None, fields: Sequence[Owned]) -> Owned:
+        if partner_as(t, StructType) is None:
+            return []
+        owner = t.id if isinstance(t, NestedField) else self.root_id
+        return [(owner if parent is None else parent, name) for f in fields for parent, name in f]
+
+    def array(self, a: ArrayType, t: Partner | None, element: Owned) -> Owned:
+        return [] if partner_as(t, ArrayType) is None else element
+
+    def map(self, m: MapType, t: Partner | None, key: Owned, value: Owned) -> Owned:
+        return [] if partner_as(t, MapType) is None else value
+
+    def primitive(self, p: Type, t: Partner | None) -> Owned:
+        return []
 
 
 def file_only_names(table_fields: tuple[NestedField, ...], file_fields: tuple[NestedField, ...],
@@ -333,58 +408,50 @@ def file_only_names(table_fields: tuple[NestedField, ...], file_fields: tuple[Ne
                     ) -> dict[int, set[str]]:
     """Names the file has but the schema does not, per parent ID (struct members included)."""
     out: dict[int, set[str]] = {} if into is None else into
-    by_name = {f.name: f for f in table_fields}
-    for f in file_fields:
-        t = by_name.get(f.name)
-        if t is None:
-            out.setdefault(parent_id, set()).add(f.name)
-            continue
-        table_type, found_type, owner = t.type, f.type, t.id
-        while True:
-            if isinstance(table_type, ArrayType) and isinstance(found_type, ArrayType):
-                owner = table_type.element.id
-                table_type, found_type = table_type.element.type, found_type.element.type
-            elif isinstance(table_type, MapType) and isinstance(found_type, MapType):
-                owner = table_type.value.id
-                table_type, found_type = table_type.value.type, found_type.value.type
-            else:
-                break
-        if isinstance(table_type, StructType) and isinstance(found_type, StructType):
-            file_only_names(table_type.fields, found_type.fields, owner, out)
+    for owner, name in visit_with_partner(StructType(file_fields), StructType(table_fields),
+                                          _FileOnly(parent_id), FieldPartners(by_name)):
+        assert owner is not None
+        out.setdefault(owner, set()).add(name)
     return out
+
+
+class _Check(_AtPath):
+    """Raise :class:`UnsupportedTableError` where the partner (a file's type) cannot be read
+    as the visited (table) type."""
+
+    def struct(self, t: StructType, f: Partner | None, fields: Sequence[None]) -> None:
+        self._check(t, f)
+
+    def array(self, t: ArrayType, f: Partner | None, element: None) -> None:
+        self._check(t, f)
+
+    def map(self, t: MapType, f: Partner | None, key: None, value: None) -> None:
+        self._check(t, f)
+
+    def primitive(self, t: Type, f: Partner | None) -> None:
+        self._check(t, f)
+
+    def _check(self, table: Type, f: Partner | None) -> None:
+        found = table if f is None else partner_type(f)
+        if type(found) is type(table) and table.is_nested:
+            return  # its parts are checked on their own
+        if table.is_primitive and found.is_primitive and (
+            natively_readable(found, table) or {table, found} == {STRING, BINARY}
+        ):
+            return
+        raise UnsupportedTableError(
+            f"Column {format_path(self.path)!r} is {found} in {self.where}, which cannot be "
+            f"read as the table's {table}",
+            hint="rewrite that file with the table's type first",
+        )
 
 
 def check_readable(table_fields: tuple[NestedField, ...], file_fields: tuple[NestedField, ...],
                    where: str, prefix: tuple[str, ...] = ()) -> None:
     """Raise :class:`UnsupportedTableError` if a file column cannot be read as the table's type
     (matched by exact name; columns missing on either side are fine)."""
-    by_name = {f.name: f for f in file_fields}
-    for t in table_fields:
-        f = by_name.get(t.name)
-        if f is not None:
-            _check_type(t.type, f.type, where, (*prefix, t.name))
-
-
-def _check_type(table: Type, found: Type, where: str, path: tuple[str, ...]) -> None:
-    if isinstance(table, StructType) and isinstance(found, StructType):
-        check_readable(table.fields, found.fields, where, path)
-        return
-    if isinstance(table, ArrayType) and isinstance(found, ArrayType):
-        _check_type(table.element.type, found.element.type, where, (*path, "element"))
-        return
-    if isinstance(table, MapType) and isinstance(found, MapType):
-        _check_type(table.key.type, found.key.type, where, (*path, "key"))
-        _check_type(table.value.type, found.value.type, where, (*path, "value"))
-        return
-    if table.is_primitive and found.is_primitive and (
-        natively_readable(found, table) or {table, found} == {STRING, BINARY}
-    ):
-        return
-    raise UnsupportedTableError(
-        f"Column {format_path(path)!r} is {found} in {where}, which cannot be read as the "
-        f"table's {table}",
-        hint="rewrite that file with the table's type first",
-    )
+    visit_with_partner(StructType(table_fields), StructType(file_fields), _Check(where, prefix),
+                       FieldPartners(by_name))
 
 
 def with_ids(fields: tuple[NestedField, ...]) -> Schema:
