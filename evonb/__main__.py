@@ -223,31 +223,33 @@ def _alter(t: Table, args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_commit(t: Table, commit: Commit | None, args: argparse.Namespace, verb: str,
+def _report_commit(t: Table, commit: Commit | None, args: argparse.Namespace,
                    nothing: str) -> int:
+    """A service's commit: ``compact 2026...: +1/-1 files, 3 rows``, ``nothing`` when it
+    made none, or the commit as JSON (``null`` for none)."""
     if args.json:
         _print_json(_commit_dict(commit, t))
     elif commit is None:
         print(nothing)
     else:
-        print(f"{verb} {commit.instant}: {commit.effect}")
+        print(f"{commit.operation} {commit.instant}: {commit.effect}")
     return 0
 
 
 def _compact(t: Table, args: argparse.Namespace) -> int:
     commit = t.compact(upgrade_schema=not args.no_upgrade_schema)
-    return _report_commit(t, commit, args, "compacted", "nothing to compact")
+    return _report_commit(t, commit, args, "nothing to compact")
 
 
 def _clean(t: Table, args: argparse.Namespace) -> int:
     commit = t.clean(retain_commits=args.retain_commits, retain_hours=args.retain_hours,
                      keep_schema_versions=args.keep_schema_versions)
-    return _report_commit(t, commit, args, "cleaned", "nothing to clean")
+    return _report_commit(t, commit, args, "nothing to clean")
 
 
 def _rollback(t: Table, args: argparse.Namespace) -> int:
     commit = t.rollback(args.commit, cascade=args.cascade)
-    return _report_commit(t, commit, args, "rolled back with", "")
+    return _report_commit(t, commit, args, "")
 
 
 TABLE_COMMANDS: dict[str, Callable[[Table, argparse.Namespace], int]] = {
