@@ -172,8 +172,11 @@ def _lineage(t: Table, args: argparse.Namespace) -> int:
 def _read(t: Table, args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise _Usage("--limit must be 0 or more")
-    columns = ([c.strip() for c in args.columns.split(",") if c.strip()]
-               if args.columns is not None else None)
+    columns = None
+    if args.columns is not None:
+        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+        if not columns:
+            raise _Usage("--columns names no column")
     data = t.to_arrow(args.as_of, schema=args.schema, columns=columns,
                       limit=args.limit or None)
     rows = data.to_pylist()
