@@ -9,8 +9,19 @@ table properties ``evonb.write.add_columns``, ``evonb.write.fill_missing`` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from evonb.errors import WriteSchemaError
 from evonb.schema.evolution import SchemaUpdate
+from evonb.schema.partner import (
+    FieldPartners,
+    Partner,
+    PartnerVisitor,
+    by_lower_name,
+    partner_as,
+    visit_with_partner,
+)
 from evonb.schema.promotion import reconcile_write_type
 from evonb.schema.schema import Schema, format_path
 from evonb.schema.types import ArrayType, MapType, NestedField, StructType, Type, with_children
@@ -47,6 +58,7 @@ def reconcile(
     return update
 
 
+# Not on the partner visitor: these checks run parents before children and add as they go.
 def _reconcile_fields(update: SchemaUpdate, table_fields: tuple[NestedField, ...],
                       incoming_fields: tuple[NestedField, ...], prefix: tuple[str, ...],
                       add_columns: bool, fill_missing: bool, protected: frozenset[int],
@@ -143,33 +155,41 @@ def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField
                        fill_missing, protected, widen)
 
 
+class _TableIds(PartnerVisitor[Partner, Any]):
+    """The visited (incoming) type with each field's ID replaced by its partner's, the table
+    field of the same name (case-insensitive); below a partner of another kind nothing changes."""
+
+    def field(self, inc: NestedField, target: Partner | None, t: Type) -> NestedField:
+        if target is None:
+            return inc
+        assert isinstance(target, NestedField)
+        return inc.replace(id=target.id, type=t)
+
+    def struct(self, inc: StructType, target: Partner | None, fields: Sequence[NestedField]
+               ) -> Type:
+        return inc if partner_as(target, StructType) is None else StructType(tuple(fields))
+
+    def array(self, inc: ArrayType, target: Partner | None, element: NestedField) -> Type:
+        return inc if partner_as(target, ArrayType) is None else ArrayType(element)
+
+    def map(self, inc: MapType, target: Partner | None, key: NestedField, value: NestedField
+            ) -> Type:
+        return inc if partner_as(target, MapType) is None else MapType(key, value)
+
+    def primitive(self, inc: Type, target: Partner | None) -> Type:
+        return inc
+
+
+class _Written(FieldPartners):
+    """The table's fields by lower-case name; every incoming member has one (a KeyError if not)."""
+
+    def field_partner(self, partner: Partner, field: NestedField) -> NestedField | None:
+        index = self.members(partner)
+        return None if index is None else index[by_lower_name(field)]
+
+
 def match_ids(incoming: Schema, table: Schema) -> Schema:
     """``incoming`` with each field's ID replaced by the ID of the table field it writes."""
-    fields = _match(incoming.fields, table.fields)
-    return Schema(fields=fields, version_id=table.version_id, max_column_id=table.max_column_id)
-
-
-def _match(incoming: tuple[NestedField, ...],
-           table: tuple[NestedField, ...]) -> tuple[NestedField, ...]:
-    by_name = {f.name.lower(): f for f in table}
-    out = []
-    for inc in incoming:
-        target = by_name[inc.name.lower()]
-        out.append(inc.replace(id=target.id, type=_match_type(inc.type, target.type)))
-    return tuple(out)
-
-
-def _match_type(inc: Type, target: Type) -> Type:
-    if isinstance(inc, StructType) and isinstance(target, StructType):
-        return StructType(_match(inc.fields, target.fields))
-    if isinstance(inc, ArrayType) and isinstance(target, ArrayType):
-        e = inc.element
-        return ArrayType(e.replace(id=target.element.id,
-                                   type=_match_type(e.type, target.element.type)))
-    if isinstance(inc, MapType) and isinstance(target, MapType):
-        return MapType(
-            inc.key.replace(id=target.key.id, type=_match_type(inc.key.type, target.key.type)),
-            inc.value.replace(id=target.value.id,
-                              type=_match_type(inc.value.type, target.value.type)),
-        )
-    return inc
+    matched = visit_with_partner(incoming.struct, table, _TableIds(), _Written(by_lower_name))
+    return Schema(fields=matched.fields, version_id=table.version_id,
+                  max_column_id=table.max_column_id)
