@@ -185,6 +185,12 @@ def test_read_only_commands_start_no_jvm(people):
     assert out.stdout.strip() == "[0, 0, 0, 0, 0, 0] []"
 
 
+def test_python_dash_m_evonb_is_the_same_program(people):
+    out = subprocess.run([sys.executable, "-m", "evonb", "diff", people.path, "v1", "--json"],
+                         capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(out.stdout) == data("diff", people.path, "v1")
+
+
 def test_every_command_has_help(capsys):
     out = evonb_cli("--help")
     assert out.returncode == 0
