@@ -13,10 +13,11 @@ from evonb.table.layout import META_COMMIT_TIME
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def evolved(spark, tmp_path):
-    """A table with files of two schema versions: a renamed column and an added one."""
-    t = evonb.create_table(tmp_path / "t", "id bigint, name string")
+@pytest.fixture(scope="module")
+def evolved(spark, tmp_path_factory):
+    """A table with files of two schema versions: a renamed column and an added one (read
+    only by the tests)."""
+    t = evonb.create_table(tmp_path_factory.mktemp("reader") / "t", "id bigint, name string")
     first = t.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string"))
     t.alter("ALTER TABLE t RENAME COLUMN name TO label; "
             "ALTER TABLE t ADD COLUMNS (n int DEFAULT 7)")
