@@ -9,9 +9,11 @@ rebuilt member by member (inside arrays and map values too).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evonb.schema.partner import FieldPartners, PartnerVisitor, by_id, visit_field
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BINARY,
@@ -126,6 +128,7 @@ class ScanGroup:
     read_defaults: tuple[tuple[str, Lit], ...] = ()
 
 
+# Not on the partner visitor: one tree renamed through a flat ID -> name map, no second tree.
 def physical_type(t: Type, layout: Layout) -> Type:
     """``t`` with struct members renamed to their physical names (IDs kept)."""
     if isinstance(t, StructType):
@@ -162,31 +165,91 @@ def _same(a: Type, b: Type) -> bool:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A query field's partner in the file: the file's field, the expression that reads it
+    from the scan, and the depth of the next lambda variable."""
+
+    field: NestedField
+    src: Expr
+    depth: int
+
+
+class _InScan:
+    """Partners of the query's fields: the file's field with the same ID, read by its physical
+    name from the struct (or as the lambda variable of the array or map) that holds it. Map
+    keys are never rebuilt, so they have none."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.members = FieldPartners(by_id)
+
+    def field_partner(self, partner: _Found, field: NestedField) -> _Found | None:
+        f = self.members.field_partner(partner.field, field)
+        if f is None:
+            return None
+        return _Found(f, GetField(partner.src, self.layout.name(f.id)), partner.depth)
+
+    def element_partner(self, partner: _Found) -> _Found | None:
+        element = self.members.element_partner(partner.field)
+        return None if element is None else _Found(element, Var(partner.depth), partner.depth + 1)
+
+    def key_partner(self, partner: _Found) -> _Found | None:
+        return None
+
+    def value_partner(self, partner: _Found) -> _Found | None:
+        value = self.members.value_partner(partner.field)
+        return None if value is None else _Found(value, Var(partner.depth), partner.depth + 1)
+
+
+class _Project(PartnerVisitor[_Found, Expr]):
+    """How to build each query field from its partner: as it is, cast, rebuilt member by
+    member, or its read default where the file lacks it."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+    def field(self, query: NestedField, found: _Found | None, built: Expr) -> Expr:
+        return Lit(query.default, query.type) if found is None else built
+
+    def struct(self, qt: StructType, found: _Found | None, members: Sequence[Expr]) -> Expr:
+        whole = self._whole(qt, found, StructType)
+        return whole if whole is not None else StructOf(
+            found.src, tuple((q.name, m) for q, m in zip(qt.fields, members, strict=True)))
+
+    def array(self, qt: ArrayType, found: _Found | None, element: Expr) -> Expr:
+        whole = self._whole(qt, found, ArrayType)
+        return whole if whole is not None else ForEach(found.src, element, found.depth)
+
+    def map(self, qt: MapType, found: _Found | None, key: Expr, value: Expr) -> Expr:
+        whole = self._whole(qt, found, MapType)
+        return whole if whole is not None else ForEachValue(found.src, value, found.depth)
+
+    def primitive(self, qt: Type, found: _Found | None) -> Expr:
+        if found is None:
+            return Lit(None, qt)  # unused: the field reads its default
+        return found.src if found.field.type == qt else Cast(found.src, qt)
+
+    def _whole(self, qt: Type, found: _Found | None, kind: type) -> Expr | None:
+        """A nested ``qt`` read whole: as it is (the same members at every depth, by ID and
+        physical name), or cast; None when it is rebuilt from the parts of the file's
+        ``kind``. The null literal where the file lacks it (unused: the field reads its
+        default)."""
+        if found is None:
+            return Lit(None, qt)
+        ft = found.field.type
+        if _same(physical_type(ft, self.layout), qt):
+            return found.src
+        if isinstance(ft, kind):
+            return None
+        return Cast(found.src, qt)  # pragma: no cover - type rules never change nested kinds
+
+
 def project(query: NestedField, found: NestedField | None, src: Expr, layout: Layout,
             depth: int = 0) -> Expr:
     """How to build query field ``query`` from ``src``, the file's field ``found`` (same ID)."""
-    if found is None:
-        return Lit(query.default, query.type)
-    qt, ft = query.type, found.type
-    if qt.is_primitive:
-        return src if ft == qt else Cast(src, qt)
-    if _same(physical_type(ft, layout), qt):
-        return src
-    if isinstance(qt, StructType) and isinstance(ft, StructType):
-        by_id = {f.id: f for f in ft.fields}
-        members = []
-        for q in qt.fields:
-            f = by_id.get(q.id)
-            child_src = GetField(src, layout.name(f.id)) if f is not None else src
-            members.append((q.name, project(q, f, child_src, layout, depth)))
-        return StructOf(src, tuple(members))
-    if isinstance(qt, ArrayType) and isinstance(ft, ArrayType):
-        element = project(qt.element, ft.element, Var(depth), layout, depth + 1)
-        return ForEach(src, element, depth)
-    if isinstance(qt, MapType) and isinstance(ft, MapType):
-        value = project(qt.value, ft.value, Var(depth), layout, depth + 1)
-        return ForEachValue(src, value, depth)
-    return Cast(src, qt)  # pragma: no cover - type rules never change nested kinds
+    partner = None if found is None else _Found(found, src, depth)
+    return visit_field(query, partner, _Project(layout), _InScan(layout))
 
 
 def plan_group(query: Schema, file_schema: Schema, layout: Layout,
