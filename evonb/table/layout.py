@@ -41,6 +41,7 @@ _INTEGRAL_RANK = {TINYINT: 1, SMALLINT: 2, INT: 3, BIGINT: 4}
 _INTEGER_DIGITS = {TINYINT: 3, SMALLINT: 5, INT: 10, BIGINT: 19}
 
 
+# Not on the partner visitor: it compares two types' kinds only, and a struct ends the comparison.
 def natively_readable(file_type: Type, read_type: Type) -> bool:
     """Whether Spark's Parquet readers read ``file_type`` data as ``read_type`` by themselves.
 

@@ -336,6 +336,7 @@ def merge_types(types: list[Type]) -> Type:
 Source = tuple[NestedField, Layout, Expr, frozenset[str]]
 
 
+# Not on the partner visitor: it walks several versions at once, down only while they agree.
 def project_sources(query: NestedField, sources: list[Source], all_names: frozenset[str],
                     depth: int = 0) -> Expr:
     """Build ``query`` from its ``sources``: (field, layout, src, files) per version that has it,
