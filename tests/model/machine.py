@@ -17,6 +17,7 @@ snapshot and the oldest readable commit too.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import random
@@ -33,7 +34,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import evonb
-from evonb.errors import CommitNotFoundError
+from evonb.errors import CommitNotFoundError, SchemaEvolutionError
 from tests.model.reference import (
     PRIMITIVES,
     WIDENINGS,
@@ -173,6 +174,7 @@ class TableMachine(RuleBasedStateMachine):
         self.table: Any = None
         self.flavour: Flavour | None = None
         self.number = next(HISTORIES)
+        self.reverts = {"made": 0, "restoring": 0, "refused": 0, "skipped": 0}
 
     # ------------------------------------------------------------------ set-up
     @initialize(flavour=picks)
@@ -190,7 +192,8 @@ class TableMachine(RuleBasedStateMachine):
                 self.flush()
                 self.final_checks()
                 print(f"model history {self.number}: {self.flavour}, "
-                      f"{len(self.commits)} commits, max column id {self.model.max_id}: ok",
+                      f"{len(self.commits)} commits, max column id {self.model.max_id}, "
+                      f"reverts {self.reverts}: ok",
                       flush=True)
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -506,6 +509,65 @@ class TableMachine(RuleBasedStateMachine):
         f.default = convert(f.default, new)
         self.alter(f"ALTER COLUMN {prefix}`{f.name}` TYPE {new}")
 
+    @precondition(lambda self: len(self.commits) > 1)
+    @rule(pick=picks)
+    def revert(self, pick: int) -> None:
+        """Revert the schema to the one of an earlier commit: its fields with their IDs; a
+        field dropped since shows its old values again, where no file holding them was
+        rewritten since (else the revert is not made: the model does not know the files)."""
+        instant, _, then = self.commits[pick % (len(self.commits) - 1)]
+        target = then.columns
+        now = self.model.all_ids().values()
+        restored = set(then.all_ids().values()) - set(now)
+        if restored and not self.values_kept(restored):
+            self.reverts["skipped"] += 1
+            return
+        narrowed = self.narrowed(target)
+        try:
+            self.table.revert_schema(instant)
+        except CommitNotFoundError:
+            assert instant in self.cleaned_after, f"revert to {instant}: no such commit"
+            return
+        except SchemaEvolutionError as exc:
+            if exc.message.startswith("Nothing to revert"):
+                assert target == self.model.columns, f"revert to {instant}: {exc.message}"
+            else:
+                assert narrowed, f"revert to {instant} refused: {exc.message}"
+            self.reverts["refused"] += 1
+            return
+        assert not narrowed, f"revert to {instant} allowed, but narrows {narrowed}"
+        self.model.columns = copy.deepcopy(target)
+        self.reverts["made"] += 1
+        self.reverts["restoring"] += bool(restored)
+        self.record()
+        self.check(f"revert to {instant}")
+
+    def values_kept(self, ids: set[int]) -> bool:
+        """Whether no commit since the last schema version holding ``ids`` rewrote a file (a
+        copy-on-write upsert or delete, compaction): a rewritten file drops dropped fields."""
+        store = self.table.schema_store
+        commits = self.table.timeline.completed()
+        holding = [set(store.load(c.schema_version).field_ids())
+                   if c.schema_version in store.versions() else set() for c in commits]
+        last = min(max((i for i, held in enumerate(holding) if fid in held), default=-1)
+                   for fid in ids)
+        cow = self.flavour is not None and self.flavour.table_type == "cow"
+        return not any(c.operation in ("compact", "rewrite")
+                       or (cow and c.operation in ("upsert", "delete"))
+                       for c in commits[last + 1:])
+
+    def narrowed(self, target: MStruct) -> list[int]:
+        """The IDs whose type in ``target`` some recorded schema cannot be read as."""
+        want = field_types(target)
+        wider = {"int": {"bigint", "double", "string"}, "bigint": {"string"},
+                 "float": {"double"}}
+        out = set()
+        for _, _, model in [*self.commits, (None, None, self.model)]:
+            for fid, have in field_types(model.columns).items():
+                if fid in want and have != want[fid] and want[fid] not in wider.get(have, ()):
+                    out.add(fid)
+        return sorted(out)
+
     # ------------------------------------------------------------------ services
     @rule()
     def compact(self) -> None:
@@ -593,6 +655,22 @@ class TableMachine(RuleBasedStateMachine):
         else:
             reads.add(f"filter {f.name} is null", df.filter(column.isNull()),
                       self.model.schema_text(), [r for r in rows if r[f.name] is None])
+
+
+def field_types(struct: MStruct) -> dict[int, str]:
+    """The primitive type of every field ID under ``struct`` (nested ones included)."""
+    out: dict[int, str] = {}
+    for f in struct.fields:
+        t = f.type
+        if isinstance(t, str):
+            out[f.id] = t
+        elif isinstance(t, MStruct):
+            out.update(field_types(t))
+        elif isinstance(t, MList):
+            out.update(field_types(t.element))
+        else:
+            out.update(field_types(t.value))
+    return out
 
 
 class Reads:

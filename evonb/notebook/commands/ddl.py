@@ -11,12 +11,13 @@ from evonb.api import create_table
 from evonb.notebook.args import parse_args, resolve_ref
 from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
+from evonb.schema.diffing import SchemaDiff
 from evonb.sql import CreateTable, Statement, parse_ddl
 from evonb.sql.apply import property_changes
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
-    from evonb.schema.diffing import Change, SchemaDiff
+    from evonb.schema.diffing import Change
     from evonb.table.revert import RevertPreview
 
 CREATE_USAGE = ("%evo create table [if not exists] <name> (<columns>) [partitioned by (...)] "
@@ -144,8 +145,6 @@ class RevertWidget(SchemaDiffWidget):
     reverted to, the field IDs restored and removed), committed or previewed."""
 
     def __init__(self, revert: RevertPreview, *, title: str, labels: tuple[str, str]) -> None:
-        from evonb.schema.diffing import SchemaDiff
-
         self.revert = revert
         plain = SchemaDiff(revert.before, revert.after, revert.changes)
         super().__init__(plain, title=title, note=revert.note,
