@@ -59,3 +59,25 @@ def test_nested_adds_beyond_the_name_pool(state) -> None:
     for prefix, struct in state.model.containers():  # checked against the table each step
         names = [f.name.lower() for f in struct.fields]
         assert len(names) == len(set(names)), prefix
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("flavour", "upsert"), [(0, False), (1, True)],
+                         ids=["cow", str(Flavour.from_pick(1))])
+def test_revert_restores_a_dropped_column_re_added_under_its_name(state, flavour, upsert
+                                                                  ) -> None:
+    """``a`` dropped and added again (a new ID), then the schema reverted to before the drop:
+    the old ``a`` comes back with the values of the files written before (and of the log
+    blocks, merge-on-read), null for the rows written while it was gone; then more writes."""
+    state.create(flavour=flavour)
+    state.insert(vseed=3)
+    if upsert:
+        state.upsert(vseed=11)            # log blocks beside the base files
+    state.drop_and_add_again(pick=0, type_pick=1, pos=1)  # a, then a new a (int)
+    state.insert(vseed=4)
+    # Earlier schemas that differ from now: create, insert[, upsert], the drop.
+    state.revert(pick=5 * (2 if upsert else 1) + 1)  # the last write before the drop
+    assert state.reverts == {"made": 1, "restoring": 1, "refused": 0, "skipped": 0}
+    state.insert(vseed=5)
+    state.upsert(vseed=12)
+    state.delete(vseed=6)
