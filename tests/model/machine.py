@@ -519,6 +519,22 @@ class TableMachine(RuleBasedStateMachine):
         differ = [c for c in earlier if c[2].columns != self.model.columns]
         pool = differ if differ and pick % 5 else earlier  # now and then: nothing to revert
         instant, _, then = pool[(pick // 5) % len(pool)]
+        self.revert_to(instant, then)
+
+    @rule(pick=picks, vseed=seeds)
+    def drop_write_and_revert(self, pick: int, vseed: int) -> None:
+        """Drop a field, insert rows, revert to the schema before the drop: the field comes
+        back with its values, null (or its default) in the rows inserted meanwhile."""
+        before = self.commits[-1]
+        self.drop_column(pick)
+        if self.commits[-1] is before:
+            return  # nothing to drop there
+        self.insert(vseed)
+        self.revert_to(before[0], before[2])
+
+    def revert_to(self, instant: str, then: Model) -> None:
+        """Revert the table to the schema of commit ``instant`` (``then``: the model after it),
+        and the model with it; a refusal must be one the model expects."""
         target = then.columns
         now = self.model.all_ids().values()
         restored = set(then.all_ids().values()) - set(now)
