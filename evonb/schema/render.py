@@ -282,8 +282,13 @@ def diff_summary(diff: SchemaDiff) -> str:
 
 
 def diff_to_text(diff: SchemaDiff) -> str:
-    """``SchemaDiff <before> -> <after>: N changes`` and one indented line per change."""
-    head = f"SchemaDiff {diff.before.version_id} -> {diff.after.version_id}: "
+    """``SchemaDiff <before> -> <after>: N changes`` and one indented line per change. A
+    preview's changes have no version of their own yet: its after side reads ``(not
+    committed)``."""
+    before, after = diff.before.version_id, diff.after.version_id
+    if after == before and diff.changes:
+        after = "(not committed)"
+    head = f"SchemaDiff {before} -> {after}: "
     return "\n".join([head + diff_summary(diff)] + [f"  {c}" for c in diff.changes])
 
 

@@ -31,6 +31,8 @@ def test_a_type_change_that_needs_a_rewrite_is_previewed(trips):
     assert preview.note.startswith("Needs a rewrite: fare: double -> int is not a type change")
     assert "Table.rewrite(ddl)" in preview.note
     assert repr(preview).endswith("needs a rewrite: " + preview.note)
+    assert repr(preview).startswith(
+        f"SchemaDiff {trips.schema.version_id} -> (not committed): 1 change\n")
     assert "Needs a rewrite" in preview._repr_html_()
     assert len(trips.history()) == before and str(trips.schema.find("fare").type) == "double"
 
