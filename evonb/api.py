@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType as SparkStructType
 
+    from evonb.arrow.data_diff import DataDiff
+
 # Tables with evonb.iceberg.enabled publish Iceberg metadata after every change.
 register("iceberg", publish_iceberg)
 
@@ -85,6 +87,24 @@ class Table(SparkTable):
         """:meth:`to_arrow` as a pandas DataFrame (no Spark)."""
         return self.to_arrow(as_of, schema=schema, columns=columns, filter=filter,
                              limit=limit, meta_columns=meta_columns).to_pandas()
+
+    def diff_data(self, a: CommitRef, b: CommitRef, *,
+                  schema: Schema | str | CommitRef = "latest") -> DataDiff:
+        """The rows added, removed and changed between commits ``a`` and ``b``, both read
+        without Spark in one ``schema`` (``"latest"``, a version id, ``vN`` or a commit's
+        schema): by :attr:`primary_key` (every column for keyless tables, compared as
+        multisets of rows). See :mod:`evonb.arrow.data_diff` for the result's layout."""
+        from evonb.arrow.data_diff import diff_tables  # pyarrow: loaded on the first diff
+
+        first, second = self.commit(a), self.commit(b)
+        query = self.resolve_schema(schema)
+        before = self.to_arrow(first.instant, schema=query)
+        after = self.to_arrow(second.instant, schema=query)
+        name = self.version_name(query.version_id)
+        key = tuple(query.path_of(i) for i in self.config.primary_key_ids)
+        return diff_tables(before, after, key,
+                           labels=(first.instant, second.instant),
+                           title=f"{self.name} in schema {name}")
 
     # -------------------------------------------------------------- services
     def compact(self, *, upgrade_schema: bool = True,

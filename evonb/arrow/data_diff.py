@@ -1,0 +1,268 @@
+"""The rows that differ between two reads of a table in one schema: :func:`diff_tables`
+returns a :class:`DataDiff` (``Table.diff_data``, ``%evo diff <table> <a> <b> --data``).
+
+Keyed tables compare by record key (composite keys too): a key only in ``after`` is *added*,
+only in ``before`` *removed*, in both with a different value in some column *changed*.
+Keyless tables compare whole rows as multisets: a row present twice before and once after
+is one removed row; keyless tables have no changed rows.
+
+Layout of the result (Arrow tables):
+
+* ``added`` / ``removed``: whole rows, in the compared schema (``after`` / ``before`` order);
+* ``changed``: the key columns, ``changed`` (``list<string>``: the names of the columns whose
+  value differs, in schema order), then for every other column ``<col>__old`` and
+  ``<col>__new`` (unchanged columns carry the same value twice).
+
+Values compare by equality, nulls equal nulls and NaN equals NaN. Both sides are read in the
+same schema, so a column renamed between the commits compares with itself under its name in
+that schema; a column dropped between them is absent from the latest schema, and in an older
+schema it is present before and null after, so rows that had a value show it as changed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from evonb.errors import EvoError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+SAMPLE_ROWS = 10
+
+
+@dataclass(frozen=True, eq=False)
+class DataDiff:
+    """Rows added, removed and changed from ``before`` to ``after`` (see the module doc for
+    the layout of :attr:`changed`)."""
+
+    added: pa.Table
+    removed: pa.Table
+    changed: pa.Table
+    key: tuple[str, ...] = ()
+    before: str = "a"
+    after: str = "b"
+    title: str = ""
+    note: str = field(default="")
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """``{"added": n, "removed": n, "changed": n}``."""
+        return {"added": self.added.num_rows, "removed": self.removed.num_rows,
+                "changed": self.changed.num_rows}
+
+    @property
+    def columns(self) -> list[str]:
+        """The compared columns, in schema order."""
+        return list(self.added.column_names)
+
+    def __bool__(self) -> bool:
+        return any(self.counts.values())
+
+    def changed_columns(self) -> list[list[str]]:
+        """The changed column names of every changed row."""
+        return [list(c) for c in self.changed.column("changed").to_pylist()]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The whole diff as one pandas DataFrame: ``change`` (``added``, ``removed`` or
+        ``changed``), the key columns, ``changed`` (the changed column names; every non-key
+        column for added and removed rows) and ``<col>__old``/``<col>__new`` for the other
+        columns (``__old`` null for added rows, ``__new`` null for removed ones)."""
+        import pandas as pd
+
+        values = [c for c in self.columns if c not in self.key]
+        frames = []
+        for kind, rows in (("added", self.added), ("removed", self.removed)):
+            data = rows.to_pydict()
+            frame: dict[str, list[Any]] = {"change": [kind] * rows.num_rows}
+            for k in self.key:
+                frame[k] = data[k]
+            frame["changed"] = [list(values) for _ in range(rows.num_rows)]
+            none = [None] * rows.num_rows
+            for c in values:
+                frame[f"{c}__old"] = none if kind == "added" else data[c]
+                frame[f"{c}__new"] = data[c] if kind == "added" else none
+            frames.append(pd.DataFrame(frame))
+        changed = self.changed.to_pydict()
+        frame = {"change": ["changed"] * self.changed.num_rows}
+        frame.update(changed)
+        frames.append(pd.DataFrame(frame))
+        order = ["change", *self.key, "changed",
+                 *[f"{c}__{s}" for c in values for s in ("old", "new")]]
+        return pd.concat([f.reindex(columns=order) for f in frames], ignore_index=True)
+
+    # ------------------------------------------------------------------ display
+    def _headline(self) -> str:
+        n = self.counts
+        by = f"by {', '.join(self.key)}" if self.key else "whole rows (no record key)"
+        title = f"{self.title}: " if self.title else ""
+        return (f"DataDiff {title}{self.before} -> {self.after}, {by}: {n['added']} added, "
+                f"{n['removed']} removed, {n['changed']} changed")
+
+    def _key_text(self, row: dict[str, Any]) -> str:
+        return ", ".join(f"{k}={row[k]!r}" for k in self.key)
+
+    def _changes(self, row: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+        return [(c, row[f"{c}__old"], row[f"{c}__new"]) for c in row["changed"]]
+
+    def __str__(self) -> str:
+        lines = [self._headline()]
+        if self.note:
+            lines.append(self.note)
+        for sign, rows in (("+", self.added), ("-", self.removed)):
+            for row in rows.slice(0, SAMPLE_ROWS).to_pylist():
+                lines.append(f"{sign} " + ", ".join(f"{k}={v!r}" for k, v in row.items()))
+            if rows.num_rows > SAMPLE_ROWS:
+                lines.append(f"{sign} ... {rows.num_rows - SAMPLE_ROWS} more")
+        for row in self.changed.slice(0, SAMPLE_ROWS).to_pylist():
+            what = "; ".join(f"{c}: {o!r} -> {n!r}" for c, o, n in self._changes(row))
+            lines.append(f"~ {self._key_text(row)}: {what}")
+        if self.changed.num_rows > SAMPLE_ROWS:
+            lines.append(f"~ ... {self.changed.num_rows - SAMPLE_ROWS} more")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        def e(value: object) -> str:
+            return escape(str(value), quote=True)
+
+        cell = "padding: 2px 8px; text-align: left; vertical-align: top; border: none;"
+        head = cell + " font-weight: 600; border-bottom: 1px solid rgba(128,128,128,0.5);"
+        mono = "font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;"
+
+        def grid(columns: Sequence[str], rows: list[list[Any]]) -> str:
+            top = "".join(f'<th style="{head}">{e(c)}</th>' for c in columns)
+            body = "".join("<tr>" + "".join(f'<td style="{cell} {mono}">{e(v)}</td>'
+                                            for v in r) + "</tr>" for r in rows)
+            return f'<table class="evonb-data-diff-rows"><tr>{top}</tr>{body}</table>'
+
+        parts = [f'<div class="evonb-data-diff" style="font-family: system-ui, sans-serif; '
+                 f'font-size: 13px;"><div style="font-weight: 600;">{e(self._headline())}</div>']
+        if self.note:
+            parts.append(f"<div>{e(self.note)}</div>")
+        for kind, rows in (("added", self.added), ("removed", self.removed)):
+            if rows.num_rows:
+                sample = rows.slice(0, SAMPLE_ROWS).to_pylist()
+                parts.append(f"<div>{e(kind)} ({rows.num_rows}, first "
+                             f"{len(sample)})</div>")
+                parts.append(grid(rows.column_names, [list(r.values()) for r in sample]))
+        if self.changed.num_rows:
+            sample = self.changed.slice(0, SAMPLE_ROWS).to_pylist()
+            parts.append(f"<div>changed ({self.changed.num_rows}, first {len(sample)})</div>")
+            rows = [[self._key_text(r), c, o, n] for r in sample for c, o, n in self._changes(r)]
+            parts.append(grid(["key", "column", "old", "new"], rows))
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def diff_tables(before: pa.Table, after: pa.Table, key: Sequence[str] = (), *,
+                labels: tuple[str, str] = ("a", "b"), title: str = "") -> DataDiff:
+    """The rows added, removed and changed from ``before`` to ``after`` (two reads in one
+    schema), by the record ``key`` columns, or as multisets of whole rows if ``key`` is
+    empty."""
+    if before.schema.names != after.schema.names:
+        raise EvoError("Both sides of a data diff must be read in the same schema: "
+                       f"{before.schema.names} vs {after.schema.names}")
+    key = tuple(key)
+    missing = [k for k in key if k not in before.column_names]
+    if missing:
+        raise EvoError(f"Key column {missing[0]!r} is not in the compared schema",
+                       hint=f"columns: {', '.join(before.column_names)}")
+    after = after.cast(before.schema) if after.schema != before.schema else after
+    common: dict[str, Any] = {"key": key, "before": labels[0], "after": labels[1],
+                              "title": title}
+    if not key:
+        return _multiset(before, after, common)
+    a_keys = _key_index(before, key)
+    b_keys = _key_index(after, key)
+    removed = [i for k, i in a_keys.items() if k not in b_keys]
+    added = [i for k, i in b_keys.items() if k not in a_keys]
+    both = [(i, b_keys[k]) for k, i in a_keys.items() if k in b_keys]
+    a_idx = pa.array([i for i, _ in both], pa.int64())
+    b_idx = pa.array([j for _, j in both], pa.int64())
+    values = [c for c in before.column_names if c not in key]
+    diffs: list[list[bool]] = []
+    for c in values:
+        diffs.append(_differs(before.column(c).take(a_idx), after.column(c).take(b_idx)))
+    rows = [n for n in range(len(both)) if any(d[n] for d in diffs)]
+    names = [[c for c, d in zip(values, diffs, strict=True) if d[n]] for n in rows]
+    take_a = a_idx.take(pa.array(rows, pa.int64()))
+    take_b = b_idx.take(pa.array(rows, pa.int64()))
+    arrays: list[Any] = [before.column(k).take(take_a) for k in key]
+    fields: list[pa.Field] = [before.schema.field(k) for k in key]
+    arrays.append(pa.array(names, pa.list_(pa.string())))
+    fields.append(pa.field("changed", pa.list_(pa.string())))
+    for c in values:
+        f = before.schema.field(c)
+        arrays += [before.column(c).take(take_a), after.column(c).take(take_b)]
+        fields += [pa.field(f"{c}__old", f.type), pa.field(f"{c}__new", f.type)]
+    changed = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    return DataDiff(added=after.take(pa.array(added, pa.int64())),
+                    removed=before.take(pa.array(removed, pa.int64())),
+                    changed=changed, **common)
+
+
+def _key_index(table: pa.Table, key: Sequence[str]) -> dict[tuple[Any, ...], int]:
+    columns = [table.column(k).to_pylist() for k in key]
+    return {_freeze(k): i for i, k in enumerate(zip(*columns, strict=True))}
+
+
+def _differs(a: pa.ChunkedArray, b: pa.ChunkedArray) -> list[bool]:
+    """Per row: whether the values differ (nulls equal nulls, NaN equals NaN)."""
+    t = a.type
+    if pa.types.is_primitive(t) or pa.types.is_string(t) or pa.types.is_large_string(t) \
+            or pa.types.is_binary(t) or pa.types.is_decimal(t):
+        same = pc.fill_null(pc.equal(a, b), False)
+        same = pc.or_(same, pc.and_(pc.is_null(a), pc.is_null(b)))
+        if pa.types.is_floating(t):
+            same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
+        return [not s for s in same.to_pylist()]
+    return [_freeze(x) != _freeze(y)
+            for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)]
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable form of a value from ``to_pylist`` (NaN made equal to itself)."""
+    if isinstance(value, dict):
+        return ("\0struct", tuple((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return ("\0list", tuple(_freeze(v) for v in value))
+    if isinstance(value, float) and math.isnan(value):
+        return ("\0nan",)
+    return value
+
+
+def _multiset(before: pa.Table, after: pa.Table, common: dict[str, Any]) -> DataDiff:
+    a_rows = [_freeze(tuple(r.values())) for r in before.to_pylist()]
+    b_rows = [_freeze(tuple(r.values())) for r in after.to_pylist()]
+    surplus_a = Counter(a_rows)
+    surplus_a.subtract(Counter(b_rows))
+    surplus_b = Counter({k: -v for k, v in surplus_a.items() if v < 0})
+
+    def pick(rows: list[Any], surplus: Counter[Any]) -> list[int]:
+        out = []
+        for i, r in enumerate(rows):
+            if surplus[r] > 0:
+                surplus[r] -= 1
+                out.append(i)
+        return out
+
+    removed = pick(a_rows, Counter({k: v for k, v in surplus_a.items() if v > 0}))
+    added = pick(b_rows, surplus_b)
+    fields = [pa.field("changed", pa.list_(pa.string()))]
+    for f in before.schema:
+        fields += [pa.field(f"{f.name}__old", f.type), pa.field(f"{f.name}__new", f.type)]
+    return DataDiff(added=after.take(pa.array(added, pa.int64())),
+                    removed=before.take(pa.array(removed, pa.int64())),
+                    changed=pa.schema(fields).empty_table(), **common)
