@@ -12,6 +12,7 @@ from evonb.errors import EvoError
 from evonb.notebook.errors import format_evo_error, format_spark_error, quiet_spark_logs
 from evonb.notebook.preview import Preview, error_html
 from evonb.notebook.widgets.base import FallbackMixin
+from evonb.notebook.widgets.timeline_svg import legend, timeline_svg
 from evonb.schema.diffing import diff
 from evonb.schema.render import diff_to_html
 
@@ -21,6 +22,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.history import Commit
 
 MODES = (("that commit's schema", "commit"), ("today's schema", "latest"))
+PICK_CLASS = "evonb-timeline-pick"
+"""The hidden text box a click on the picture writes the clicked commit's instant into."""
+PICK_JS = (
+    "var w=this.closest('.evonb-timeline-widget');"
+    f"var i=w&&w.querySelector('.{PICK_CLASS} input');"
+    "if(i){i.value=this.getAttribute('data-instant');"
+    "i.dispatchEvent(new Event('input',{bubbles:true}));"
+    "i.dispatchEvent(new Event('change',{bubbles:true}));}")
+"""A mark's ``onclick``: set the hidden text box of the enclosing timeline widget and fire the
+events its view listens to, so the kernel gets the instant (plain ipywidgets, no new
+dependency)."""
+
+
+def picture_html(history: object, onclick: str | None = None) -> str:
+    """The SVG picture of a history (oldest first) and its legend; ``onclick`` for the marks."""
+    commits = list(history)  # type: ignore[call-overload]
+    return (f'<div class="evonb-timeline-picture">{timeline_svg(commits, onclick=onclick)}'
+            f'<div style="font-size:11px">{legend(commits)}</div></div>')
 
 
 class TimelineWidget(FallbackMixin, W.VBox):
@@ -49,6 +68,9 @@ class TimelineWidget(FallbackMixin, W.VBox):
         self._schema = W.HTML()
         self._change = W.HTML()
         self._preview = W.HTML()
+        self.picture = W.HTML(picture_html(self.history, onclick=PICK_JS))
+        self._pick = W.Text(value="", layout=W.Layout(display="none"))
+        self._pick.add_class(PICK_CLASS)
         pane = W.Layout(border="1px solid rgba(128,128,128,0.35)", padding="2px 6px",
                         margin="4px 8px 0 0", overflow="auto")
         header = W.HTML(
@@ -56,6 +78,8 @@ class TimelineWidget(FallbackMixin, W.VBox):
             f"{len(self.history)} commits · <code>{H.e(table.path)}</code></div>")
         super().__init__(children=[
             header,
+            self.picture,
+            self._pick,
             W.HBox([self.selector, self._details]),
             W.HBox([W.VBox([W.HTML("<b>Schema in force then</b>"), self._schema], layout=pane),
                     W.VBox([W.HTML("<b>Change from the previous commit</b>"), self._change],
@@ -66,6 +90,7 @@ class TimelineWidget(FallbackMixin, W.VBox):
         self.add_class("evonb-timeline-widget")
         self.selector.observe(self._render, names="value")
         self.mode.observe(self._render_preview, names="value")
+        self._pick.observe(self._picked, names="value")
         self._render()
 
     # --------------------------------------------------------------- state
@@ -78,6 +103,14 @@ class TimelineWidget(FallbackMixin, W.VBox):
     def select(self, ref: str) -> None:
         """Choose a commit by instant."""
         self.selector.value = self.table.commit(ref).instant
+
+    def _picked(self, change: dict[str, object]) -> None:
+        """A click on a mark of the picture: select that commit, as the list does."""
+        instant = change.get("new")
+        if isinstance(instant, str) and instant in self._commits:
+            self.selector.value = instant
+        if instant:
+            self._pick.value = ""  # so clicking the same mark again still reports
 
     def schema_of(self, c: Commit) -> Schema:
         """The schema a commit was written with."""
@@ -139,7 +172,7 @@ class TimelineWidget(FallbackMixin, W.VBox):
                                else result._repr_html_())
 
     def fallback_html(self) -> str:
-        out = [self.history._repr_html_()]
+        out = [picture_html(self.history), self.history._repr_html_()]
         c = self.selected
         if c is not None:
             result = self.preview(c, self.mode.value)
