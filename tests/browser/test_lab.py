@@ -157,6 +157,15 @@ def test_quickstart_renders_the_diff_and_timeline_widgets(lab: Lab, tmp_path: Pa
             expect(timeline.locator("th", has_text="passenger").first).to_be_visible()
             timeline.scroll_into_view_if_needed()
             _save(page, "lab-timeline.png", tmp_path)
+
+            # The picture: one mark per commit; clicking one selects that commit in the list.
+            picture = timeline.locator("svg.evonb-timeline-svg")
+            expect(picture).to_be_visible()
+            expect(picture.locator("circle.evonb-mark")).to_have_count(len(history))
+            created = history[0].instant
+            picture.locator(f'circle[data-instant="{created}"]').click()
+            expect(selector.locator("option:checked")).to_contain_text(created)
+            expect(timeline).to_contain_text("The table was created with this schema.")
         except BaseException:
             _save(page, "lab-failure.png", tmp_path)
             raise
