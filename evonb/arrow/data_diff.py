@@ -78,25 +78,18 @@ class DataDiff:
         import pandas as pd
 
         values = [c for c in self.columns if c not in self.key]
-        frames = []
-        for kind, rows in (("added", self.added), ("removed", self.removed)):
-            data = rows.to_pydict()
-            frame: dict[str, list[Any]] = {"change": [kind] * rows.num_rows}
-            for k in self.key:
-                frame[k] = data[k]
-            frame["changed"] = [list(values) for _ in range(rows.num_rows)]
-            none = [None] * rows.num_rows
-            for c in values:
-                frame[f"{c}__old"] = none if kind == "added" else data[c]
-                frame[f"{c}__new"] = data[c] if kind == "added" else none
-            frames.append(pd.DataFrame(frame))
-        changed = self.changed.to_pydict()
-        frame = {"change": ["changed"] * self.changed.num_rows}
-        frame.update(changed)
-        frames.append(pd.DataFrame(frame))
         order = ["change", *self.key, "changed",
                  *[f"{c}__{s}" for c in values for s in ("old", "new")]]
-        return pd.concat([f.reindex(columns=order) for f in frames], ignore_index=True)
+        records: list[dict[str, Any]] = []
+        for kind, rows in (("added", self.added), ("removed", self.removed)):
+            side = "new" if kind == "added" else "old"
+            for row in rows.to_pylist():
+                record = {"change": kind, **{k: row[k] for k in self.key},
+                          "changed": list(values)}
+                record.update({f"{c}__{side}": row[c] for c in values})
+                records.append(record)
+        records += [{"change": "changed", **row} for row in self.changed.to_pylist()]
+        return pd.DataFrame.from_records(records, columns=order)
 
     # ------------------------------------------------------------------ display
     def _headline(self) -> str:

@@ -5,18 +5,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evonb.notebook.args import parse_args, resolve_ref
+from evonb.notebook.args import identifier, parse_args, resolve_ref
 from evonb.notebook.display import TableInfo
 from evonb.notebook.widgets.diff import SchemaDiffWidget
 from evonb.notebook.widgets.timeline import TimelineWidget
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evonb.api import Table
+    from evonb.arrow.data_diff import DataDiff
     from evonb.notebook.context import Context
     from evonb.schema.lineage import Lineage
 
 DESCRIBE_USAGE = "%evo describe <table> [as of <commit> | schema <version>]"
 HISTORY_USAGE = "%evo history <table>"
-DIFF_USAGE = "%evo diff <table> <commit or version> [<commit or version>|latest]"
+DIFF_USAGE = ("%evo diff <table> <commit or version> [<commit or version>|latest]   |   "
+              "%evo diff <table> <commit> <commit> --data [schema latest|<version>|<commit>] "
+              "[--to var]")
 LINEAGE_USAGE = "%evo lineage <table>"
 
 
@@ -50,14 +54,22 @@ def history(ctx: Context, text: str) -> TimelineWidget:
     return TimelineWidget(table, preview_rows=ctx.preview_rows)
 
 
-def diff(ctx: Context, text: str) -> SchemaDiffWidget:
-    """What changed between two commits' schemas (or schema versions); b defaults to latest."""
-    args = parse_args(text, usage=DIFF_USAGE, max_positional=3)
+def diff(ctx: Context, text: str) -> SchemaDiffWidget | DataDiff:
+    """What changed between two commits' schemas (or schema versions); b defaults to latest.
+    With ``--data``, the rows added, removed and changed between two commits, read without
+    Spark in one schema (``schema ...``, default latest); ``--to var`` binds the whole diff as
+    a pandas DataFrame (:meth:`DataDiff.to_pandas`)."""
+    from IPython.core.error import UsageError
+
+    args = parse_args(text, usage=DIFF_USAGE, max_positional=3, clauses=("schema",),
+                      flags=("data",), options={"to": identifier})
     table = ctx.open(args.table(DIFF_USAGE))
     refs = [resolve_ref(table, r) for r in args.positional[1:]]
+    if args.options.get("data"):
+        return _data_diff(ctx, table, refs, args.clauses.get("schema"), args.options.get("to"))
+    if "to" in args.options or "schema" in args.clauses:
+        raise UsageError(f"--to and schema go with --data (a data diff). Usage: {DIFF_USAGE}")
     if not refs:
-        from IPython.core.error import UsageError
-
         raise UsageError(f"Name the schema to compare with. Usage: {DIFF_USAGE}")
     a, b = refs[0], refs[1] if len(refs) > 1 else "latest"
     change = table.diff(a, b)
@@ -65,6 +77,22 @@ def diff(ctx: Context, text: str) -> SchemaDiffWidget:
              table.version_name(change.after.version_id))
     return SchemaDiffWidget(change, title=f"{table.name}: {a} → {b}",
                             labels=(f"before {names[0]}", f"after {names[1]}"))
+
+
+def _data_diff(ctx: Context, table: Table, refs: list[str], schema: str | None,
+               to: str | None) -> DataDiff:
+    from dataclasses import replace
+
+    from IPython.core.error import UsageError
+
+    if len(refs) != 2:
+        raise UsageError(f"A data diff compares two commits. Usage: {DIFF_USAGE}")
+    query = resolve_ref(table, schema) if schema is not None else "latest"
+    result = table.diff_data(refs[0], refs[1], schema=query)
+    if to is None:
+        return result
+    ctx.user_ns[to] = result.to_pandas()
+    return replace(result, note=f"the whole diff is in {to!r} (a pandas DataFrame)")
 
 
 def lineage(ctx: Context, text: str) -> Lineage:
