@@ -28,6 +28,7 @@ from evonb.schema.types import STRING, NestedField
 from evonb.spark.avro_log import _read_block, block_struct
 from evonb.spark.mor import _merge_columns, file_groups
 from evonb.table.file_checks import file_error
+from evonb.table.fileio import file_io
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.read_plan import (
     Col,
@@ -227,7 +228,7 @@ def _meta_expr(f: DataFile) -> Expr:
 
 
 def _dataset(path: str) -> ds.Dataset:
-    return ds.dataset(path, format="parquet")
+    return ds.dataset(path, format="parquet", filesystem=file_io().arrow_filesystem())
 
 
 def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],

@@ -23,6 +23,8 @@ import json
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from evonb.table.fileio import file_io
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pyarrow as pa
@@ -80,7 +82,7 @@ def read_header(path: str, chunk: int = 65536) -> dict[str, bytes]:
 def read_header_sync(path: str, chunk: int = 65536) -> tuple[dict[str, bytes], bytes]:
     """The header metadata and the sync marker of an Avro object container file, reading only
     the header."""
-    with open(path, "rb") as fh:
+    with file_io().open_data(path) as fh:
         data = fh.read(chunk)
         while True:
             try:

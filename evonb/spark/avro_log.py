@@ -242,7 +242,8 @@ def block_header(path: str) -> dict[str, str]:
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        meta = pq.read_metadata(path).metadata or {}
+        with file_io().open_data(path) as fh:
+            meta = pq.read_metadata(fh).metadata or {}
         return {k.decode(): v.decode() for k, v in meta.items()}
     try:
         meta = read_header(path)
@@ -484,7 +485,7 @@ class _BlockSink:
             raise EvoError(f"The write {self.instant} was rolled back while a task wrote its "
                            f"log block {self.final}; the block is removed",
                            hint="write again: the table is as it was before that write")
-        self.stats.append((self.final, self.base, self.rows, os.path.getsize(full)))
+        self.stats.append((self.final, self.base, self.rows, file_io().size(full)))
         self.base = None
 
     def close(self) -> None:
@@ -653,7 +654,8 @@ def _decode_block(path: str, struct: StructType, arrow: pa.Schema,
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
+        with file_io().open_data(path) as fh:
+            table = pq.read_table(fh)
         cols = []
         for f in arrow:
             if f.name in table.column_names:
@@ -664,7 +666,7 @@ def _decode_block(path: str, struct: StructType, arrow: pa.Schema,
         return
     import fastavro
 
-    with open(path, "rb") as fh:
+    with file_io().open_data(path) as fh:
         data = fh.read()
     if not data.endswith(container_sync(data)):
         raise ValueError("its last Avro block is cut off (no sync marker at the end)")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.schema.types import StructType
 from evonb.spark.avro_log import arrow_schema, block_struct, resolve_group, winners
+from evonb.table.fileio import file_io
 from evonb.table.layout import META_COMMIT_TIME
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,20 +79,21 @@ def _read_base(path: str, columns: Sequence[str]) -> tuple[pa.Table, bool]:
     whether it stores timestamps as INT96."""
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
-    kinds = {pf.schema.column(i).physical_type for i in range(len(pf.schema))}
-    int96 = "INT96" in kinds
-    names = set(pf.schema_arrow.names)
-    if names != set(columns):
-        raise _Unmergeable(f"{path}: columns {sorted(names)} are not {sorted(columns)}")
-    table = pf.read(columns=list(columns))
-    if int96 and any(_has_timestamp(f.type) for f in table.schema):
-        # INT96 is written for every timestamp or none: mixed with INT64 timestamps, the
-        # round trip would change the others.
-        int64_ts = {pf.schema.column(i).path.split(".")[0] for i in range(len(pf.schema))
-                    if pf.schema.column(i).logical_type.type == "TIMESTAMP"}
-        if int64_ts:
-            raise _Unmergeable(f"{path}: INT96 and INT64 timestamps")
+    with file_io().open_data(path) as fh:
+        pf = pq.ParquetFile(fh, coerce_int96_timestamp_unit="us")
+        kinds = {pf.schema.column(i).physical_type for i in range(len(pf.schema))}
+        int96 = "INT96" in kinds
+        names = set(pf.schema_arrow.names)
+        if names != set(columns):
+            raise _Unmergeable(f"{path}: columns {sorted(names)} are not {sorted(columns)}")
+        table = pf.read(columns=list(columns))
+        if int96 and any(_has_timestamp(f.type) for f in table.schema):
+            # INT96 is written for every timestamp or none: mixed with INT64 timestamps, the
+            # round trip would change the others.
+            int64_ts = {pf.schema.column(i).path.split(".")[0] for i in range(len(pf.schema))
+                        if pf.schema.column(i).logical_type.type == "TIMESTAMP"}
+            if int64_ts:
+                raise _Unmergeable(f"{path}: INT96 and INT64 timestamps")
     return table, int96
 
 

@@ -48,11 +48,14 @@ from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import BinaryIO, ClassVar
+from typing import TYPE_CHECKING, BinaryIO, ClassVar
 
 from evonb.errors import EvoError
 from evonb.table.names import TEMP_SUFFIX, temp_prefix
 from evonb.table.plugins import PluginKind, check_name, load
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 FILE_IO_ENV = "EVONB_FILE_IO"
 FILE_IO_GROUP = "evonb.file_io"
@@ -119,6 +122,17 @@ class FileIO(ABC):
     @abstractmethod
     def open_read(self, path: PathLike) -> BinaryIO:
         """A seekable binary stream over the file (for footers and blocks of large files)."""
+
+    @abstractmethod
+    def arrow_filesystem(self) -> pafs.FileSystem:
+        """The same store as a pyarrow file system, for bulk reads of data files and log
+        blocks (Parquet footers and row groups, Avro blocks): these are written once and never
+        rewritten, so their readers need no lock."""
+
+    def open_data(self, path: PathLike) -> pafs.NativeFile:
+        """A seekable native stream over a data file or log block (see
+        :meth:`arrow_filesystem`)."""
+        return self.arrow_filesystem().open_input_file(os.fspath(path))
 
     @abstractmethod
     def move(self, src: PathLike, dst: PathLike) -> None:
@@ -242,6 +256,12 @@ class LocalFileIO(FileIO):
 
     def open_read(self, path: PathLike) -> BinaryIO:
         return open(path, "rb")
+
+    def arrow_filesystem(self) -> pafs.FileSystem:
+        # Imported here: the table layer reads no data otherwise, and pyarrow is heavy.
+        import pyarrow.fs
+
+        return pyarrow.fs.LocalFileSystem()
 
     def move(self, src: PathLike, dst: PathLike) -> None:
         Path(dst).parent.mkdir(parents=True, exist_ok=True)

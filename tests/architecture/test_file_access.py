@@ -108,3 +108,73 @@ def test_the_checker_sees_what_it_forbids(tmp_path: Path):
     calls = {(func, owner, attr) for func, owner, attr, _ in _calls(src)}
     assert {("f", "os", "replace"), ("f", "p", "unlink"), ("f", None, "open"),
             ("f", "shutil", "rmtree")} <= calls
+
+
+# The engines (Spark's Python side and the Arrow reader) read table files through the FileIO
+# too: Parquet and Avro reads take a stream from ``file_io().open_data`` or its pyarrow file
+# system. What they open directly is their own: staging files before the FileIO places them,
+# the session's log, evonb's compiled jar.
+PYARROW_READS = {("pq", "read_metadata"), ("pq", "read_table"), ("pq", "ParquetFile"),
+                 ("ds", "dataset"), ("fastavro", "reader")}
+ENGINE_EXCEPT = {
+    "spark/jvm.py": "evonb's compiled jar, cached outside every table",
+    "spark/session.py": "the managed session's own log file",
+    ("spark/avro_log.py", "_open"): "the folder of a log block's staging file",
+    ("spark/avro_log.py", "_close"): "a log block's staging file, before the FileIO places it",
+    ("spark/avro_log.py", "_read_block"): "fastavro reads the bytes the FileIO gave",
+    ("spark/group_merge.py", "merge_bin"): "the merged file's staging copy",
+    ("spark/writer.py", "write_files"): "Spark's staged output, before the FileIO places it",
+    ("services/compaction.py", "merge_in_tasks"): "merged files in staging, before the "
+                                                  "FileIO places them",
+    ("spark/mor.py", "file_keys"): "Spark's _metadata names a base file by its local size "
+                                   "and modification time, in Spark's own terms",
+}
+
+
+def _engine_reads(path: Path):
+    """(function, call text, line) of every file access and pyarrow/fastavro read whose
+    source is not a FileIO stream (a name bound by ``with ...open_data(...) as`` or a
+    ``filesystem=`` argument)."""
+    tree = ast.parse(path.read_text(), str(path))
+    out = []
+
+    def visit(node: ast.AST, func: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) \
+                else func
+            if isinstance(child, ast.Call):
+                f = child.func
+                owner = ast.unparse(f.value) if isinstance(f, ast.Attribute) else None
+                attr = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                streamed = (any(k.arg == "filesystem" for k in child.keywords)
+                            or (child.args and isinstance(child.args[0], ast.Name)
+                                and child.args[0].id in ("fh", "stream")))
+                if (((owner, attr) in PYARROW_READS and not streamed)
+                        or (owner is None and attr == "open")
+                        or (owner == "os" and attr in ACCESS_OS)
+                        or (owner == "os.path" and attr in ("getsize", "exists", "isfile"))):
+                    out.append((func, f"{owner + '.' if owner else ''}{attr}", child.lineno))
+            visit(child, name)
+
+    visit(tree, "")
+    return out
+
+
+def test_engines_read_table_files_through_the_file_io():
+    found = []
+    for rel, path in _modules("spark", "arrow", "services", "iceberg"):
+        if rel in ENGINE_EXCEPT:
+            continue
+        for func, call, line in _engine_reads(path):
+            if (rel, func) not in ENGINE_EXCEPT:
+                found.append(f"evonb/{rel}:{line} in {func or 'module'}: {call}")
+    assert found == []
+
+
+def test_the_engine_checker_sees_a_direct_read(tmp_path: Path):
+    src = tmp_path / "m.py"
+    src.write_text("import pyarrow.parquet as pq\n"
+                   "def f(p, fh):\n    pq.read_table(p)\n    pq.read_table(fh)\n"
+                   "    pq.read_metadata(p, filesystem=x)\n    open(p)\n")
+    assert [(f, c, n) for f, c, n in _engine_reads(src)] == [
+        ("f", "pq.read_table", 3), ("f", "open", 6)]

@@ -70,6 +70,23 @@ def test_delete_move_exists(io: FileIO, tmp_path: Path):
         io.info(b)
 
 
+def test_data_files_are_read_through_the_file_io_as_pyarrow_streams(io: FileIO,
+                                                                   tmp_path: Path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "data" / "part-0.parquet"
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"id": [3, 1, 2]}), sink)
+    io.write_if_absent(p, sink.getvalue().to_pybytes())
+    with io.open_data(p) as fh:
+        assert fh.read(4) == b"PAR1"
+        fh.seek(0)
+        assert pq.read_table(fh).column("id").to_pylist() == [3, 1, 2]
+    info = io.arrow_filesystem().get_file_info(str(p))
+    assert info.size == io.size(p)
+
+
 def test_no_rename_io_never_renames_or_links(tmp_path: Path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("renamed or linked")
