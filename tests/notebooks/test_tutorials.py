@@ -51,6 +51,12 @@ def _table(cell: Any) -> tuple[list[str], list[list[str]]]:
     return lines[0].split(), [ln.split() for ln in lines[1:]]
 
 
+def _frame(cell: Any) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (without the index) of a pandas DataFrame result's text form."""
+    lines = [ln for ln in _result(cell).data["text/plain"].splitlines() if ln.strip()]
+    return lines[0].split(), [ln.split()[1:] for ln in lines[1:]]
+
+
 def _changes(cell: Any) -> list[str]:
     """The change lines of a diff widget's text form (``renamed  2: a -> b``)."""
     text = _result(cell).data["text/plain"]
@@ -61,7 +67,7 @@ def _changes(cell: Any) -> list[str]:
 def test_every_tutorial_is_there():
     assert NAMES == ["01-quickstart.ipynb", "02-schema-evolution-on-write.ipynb",
                      "03-schema-on-read.ipynb", "04-time-travel.ipynb",
-                     "05-table-services.ipynb"]
+                     "05-table-services.ipynb", "06-exploring-history.ipynb"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=NAMES)
@@ -227,3 +233,45 @@ def test_table_services(executed):
     history = _text(_cell(nb, "history"))
     for operation in ("compact", "rewrite", "rollback", "clean"):
         assert f" {operation} " in history
+
+
+# ---------------------------------------------------------------------- exploring history
+def test_exploring_history(executed):
+    nb = _notebook(executed, "06-exploring-history.ipynb")
+    lineage = _text(_cell(nb, "lineage"))
+    assert "Lineage of rides: 6 columns, 4 schema versions (v0 .. v3)" in lineage
+    lines = [ln.split(None, 2) for ln in lineage.splitlines() if ln.startswith("  ")
+             and ln.split()[0].endswith(":")]
+    assert [(i, name, life.strip()) for i, name, life in lines] == [
+        ("1:", "ride_id", "v0 born bigint"),
+        ("2:", "passenger", "v0 born string; v1 renamed rider -> passenger"),
+        ("3:", "fare", "v0 born float; v1 retyped float -> double"),
+        ("4:", "zone", "v0 born string; v2 dropped"),
+        ("5:", "ts", "v0 born bigint"),
+        ("6:", "zone", "v3 born int")]
+    header, rows = _frame(_cell(nb, "arrow-v0"))
+    assert header == ["ride_id", "rider", "fare", "zone", "ts"]
+    assert rows == [["1", "alice", "12.5", "north", "1"], ["2", "bob", "7.0", "south", "1"],
+                    ["3", "carol", "22.0", "north", "1"]]
+    header, rows = _frame(_cell(nb, "arrow-latest"))
+    assert header == ["ride_id", "passenger", "fare", "ts", "zone"]
+    assert [r[1] for r in rows] == ["alice", "bob", "carol"] and {r[-1] for r in rows} == {"NaN"}
+    diff = _text(_cell(nb, "diff-data"))
+    assert re.search(r"DataDiff rides in schema v3: \d{17} -> \d{17}, by ride_id: "
+                     r"4 added, 1 removed, 1 changed", diff), diff
+    assert "- ride_id=1, passenger='alice'" in diff
+    assert "~ ride_id=2: fare: 7.0 -> 8.5; ts: 1 -> 2" in diff
+    preview = _text(_cell(nb, "revert-preview"))
+    assert "Restored: zone (ID 4)" in preview and "Removed: zone (ID 6)" in preview
+    assert "Nothing was committed" in preview
+    assert _changes(_cell(nb, "revert")) == ["added    4: zone (string)",
+                                             "dropped  6: zone (int)"]
+    header, rows = _frame(_cell(nb, "read-reverted"))
+    assert header == ["ride_id", "passenger", "zone"]
+    assert rows == [["2", "bob", "south"], ["3", "carol", "north"], ["4", "dave", "east"],
+                    ["5", "erin", "None"], ["6", "frank", "None"], ["7", "grace", "None"]]
+    after = _text(_cell(nb, "lineage-after"))
+    assert "5 schema versions (v0 .. v4)" in after
+    assert re.search(r"4: zone +v0 born string; v2 dropped; v4 restored string", after), after
+    assert re.search(r"6: zone +v3 born int; v4 dropped", after), after
+    assert re.search(r"\d{17} revert +schema v4 ", _text(_cell(nb, "history")))
