@@ -17,6 +17,7 @@ the read planner, the write-schema reconciliation and adoption use it.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, Protocol, TypeVar
 
@@ -48,7 +49,7 @@ class PartnerAccessor(Protocol[P]):
         ...
 
 
-class PartnerVisitor(Generic[P, R]):
+class PartnerVisitor(ABC, Generic[P, R]):
     """Hooks called by :func:`visit_with_partner`, children before their parent.
 
     A field's type is visited with the field's partner, then :meth:`field` gets the type's
@@ -63,17 +64,21 @@ class PartnerVisitor(Generic[P, R]):
     def field(self, field: NestedField, partner: P | None, result: R) -> R:
         return result
 
+    @abstractmethod
     def struct(self, struct: StructType, partner: P | None, fields: Sequence[R]) -> R:
-        raise NotImplementedError
+        """The result at this node."""
 
+    @abstractmethod
     def array(self, array: ArrayType, partner: P | None, element: R) -> R:
-        raise NotImplementedError
+        """The result at this node."""
 
+    @abstractmethod
     def map(self, map_type: MapType, partner: P | None, key: R, value: R) -> R:
-        raise NotImplementedError
+        """The result at this node."""
 
+    @abstractmethod
     def primitive(self, primitive: Type, partner: P | None) -> R:
-        raise NotImplementedError
+        """The result at this node."""
 
     def before_field(self, field: NestedField, partner: P | None) -> None:
         return None
