@@ -151,22 +151,21 @@ def _schema(t: Table, args: argparse.Namespace) -> int:
     return 0
 
 
-def _diff(t: Table, args: argparse.Namespace) -> int:
-    changes = t.diff(args.a, args.b)
+def _show(result: Any, args: argparse.Namespace) -> int:
+    """Print ``result``: its ``to_dict()`` as JSON with ``--json``, else its text."""
     if args.json:
-        _print_json(changes.to_dict())
+        _print_json(result.to_dict())
     else:
-        print(changes)
+        print(result)
     return 0
+
+
+def _diff(t: Table, args: argparse.Namespace) -> int:
+    return _show(t.diff(args.a, args.b), args)
 
 
 def _lineage(t: Table, args: argparse.Namespace) -> int:
-    lin = t.lineage()
-    if args.json:
-        _print_json(lin.to_dict())
-    else:
-        print(lin)
-    return 0
+    return _show(t.lineage(), args)
 
 
 def _read(t: Table, args: argparse.Namespace) -> int:
