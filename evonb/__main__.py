@@ -13,7 +13,8 @@ Every command takes the table's folder (a path or a ``file:`` URI) as its first 
 ``clean``    remove files and schema versions no retained commit needs
 ``rollback`` undo the last commit, or the one named (``--cascade``)
 ``check``    verify the table's files and timeline (``--deep``, ``--repair``)
-``iceberg``  ``iceberg sync``: publish Iceberg metadata beside the table
+``iceberg``  ``iceberg sync``: publish Iceberg metadata beside the table; ``iceberg status``
+             how far the published view is from the table
 =========== ===============================================================================
 
 Commands whose output is data take ``--json``. Only ``compact`` (and ``alter`` with
@@ -21,8 +22,8 @@ Commands whose output is data take ``--json``. Only ``compact`` (and ``alter`` w
 run without a JVM.
 
 Exit codes: 0 on success; 1 on an evonb error (printed to stderr as ``evonb: error: ...``
-and its hint) and when ``check`` finds problems or ``iceberg sync`` cannot export the latest
-state; 2 on a usage error (an unknown command or option, a missing argument).
+and its hint) and when ``check`` finds problems, ``iceberg sync`` cannot export the latest
+state or ``iceberg status`` is neither current nor off; 2 on a usage error (an unknown command or option, a missing argument).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any
 
 from evonb.api import Table, open_table
 from evonb.errors import EvoError
-from evonb.iceberg import sync_and_record
+from evonb.iceberg import iceberg_status, sync_and_record
 from evonb.table.check import check_table, repair_table
 from evonb.table.history import Commit
 
@@ -271,6 +272,10 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _iceberg(args: argparse.Namespace) -> int:
+    if args.action == "status":
+        status = iceberg_status(args.table)
+        print(status)
+        return 0 if status.ok else 1
     result = sync_and_record(args.table)
     state = "published" if result.written else "unchanged"
     print(f"{result.metadata_file} ({state}, {len(result.snapshots)} snapshots)")
@@ -414,9 +419,12 @@ def _parser() -> argparse.ArgumentParser:
                        "(only when no writer is running)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     iceberg = _command(sub, "iceberg", help="Iceberg metadata beside the table",
-                             description="Publish Iceberg metadata beside the table.")
-    iceberg.add_argument("action", choices=["sync"], help="sync: publish Iceberg metadata "
-                         "for the table's retained history under <table>/metadata/")
+                             description="Publish Iceberg metadata beside the table, or say how "
+                       "far the published view is from it.")
+    iceberg.add_argument("action", choices=["sync", "status"],
+                         help="sync: publish Iceberg metadata for the table's retained history "
+                         "under <table>/metadata/; status: how far the published view is from "
+                         "the table (exit 1 unless current or off)")
     iceberg.add_argument("table", help=TABLE_HELP)
     return parser
 

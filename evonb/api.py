@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evonb.iceberg.publish import publish as publish_iceberg
+from evonb.iceberg.status import IcebergStatus, iceberg_status
 from evonb.schema.schema import Schema
 from evonb.services.clean import clean as clean_table
+from evonb.services.clustering import cluster as cluster_table
+from evonb.services.clustering import cluster_inline
 from evonb.services.compaction import compact as compact_table
 from evonb.services.compaction import compact_inline
 from evonb.services.progress import ProgressCallback
@@ -50,9 +53,11 @@ class Table(SparkTable):
         """Write a DataFrame: ``insert``, ``upsert``, ``delete`` (by record key) or
         ``overwrite``. Columns match by name; the schema evolves as the data needs. After the
         commit, compacts when ``evonb.compaction.inline.every`` data commits were made since
-        the last compaction."""
+        the last compaction, and clusters when ``evonb.clustering.inline.every`` data commits
+        were made since the last clustering."""
         commit = super().write(df, mode)
         compact_inline(self)
+        cluster_inline(self)
         return commit
 
     def to_arrow(self, as_of: CommitRef | None = None, *,
@@ -113,6 +118,17 @@ class Table(SparkTable):
         rewrite files of older schema versions in the latest one. None if nothing to do."""
         return compact_table(self, upgrade_schema=upgrade_schema, progress=progress)
 
+    def cluster(self, *, by: str | Sequence[str] | None = None,
+                target_file_bytes: int | None = None, where: str | None = None,
+                progress: ProgressCallback | None = None) -> Commit | None:
+        """Rewrite small files (and, merge-on-read, base files with their log blocks) into
+        files of about ``target_file_bytes``, sorted by ``by`` (default: the table's stored
+        sort order, which ``by`` replaces); ``where`` limits it to the partitions matching a
+        predicate over the partition columns. One ``replacecommit``; None if nothing to do.
+        See :mod:`evonb.services.clustering`."""
+        return cluster_table(self, by=by, target_file_bytes=target_file_bytes, where=where,
+                             progress=progress)
+
     def rewrite(self, ddl: str | None = None, *, on_cast_error: Literal["fail", "null"] = "fail",
                 purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:
         """Apply ``ddl`` that metadata cannot (e.g. ``ALTER COLUMN price TYPE int`` on a double)
@@ -130,6 +146,12 @@ class Table(SparkTable):
         """Undo the commit that completed last, or ``instant`` (and, with ``cascade``, the
         commits that completed after it)."""
         return rollback_table(self, instant, cascade=cascade)
+
+    def iceberg_status(self) -> IcebergStatus:
+        """How far the published Iceberg view is from this table: ``current``, ``behind``,
+        ``blocked`` (with the column and the way out), ``uncompacted``, ``unpublished`` or
+        ``off``. Reads only."""
+        return iceberg_status(self)
 
 
 def _maker(spark: SparkSession | None) -> Callable[[Path, TableConfig], Table]:

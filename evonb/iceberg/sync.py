@@ -127,7 +127,7 @@ class _Published:
     removed: tuple[DataFile, ...]
 
 
-class _Versions:
+class Versions:
     """Schema versions, their layouts and Iceberg schema IDs (in order of first use)."""
 
     def __init__(self, table: BaseTable) -> None:
@@ -186,7 +186,7 @@ HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _EPOCH = date(1970, 1, 1)
 
 
-def _partition_values(table: BaseTable, f: DataFile, version: str, versions: _Versions
+def _partition_values(table: BaseTable, f: DataFile, version: str, versions: Versions
                       ) -> tuple[Any, ...]:
     """The identity partition values of file ``f`` (from its ``col=value`` folders), typed
     as Iceberg's manifests hold them; :class:`IcebergExportError` for a value Iceberg's
@@ -226,7 +226,7 @@ def _partition_values(table: BaseTable, f: DataFile, version: str, versions: _Ve
 
 
 @dataclass
-class _Plan:
+class Plan:
     """The snapshots to publish, the current schema version (the schema of the last
     expressible state), the partition values of every published file, and why the latest
     state is not exported (None when it is)."""
@@ -237,7 +237,7 @@ class _Plan:
     blocked: IcebergExportError | None
 
 
-def _plan(table: BaseTable, versions: _Versions) -> _Plan:
+def plan_publication(table: BaseTable, versions: Versions) -> Plan:
     """Replay the timeline; every state Iceberg can express exactly (its live files readable
     in its schema) is kept, a data change of one is a snapshot; states that cannot be
     expressed are skipped, so publication resumes once a rewrite makes the table expressible
@@ -303,10 +303,10 @@ def _plan(table: BaseTable, versions: _Versions) -> _Plan:
             "sync again")
     if not current:
         raise blocked or IcebergExportError(f"The table {table.name} has no schema version")
-    return _Plan(out, current, values, blocked)
+    return Plan(out, current, values, blocked)
 
 
-def _file_stats(table: BaseTable, f: DataFile, versions: _Versions) -> dict[str, Any]:
+def _file_stats(table: BaseTable, f: DataFile, versions: Versions) -> dict[str, Any]:
     """Per column value and null counts and lower/upper bounds (by field ID) of data file
     ``f``, from its Parquet footer, computed by pyiceberg's own statistics code against the
     file's physical schema (its schema version with physical names, its own types). Empty when
@@ -355,7 +355,7 @@ class _Writing:
     """What writing the manifests of one sync needs."""
 
     table: BaseTable
-    versions: _Versions
+    versions: Versions
     folder: Path
     tag: str  # unique per sync: file names never clash with another sync's
     values: dict[str, tuple[Any, ...]]  # path -> partition values
@@ -446,7 +446,7 @@ def _summary(snap: _Published) -> dict[str, str]:
     }
 
 
-def _previous(folder: Path) -> tuple[int, dict[str, Any]] | None:
+def published_metadata(folder: Path) -> tuple[int, dict[str, Any]] | None:
     """The latest published metadata version and its JSON, or None."""
     io_ = file_io()
     try:
@@ -474,11 +474,11 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
 
     t = table if isinstance(table, BaseTable) else open_table(table)
     folder = t.root / METADATA_DIR
-    versions = _Versions(t)
-    plan = _plan(t, versions)
+    versions = Versions(t)
+    plan = plan_publication(t, versions)
     snaps, current, values = plan.snapshots, plan.current, plan.values
     blocked = str(plan.blocked) if plan.blocked else None
-    previous = _previous(folder)
+    previous = published_metadata(folder)
     prior_snaps = {s["snapshot-id"]: s for s in (previous[1].get("snapshots") or [])
                    } if previous else {}
     # Sequence numbers never go back: a snapshot published before keeps its number, a new one
@@ -573,4 +573,5 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     return SyncResult(n, str(target), ids, True, blocked)
 
 
-__all__ = ["METADATA_DIR", "VERSION_HINT", "SyncResult", "snapshot_id", "sync"]
+__all__ = ["METADATA_DIR", "VERSION_HINT", "Plan", "SyncResult", "Versions", "plan_publication",
+           "published_metadata", "snapshot_id", "sync"]
