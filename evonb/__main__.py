@@ -23,7 +23,8 @@ run without a JVM.
 
 Exit codes: 0 on success; 1 on an evonb error (printed to stderr as ``evonb: error: ...``
 and its hint) and when ``check`` finds problems, ``iceberg sync`` cannot export the latest
-state or ``iceberg status`` is neither current nor off; 2 on a usage error (an unknown command or option, a missing argument).
+state or ``iceberg status`` is neither current nor off; 2 on a usage error (an unknown
+command or option, a missing argument).
 """
 
 from __future__ import annotations
