@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 POLICY_PROPERTY = "evonb.conflict.policy"
 DEFAULT_POLICY = "default"
-RESTATING_OPERATIONS = frozenset({"compact", "rewrite"})
+RESTATING_OPERATIONS = frozenset({"compact", "rewrite", "cluster"})
 """Operations whose added files only restate keys that existed before them."""
 
 OperationKind = Literal["write", "ddl", "service"]
@@ -147,17 +147,19 @@ def _service_conflict(op: Operation, other: CommitRecord) -> str | None:
     """Why a table service (compaction, rewrite) cannot commit after ``other``, or None.
 
     A rewrite replaces the whole table in one schema: any other commit conflicts. A compaction
-    only restates the data of its file groups in the schema version it read, which stays valid
-    after any schema change: only commits that touched the same file groups conflict.
+    or a clustering only restates the data of its file groups in the schema version it read,
+    which stays valid after any schema change: only commits that touched the same file groups
+    conflict.
     """
     if op.operation == "rewrite":
         return f"it changed the table while this rewrite ran ({other.operation})"
+    name = "clustering" if op.operation == "cluster" else "compaction"
     removed, logged = _touches(other)
     if op.file_groups & removed:
-        return ("it rewrote file groups this compaction also replaces "
+        return (f"it rewrote file groups this {name} also replaces "
                 f"(e.g. {sorted(op.file_groups & removed)[0]})")
     if op.file_groups & logged:
-        return ("it added log blocks to file groups this compaction replaces "
+        return (f"it added log blocks to file groups this {name} replaces "
                 f"(e.g. {sorted(op.file_groups & logged)[0]})")
     return None
 

@@ -1,0 +1,344 @@
+"""Clustering: rewrite many small files into few files of a target size, optionally sorted.
+
+A table fed by many small writes ends up as many small files (and, on merge-on-read tables,
+log blocks), and every read pays for each of them. ``Table.cluster()`` reads the small files
+(with their log blocks merged, exactly as a snapshot read sees them) and writes the same rows
+as files of about the target size, projected to the latest schema like compaction; with a sort
+order, the rows are range-partitioned and sorted by those columns (a linear sort), so a filter
+on them skips most files and row groups. Rows keep their ``_evo_commit_time``.
+
+Which files it takes, per partition:
+
+- base files with log blocks (merge-on-read);
+- base files smaller than 3/4 of the target size (``SMALL_FRACTION``);
+- when the sort order changes, every file not written by a clustering in that order;
+
+but a partition left with a single such file that has no log blocks, is in the latest schema
+and is already in the order (or no order is asked) is skipped: rewriting it would change
+nothing. Nothing left: ``None`` (nothing to do), no commit.
+
+Target size: ``target_file_bytes``, else table property ``evonb.clustering.target.file.bytes``,
+else ``evonb.compaction.target.file.bytes``, else 128 MiB. Sort order: ``by``, else the table's
+property ``evonb.clustering.sort.ids`` (field IDs, so a sort column renamed later keeps
+working; a sort column dropped since leaves the order). ``by`` saves the order in that property
+after the clustering commits. ``where`` restricts clustering to the files of the partitions
+that match a Spark SQL predicate over the partition columns (only partition columns).
+
+The result is one ``replacecommit`` (operation ``cluster``), conflict-checked like compaction:
+a commit that rewrote or added log blocks to a file being clustered makes it fail with
+:class:`~evonb.errors.ConflictError` (the table unchanged); commits to other files are fine.
+Time travel to before it reads the old files, rollback undoes it, clean removes the replaced
+files after the retention window. Inline: table property ``evonb.clustering.inline.every`` (N
+> 0) runs it after every N data commits.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from evonb.errors import ColumnNotFoundError, ConflictError, InvalidArgumentError
+from evonb.schema.spark_convert import type_to_spark
+from evonb.services.compaction import DATA_ACTIONS, TARGET_SIZE_PROPERTY, removed_paths
+from evonb.services.progress import ProgressCallback, report
+from evonb.spark.mor import file_groups, read_snapshot, subset
+from evonb.spark.writer import write_files
+from evonb.spark.writes import parquet_options
+from evonb.table.commit import CommitMetadata
+from evonb.table.conflicts import check_service
+from evonb.table.fsutil import remove_data_files
+from evonb.table.history import Commit
+from evonb.table.key_stats import key_columns
+from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.snapshot import DataFile, Snapshot
+from evonb.table.transaction import Transaction
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evonb.spark.table import SparkTable
+
+INLINE_PROPERTY = "evonb.clustering.inline.every"
+SORT_PROPERTY = "evonb.clustering.sort.ids"
+CLUSTER_TARGET_PROPERTY = "evonb.clustering.target.file.bytes"
+DEFAULT_TARGET_SIZE = 128 * 1024 * 1024
+SMALL_FRACTION = 0.75
+"""A base file smaller than this fraction of the target size is small."""
+OPERATION = "cluster"
+_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+def target_size(table: SparkTable, target_file_bytes: int | None = None) -> int:
+    """The target file size of a clustering (see the module docstring); a bad value is an
+    :class:`InvalidArgumentError`."""
+    if target_file_bytes is not None:
+        if isinstance(target_file_bytes, bool) or not isinstance(target_file_bytes, int) \
+                or target_file_bytes < 1:
+            raise InvalidArgumentError(
+                f"target_file_bytes must be a whole number of bytes of at least 1, not "
+                f"{target_file_bytes!r}", name="target_file_bytes", value=target_file_bytes,
+                hint="e.g. target_file_bytes=128 * 1024 * 1024, or leave it out for the "
+                     "table's default")
+        return target_file_bytes
+    config = table.raw_config
+    for name in (CLUSTER_TARGET_PROPERTY, TARGET_SIZE_PROPERTY):
+        value = config.int_property(name, 0)
+        if value > 0:
+            return value
+    return DEFAULT_TARGET_SIZE
+
+
+def sort_ids(table: SparkTable, by: str | Sequence[str] | None) -> tuple[int, ...]:
+    """The field IDs of the sort order: the columns ``by`` names (checked: they exist and are
+    of a sortable type), else the table's stored order (IDs still in the latest schema)."""
+    schema = table.schema
+    if by is None:
+        raw = table.raw_config.property(SORT_PROPERTY) or ""
+        ids = []
+        for piece in raw.split(","):
+            piece = piece.strip()
+            if piece.isdigit() and schema.has_id(int(piece)):
+                ids.append(int(piece))
+        return tuple(ids)
+    names = [by] if isinstance(by, str) else list(by)
+    if not names or not all(isinstance(n, str) and n.strip() for n in names):
+        raise InvalidArgumentError(
+            f"by must name one or more columns, not {by!r}", name="by", value=by,
+            hint="e.g. by='ts' or by=['region', 'ts']")
+    out: list[int] = []
+    for name in names:
+        try:
+            fid = schema.find_id(name.strip())
+        except ColumnNotFoundError as exc:
+            raise ColumnNotFoundError(name, schema.paths(),
+                                      context="in the clustering sort order") from exc
+        ftype = schema.field_by_id(fid).type
+        if not ftype.is_primitive:
+            raise InvalidArgumentError(
+                f"Cannot cluster by {name!r}: it is a {ftype} column, and only columns of a "
+                "primitive type (numbers, strings, dates, ...) can be sorted",
+                name="by", value=name,
+                hint="sort by a primitive column, or by a struct member ('s.member')")
+        if fid not in out:
+            out.append(fid)
+    return tuple(out)
+
+
+def _cluster_orders(table: SparkTable) -> dict[str, tuple[int, ...]]:
+    """For each completed clustering commit: the sort order it wrote its files in."""
+    return {r.instant: tuple(int(i) for i in r.metadata.get("sort_ids", ()))
+            for r in table.timeline.completed()
+            if r.action == "replacecommit" and r.operation == OPERATION}
+
+
+def plan(table: SparkTable, snap: Snapshot, *, target: int, order: tuple[int, ...],
+         resort: bool, partitions: set[str] | None = None) -> list[DataFile]:
+    """The base files a clustering rewrites (see the module docstring). ``resort``: the
+    order differs from the table's, so files not clustered in it are taken too.
+    ``partitions``: only files of these partitions (None: all)."""
+    grouped = set(file_groups(snap))
+    orders = _cluster_orders(table)
+    latest = table.schema.version_id
+    small = target * SMALL_FRACTION
+
+    def in_order(f: DataFile) -> bool:
+        return orders.get(f.instant) == order
+
+    def settled(f: DataFile) -> bool:
+        """Already clustered: no log blocks, latest schema, written by a clustering in
+        ``order`` (or by any clustering, when no order is asked)."""
+        return (f.path not in grouped and f.version == latest
+                and (in_order(f) if order else f.instant in orders))
+
+    by_partition: dict[str, list[DataFile]] = {}
+    for f in snap.files:
+        if partitions is not None and f.partition not in partitions:
+            continue
+        if f.path in grouped or f.bytes < small or (resort and not in_order(f)):
+            by_partition.setdefault(f.partition, []).append(f)
+    chosen: list[DataFile] = []
+    for files in by_partition.values():
+        if all(settled(f) for f in files):
+            continue
+        lone = files[0]
+        if (len(files) == 1 and not order and lone.path not in grouped
+                and lone.version == latest):
+            continue  # one file, nothing to merge or sort: rewriting it changes nothing
+        chosen.extend(files)
+    return chosen
+
+
+def matching_partitions(table: SparkTable, snap: Snapshot, where: str) -> set[str]:
+    """The partitions of ``snap`` whose values satisfy ``where`` (Spark SQL over the
+    partition columns)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    if not isinstance(where, str) or not where.strip():
+        raise InvalidArgumentError(f"where must be a SQL predicate, not {where!r}",
+                                   name="where", value=where,
+                                   hint="e.g. where=\"region = 'eu'\"")
+    columns = table.partition_by
+    if not columns:
+        raise InvalidArgumentError(
+            f"where={where!r} selects partitions, but table {table.name} is not partitioned",
+            name="where", value=where, hint="leave where out to cluster the whole table")
+    schema = table.schema
+    ids = table.raw_config.partition_ids
+    partitions = sorted({f.partition for f in snap.files})
+    rows = []
+    for p in partitions:
+        pieces = [piece.partition("=")[2] for piece in p.split("/")] if p else []
+        row = []
+        for i in range(len(ids)):
+            raw = pieces[i] if i < len(pieces) else None
+            row.append(None if raw is None or raw == _NULL_PARTITION else unquote(raw))
+        rows.append((p, *row))
+    struct = StructType([StructField("__evo_partition", StringType())]
+                        + [StructField(f"__evo_v{i}", StringType()) for i in range(len(ids))])
+    df = table.spark.createDataFrame(rows, struct)
+    df = df.select("__evo_partition", *[
+        F.col(f"__evo_v{i}").cast(type_to_spark(schema.field_by_id(fid).type)).alias(name)
+        for i, (fid, name) in enumerate(zip(ids, columns, strict=True))])
+    try:
+        kept = df.filter(F.expr(where)).select("__evo_partition").collect()
+    except Exception as exc:  # Spark's parse and analysis errors
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidArgumentError(
+            f"where={where!r} is not a predicate over the partition columns "
+            f"({', '.join(columns)}): {first}", name="where", value=where,
+            hint=f"use only the partition columns, e.g. where=\"{columns[0]} = ...\"") from None
+    return {r[0] for r in kept}
+
+
+def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
+            target_file_bytes: int | None = None, where: str | None = None,
+            progress: ProgressCallback | None = None) -> Commit | None:
+    """Cluster ``table`` (see the module docstring). Returns the commit, or None when there
+    was nothing to do."""
+    from pyspark.sql import functions as F
+
+    target = target_size(table, target_file_bytes)
+    order = sort_ids(table, by)
+    stored = sort_ids(table, None)
+    resort = by is not None and order != stored
+    txn = Transaction(table, "replacecommit", plan={  # failed attempts rolled back first
+        "operation": OPERATION, "sort_ids": list(order), "target_file_bytes": target,
+        "where": where})
+    base = txn.base
+    snap = table.snapshot()
+    partitions = matching_partitions(table, snap, where) if where is not None else None
+    chosen = plan(table, snap, target=target, order=order, resort=resort,
+                  partitions=partitions)
+    report(progress, 0, len(chosen), "plan")
+    if not chosen:
+        if by is not None and resort:
+            _save_order(table, order)
+        report(progress, 0, 0, "done")
+        return None
+    latest = table.schema
+    _, layout = table.version(latest.version_id)
+    removed = removed_paths(snap, chosen)
+    txn.plan["files"] = removed
+    grouped = file_groups(snap)
+    added: list[DataFile] = []
+    with txn:
+        part = subset(snap, chosen)
+        nbytes = sum(f.bytes for f in (*part.files, *part.logs))
+        n_files = max(1, -(-nbytes // target))
+        out_query = table.physical_query(latest, layout)
+        partition_cols = tuple(layout.name(i) for i in table.raw_config.partition_ids)
+        report(progress, 0, len(chosen), "cluster")
+        df = read_snapshot(table, part, out_query, meta=True)
+        df = df.select(*[F.col(f"`{f.name}`").alias(f.name, metadata={"parquet.field.id": f.id})
+                         for f in out_query.fields], F.col(META_COMMIT_TIME))
+        keys = [F.col(f"`{c}`") for c in (*partition_cols,
+                                         *(layout.name(i) for i in order))]
+        if keys:
+            df = df.repartitionByRange(n_files, *keys).sortWithinPartitions(*keys)
+        else:
+            df = df.repartition(n_files)
+        files = write_files(df, root=table.root, instant=txn.instant,
+                            version=latest.version_id, partition_columns=partition_cols,
+                            key_columns=key_columns(table.raw_config.primary_key_ids, latest,
+                                                    layout),
+                            options=parquet_options(table.raw_config))
+        remove_data_files(table.root, [f for f in files if f.rows == 0])
+        added = [f for f in files if f.rows > 0]
+        txn.wrote(added)
+        report(progress, len(chosen), len(chosen), "cluster")
+        txn.stage(added, removed)
+        with txn.locked():
+            check_service(table, OPERATION, "replacecommit", base, [f.path for f in chosen],
+                          instant=txn.instant)
+            last = table.timeline.last_completed()
+            record = txn.complete(CommitMetadata.of(
+                OPERATION, last.schema_version if last else latest.version_id,
+                added=added, removed=removed,
+                clustered_version=latest.version_id,
+                sort_ids=list(order),
+                sort_columns=[latest.path_of(i) for i in order],
+                target_file_bytes=target,
+                where=where,
+                base_instant=base.instant if base else None,
+                base_completion=base.completion if base else None,
+                logs_merged=sum(len(grouped.get(f.path, ())) for f in chosen),
+                files_in=len(chosen),
+                rows_written=sum(f.rows for f in added)))
+    if resort:
+        _save_order(table, order)
+    report(progress, len(chosen), len(chosen), "done")
+    return Commit.from_record(record)
+
+
+def _save_order(table: SparkTable, order: tuple[int, ...]) -> None:
+    if order:
+        table.set_properties({SORT_PROPERTY: ",".join(str(i) for i in order)})
+    else:
+        table.set_properties(unset=(SORT_PROPERTY,))
+
+
+def commits_since_clustering(table: SparkTable) -> int:
+    """Data commits (``commit``, ``deltacommit``) since the last clustering."""
+    count = 0
+    for record in reversed(table.timeline.completed()):
+        if record.action == "replacecommit" and record.operation == OPERATION:
+            break
+        if record.action in DATA_ACTIONS:
+            count += 1
+    return count
+
+
+def cluster_inline(table: SparkTable) -> Commit | None:
+    """After a write: cluster when ``evonb.clustering.inline.every`` (N > 0) data commits
+    have been made since the last clustering. A lost race only warns (the write committed)."""
+    every = table.raw_config.int_property(INLINE_PROPERTY, 0)
+    if every <= 0 or commits_since_clustering(table) < every:
+        return None
+    table.invalidate()
+    try:
+        return cluster(table)
+    except ConflictError as exc:
+        warnings.warn(f"inline clustering skipped: {exc.message}", stacklevel=3)
+        return None
+
+
+def describe_order(table: SparkTable) -> list[str]:
+    """The table's clustering sort order as column paths of the latest schema."""
+    return [table.schema.path_of(i) for i in sort_ids(table, None)]
+
+
+__all__ = [
+    "CLUSTER_TARGET_PROPERTY",
+    "DEFAULT_TARGET_SIZE",
+    "INLINE_PROPERTY",
+    "SORT_PROPERTY",
+    "cluster",
+    "cluster_inline",
+    "commits_since_clustering",
+    "describe_order",
+    "matching_partitions",
+    "plan",
+    "sort_ids",
+    "target_size",
+]
