@@ -227,6 +227,16 @@ class UnsupportedStatementError(EvoError):
         super().__init__(message, hint=hint)
 
 
+class SQLStatementError(EvoError):
+    """A SQL statement that changes an evonb table (INSERT, UPDATE, DELETE, MERGE, DROP) and
+    cannot run: a syntax error, an unknown column, a value of the wrong type, a MERGE that
+    matches a row twice. Carries the ``statement``; nothing was written."""
+
+    def __init__(self, message: str, *, statement: str, hint: str | None = None) -> None:
+        self.statement = statement
+        super().__init__(message, hint=hint)
+
+
 class UnknownPluginError(EvoError):
     """A lock provider, conflict policy or file IO named by a table property (or environment
     variable) that is neither built into evonb nor registered by an installed package. Carries
@@ -276,6 +286,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidDefaultError",
     "MetadataCorruptError",
+    "SQLStatementError",
     "SchemaEvolutionError",
     "TableExistsError",
     "TableLocationError",
