@@ -1,0 +1,199 @@
+"""Clustering (:mod:`evonb.services.clustering`): small files into few sorted files, one
+``replacecommit``; same rows with both readers, time travel, rollback, clean, conflicts, the
+stored sort order (by field ID) and inline clustering."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+import evonb
+from evonb.errors import ColumnNotFoundError, ConflictError, InvalidArgumentError
+from evonb.services.clustering import INLINE_PROPERTY, SORT_PROPERTY, commits_since_clustering
+from evonb.services.progress import ProgressLog
+
+pytestmark = pytest.mark.spark
+
+COLS = "id long, v string, ts long"
+
+
+def _rows(t, as_of=None):
+    return sorted(tuple(r) for r in t.read(as_of).collect())
+
+
+def _arrow_rows(t, as_of=None):
+    table = t.to_arrow(as_of)
+    return sorted(zip(*(table.column(n).to_pylist() for n in table.column_names), strict=True))
+
+
+def _small_writes(spark, t, batches, start=0, mode="insert"):
+    for b in range(batches):
+        rows = [(start + b * 10 + i, f"v{b}", (b * 7 + i * 13) % 50) for i in range(3)]
+        t.write(spark.createDataFrame(rows, COLS), mode)
+
+
+def _file_column(t, path, column):
+    """The values of ``column`` (a physical name) in one data file, in file order."""
+    return pq.read_table(t.root / path, columns=[column]).column(column).to_pylist()
+
+
+@pytest.fixture(params=["cow", "mor"])
+def table(request, spark, tmp_path):
+    t = evonb.create_table(tmp_path / request.param, "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts", table_type=request.param)
+    _small_writes(spark, t, 3)
+    # upserts: rewritten files (cow) or log blocks (mor)
+    t.write(spark.createDataFrame([(0, "up", 3), (21, "up", 4)], COLS), "upsert")
+    return t
+
+
+def test_cluster_rewrites_small_files_sorted_same_rows(spark, table):
+    t = table
+    before_files = len(t.snapshot().files)
+    before = _rows(t)
+    assert before == _arrow_rows(t)
+    old = t.history()[-1].instant
+    log = ProgressLog()
+    commit = t.cluster(by="ts", progress=log)
+    assert commit is not None and commit.action == "replacecommit"
+    assert commit.operation == "cluster"
+    assert log.stages[0] == "plan" and log.stages[-1] == "done"
+    snap = t.snapshot()
+    assert before_files > 1 and len(snap.files) == 1 and snap.logs == ()
+    assert _rows(t) == before and _arrow_rows(t) == before
+    _, layout = t.version(t.schema.version_id)
+    ts_id = t.schema.find_id("ts")
+    values = _file_column(t, snap.files[0].path, layout.name(ts_id))
+    assert values == sorted(values) and len(values) == len(before)
+    assert t.properties[SORT_PROPERTY] == str(ts_id)
+    # already clustered: nothing to do, no commit
+    n = len(t.history())
+    assert t.cluster() is None and t.cluster(by="ts") is None
+    assert len(t.history()) == n
+    # time travel to before the clustering reads the old files
+    assert len(t.snapshot(old).files) == before_files
+    assert _rows(t, old) == before and _arrow_rows(t, old) == before
+    # rollback of the clustering brings the old files back
+    t.rollback()
+    assert len(t.snapshot().files) == before_files
+    assert _rows(t) == before and _arrow_rows(t) == before
+
+
+def test_clean_removes_replaced_files(spark, table):
+    t = table
+    replaced = [f.path for f in t.snapshot().files]
+    t.cluster()
+    assert all((t.root / p).exists() for p in replaced)
+    assert t.clean(retain_commits=1) is not None
+    assert not any((t.root / p).exists() for p in replaced)
+    assert _rows(t) == _arrow_rows(t) and len(_rows(t)) == 9
+
+
+def test_renamed_sort_column_and_dropped_column_keep_working(spark, table):
+    t = table
+    t.alter("ALTER TABLE t ADD COLUMN extra string")
+    t.cluster(by=["ts", "id"])
+    order = t.properties[SORT_PROPERTY]
+    t.alter("ALTER TABLE t RENAME COLUMN ts TO event_ts")
+    t.alter("ALTER TABLE t DROP COLUMN v")
+    t.write(spark.createDataFrame([(100, 9, "x"), (101, 1, None)],
+                                  "id long, event_ts long, extra string"))
+    expected = _rows(t)
+    assert len(expected) == 11 and len(expected[0]) == 3
+    commit = t.cluster()  # the stored order, by field ID: event_ts, id
+    assert commit is not None and commit.metadata["sort_columns"] == ["event_ts", "id"]
+    assert t.properties[SORT_PROPERTY] == order
+    assert _rows(t) == expected and _arrow_rows(t) == expected
+    snap = t.snapshot()
+    assert len(snap.files) == 1 and snap.files[0].version == t.schema.version_id
+    _, layout = t.version(t.schema.version_id)
+    values = _file_column(t, snap.files[0].path, layout.name(t.schema.find_id("event_ts")))
+    assert values == sorted(values)
+
+
+def test_mistakes_name_the_thing_and_leave_the_table_unchanged(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "m", "id bigint not null, tags map<string, string>, "
+                           "xs array<int>, ts bigint", primary_key="id")
+    t.write(spark.createDataFrame([(1, {"a": "b"}, [1], 5)], "id long, tags map<string, "
+                                  "string>, xs array<int>, ts long"))
+    n = len(t.history())
+    with pytest.raises(ColumnNotFoundError, match="tz"):
+        t.cluster(by="tz")
+    with pytest.raises(InvalidArgumentError, match="'tags'"):
+        t.cluster(by="tags")
+    with pytest.raises(InvalidArgumentError, match="'xs'"):
+        t.cluster(by=["ts", "xs"])
+    for bad in (0, -5, 1.5, "big"):
+        with pytest.raises(InvalidArgumentError, match="target_file_bytes"):
+            t.cluster(target_file_bytes=bad)
+    with pytest.raises(InvalidArgumentError, match="not partitioned"):
+        t.cluster(where="ts > 1")
+    assert len(t.history()) == n and SORT_PROPERTY not in t.properties
+
+
+def test_where_clusters_matching_partitions_only(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "p", "id bigint not null, region string, ts bigint",
+                           primary_key="id", partition_by="region")
+    for b in range(3):
+        t.write(spark.createDataFrame([(b * 10 + i * 2 + (r == "us"), r, i) for i in range(2)
+                                       for r in ("eu", "us")], "id long, region string, ts long"))
+    eu = [f for f in t.snapshot().files if f.partition == "region=eu"]
+    us = [f for f in t.snapshot().files if f.partition == "region=us"]
+    assert len(eu) > 1 and len(us) > 1
+    before = _rows(t)
+    with pytest.raises(InvalidArgumentError, match="partition columns"):
+        t.cluster(where="ts > 1")
+    commit = t.cluster(where="region = 'eu'")
+    assert commit is not None
+    assert sorted(commit.metadata["removed"]) == sorted(f.path for f in eu)
+    snap = t.snapshot()
+    assert len([f for f in snap.files if f.partition == "region=eu"]) == 1
+    assert sorted(f.path for f in snap.files if f.partition == "region=us") == sorted(
+        f.path for f in us)
+    assert _rows(t) == before and _arrow_rows(t) == before
+
+
+def test_conflict_with_a_write_to_the_clustered_files(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "c", "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts")
+    _small_writes(spark, t, 3)
+    n = len(t.history())
+
+    def upsert_meanwhile(done, total, stage):
+        if stage == "cluster" and done == 0:
+            t.write(spark.createDataFrame([(1, "meanwhile", 99)], COLS), "upsert")
+
+    with pytest.raises(ConflictError, match="clustering"):
+        t.cluster(progress=upsert_meanwhile)
+    assert len(t.history()) == n + 1  # the upsert only
+    assert t.history()[-1].action == "commit"
+    assert (1, "meanwhile", 99) in _rows(t)
+
+
+def test_writes_to_other_files_do_not_conflict(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "o", "id bigint not null, v string, ts bigint",
+                           primary_key="id", precombine="ts")
+    _small_writes(spark, t, 3)
+    before = _rows(t)
+
+    def insert_meanwhile(done, total, stage):
+        if stage == "cluster" and done == 0:
+            t.write(spark.createDataFrame([(500, "new", 1)], COLS))
+
+    commit = t.cluster(progress=insert_meanwhile)
+    assert commit is not None
+    assert _rows(t) == sorted([*before, (500, "new", 1)])
+    assert _arrow_rows(t) == _rows(t)
+
+
+def test_inline_clustering_after_every_n_data_commits(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "i", "id bigint not null, v string, ts bigint",
+                           primary_key="id", properties={INLINE_PROPERTY: "3"})
+    _small_writes(spark, t, 2)
+    assert commits_since_clustering(t) == 2
+    assert [c.action for c in t.history()] == ["create", "commit", "commit"]
+    _small_writes(spark, t, 1, start=100)
+    ops = [c.operation for c in t.history()]
+    assert ops[-1] == "cluster" and commits_since_clustering(t) == 0
+    assert len(t.snapshot().files) == 1
+    assert len(_rows(t)) == 9 and _arrow_rows(t) == _rows(t)
