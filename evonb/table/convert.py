@@ -50,7 +50,7 @@ from evonb.schema.types import (
 )
 from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import EVO_DIR, evo_dir
 from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
 from evonb.table.properties import check_plugins
@@ -156,7 +156,8 @@ def install(root: Path, plan: AdoptionPlan, *, make: TableMaker | None = None) -
     check_target(root)
     evo = evo_dir(root)
     try:
-        evo.mkdir()
+        if not is_object_path(evo):  # object stores have no folders: the config claims the root
+            evo.mkdir()
     except FileExistsError:
         raise TableExistsError(f"{root} became a table while it was being converted") from None
     try:
@@ -219,7 +220,7 @@ def read_footer(path: Path) -> Footer:
 
 
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(file_io().open_data(path))
     except Exception as exc:  # pyarrow raises several kinds for a bad file
         raise UnsupportedTableError(f"{path} is not a readable Parquet file: {exc}") from None
     leaves = iter([pf.schema.column(i) for i in range(len(pf.schema))])

@@ -28,9 +28,14 @@ Implementations:
   ``write_if_absent`` is ``O_EXCL``. The test suite runs the table, services and concurrency tests
   over it (``EVONB_FILE_IO=local-no-rename``) to prove the protocol needs no rename.
 
-The implementation is chosen by the environment variable ``EVONB_FILE_IO`` (default ``local``),
-never by anything a table stores: a name that is neither built in nor registered by an installed
-package under the entry point group ``evonb.file_io`` is an error.
+- ``s3`` (:class:`evonb.table.fileio_s3.S3FileIO`): S3-compatible object storage. It is not
+  chosen by ``EVONB_FILE_IO`` but by the location: the process's FileIO sends every path in
+  object storage (first part ``s3:`` or ``s3a:``, see :func:`is_object_path`) to it, and all
+  other paths to the implementation below.
+
+The implementation for local paths is chosen by the environment variable ``EVONB_FILE_IO``
+(default ``local``), never by anything a table stores: a name that is neither built in nor
+registered by an installed package under the entry point group ``evonb.file_io`` is an error.
 """
 
 from __future__ import annotations
@@ -42,15 +47,14 @@ import shutil
 import stat
 import tempfile
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator
 from contextlib import suppress
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, ClassVar
+from typing import TYPE_CHECKING, BinaryIO
 
 from evonb.errors import EvoError
+from evonb.table.fileio_base import FileInfo, FileIO, PathLike, is_object_path
+from evonb.table.fileio_s3 import S3FileIO  # boto3, optional, is loaded on first use
 from evonb.table.names import TEMP_SUFFIX, temp_prefix
 from evonb.table.plugins import PluginKind, check_name, load
 
@@ -60,112 +64,8 @@ if TYPE_CHECKING:
 FILE_IO_ENV = "EVONB_FILE_IO"
 FILE_IO_GROUP = "evonb.file_io"
 
-PathLike = str | os.PathLike[str]
-
 # errno values with which os.link says the file system has no hard links.
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
-
-
-@dataclass(frozen=True)
-class FileInfo:
-    """A file as a listing sees it: its name (last path part), size in bytes, and a version token
-    that differs whenever the file's content may have changed."""
-
-    name: str
-    size: int
-    version: Hashable
-
-
-class FileIO(ABC):
-    """The operations evonb performs on table files (see the module docstring)."""
-
-    name: ClassVar[str]
-
-    @abstractmethod
-    def read(self, path: PathLike) -> bytes:
-        """The whole file (:class:`FileNotFoundError` if there is none)."""
-
-    @abstractmethod
-    def write(self, path: PathLike, data: bytes) -> None:
-        """Create or replace the file with ``data``; readers never see a part of it."""
-
-    @abstractmethod
-    def write_if_absent(self, path: PathLike, data: bytes) -> None:
-        """Create the file with ``data``; :class:`FileExistsError` (file untouched) if it exists."""
-
-    @abstractmethod
-    def list(self, folder: PathLike) -> list[FileInfo]:
-        """The files directly in ``folder`` (no sub-folders); empty if the folder is missing."""
-
-    def names(self, folder: PathLike) -> list[str]:
-        """The names of the files directly in ``folder`` (:meth:`list` without sizes, which
-        some stores give for free and others must look up one by one)."""
-        return [f.name for f in self.list(folder)]
-
-    @abstractmethod
-    def folders(self, folder: PathLike) -> list[str]:
-        """The names of the sub-folders directly in ``folder``; empty if it is missing."""
-
-    @abstractmethod
-    def info(self, path: PathLike) -> FileInfo:
-        """Size and version of one file (:class:`FileNotFoundError` if there is none,
-        :class:`IsADirectoryError` for a folder)."""
-
-    @abstractmethod
-    def delete(self, path: PathLike) -> None:
-        """Remove a file; a missing file is not an error."""
-
-    @abstractmethod
-    def delete_folder(self, folder: PathLike) -> None:
-        """Remove a folder and everything below it; a missing folder is not an error."""
-
-    @abstractmethod
-    def open_read(self, path: PathLike) -> BinaryIO:
-        """A seekable binary stream over the file (for footers and blocks of large files)."""
-
-    @abstractmethod
-    def arrow_filesystem(self) -> pafs.FileSystem:
-        """The same store as a pyarrow file system, for bulk reads of data files and log
-        blocks (Parquet footers and row groups, Avro blocks): these are written once and never
-        rewritten, so their readers need no lock."""
-
-    def open_data(self, path: PathLike) -> pafs.NativeFile:
-        """A seekable native stream over a data file or log block (see
-        :meth:`arrow_filesystem`)."""
-        return self.arrow_filesystem().open_input_file(os.fspath(path))
-
-    @abstractmethod
-    def move(self, src: PathLike, dst: PathLike) -> None:
-        """Place ``src`` at ``dst`` (replacing it) and remove ``src``; for files no commit names
-        yet, so it need not be atomic."""
-
-    def size(self, path: PathLike) -> int:
-        """The file's size in bytes."""
-        return self.info(path).size
-
-    def exists(self, path: PathLike) -> bool:
-        """Whether the file exists."""
-        try:
-            self.info(path)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return False
-        return True
-
-    def is_folder(self, folder: PathLike) -> bool:
-        """Whether ``folder`` exists as a folder (on object stores, where folders are name
-        prefixes, while something is in it)."""
-        return bool(self.list(folder) or self.folders(folder))
-
-    def walk(self, folder: PathLike) -> Iterator[tuple[str, FileInfo]]:
-        """Every file below ``folder``, as (path relative to ``folder`` with ``/``, info)."""
-        base = Path(folder)
-        stack = [""]
-        while stack:
-            rel = stack.pop()
-            here = base / rel if rel else base
-            for f in sorted(self.list(here), key=lambda f: f.name):
-                yield (f"{rel}/{f.name}" if rel else f.name), f
-            stack.extend(sorted((f"{rel}/{d}" if rel else d) for d in self.folders(here))[::-1])
 
 
 class LocalFileIO(FileIO):
@@ -383,14 +283,96 @@ def _file_io_named(key: str) -> FileIO:
     return made
 
 
+@cache
+def object_store_io() -> FileIO:
+    """The FileIO of S3-compatible object storage (:mod:`evonb.table.fileio_s3`), made once."""
+    return S3FileIO()
+
+
+class _Routing(FileIO):
+    """Mixed into the process's FileIO class: paths in object storage (see
+    :func:`is_object_path`) go to :func:`object_store_io`, all others to the FileIO itself."""
+
+    def read(self, path: PathLike) -> bytes:
+        return object_store_io().read(path) if is_object_path(path) else super().read(path)
+
+    def write(self, path: PathLike, data: bytes) -> None:
+        if is_object_path(path):
+            return object_store_io().write(path, data)
+        return super().write(path, data)
+
+    def write_if_absent(self, path: PathLike, data: bytes) -> None:
+        if is_object_path(path):
+            return object_store_io().write_if_absent(path, data)
+        return super().write_if_absent(path, data)
+
+    def list(self, folder: PathLike) -> list[FileInfo]:
+        return object_store_io().list(folder) if is_object_path(folder) else super().list(folder)
+
+    def names(self, folder: PathLike) -> list[str]:
+        return (object_store_io().names(folder) if is_object_path(folder)
+                else super().names(folder))
+
+    def folders(self, folder: PathLike) -> list[str]:
+        return (object_store_io().folders(folder) if is_object_path(folder)
+                else super().folders(folder))
+
+    def info(self, path: PathLike) -> FileInfo:
+        return object_store_io().info(path) if is_object_path(path) else super().info(path)
+
+    def exists(self, path: PathLike) -> bool:
+        return object_store_io().exists(path) if is_object_path(path) else super().exists(path)
+
+    def is_folder(self, folder: PathLike) -> bool:
+        return (object_store_io().is_folder(folder) if is_object_path(folder)
+                else super().is_folder(folder))
+
+    def delete(self, path: PathLike) -> None:
+        if is_object_path(path):
+            return object_store_io().delete(path)
+        return super().delete(path)
+
+    def delete_folder(self, folder: PathLike) -> None:
+        if is_object_path(folder):
+            return object_store_io().delete_folder(folder)
+        return super().delete_folder(folder)
+
+    def open_read(self, path: PathLike) -> BinaryIO:
+        return (object_store_io().open_read(path) if is_object_path(path)
+                else super().open_read(path))
+
+    def arrow_location(self, path: PathLike) -> tuple[pafs.FileSystem, str]:
+        return (object_store_io().arrow_location(path) if is_object_path(path)
+                else super().arrow_location(path))
+
+    def open_data(self, path: PathLike) -> pafs.NativeFile:
+        return (object_store_io().open_data(path) if is_object_path(path)
+                else super().open_data(path))
+
+    def move(self, src: PathLike, dst: PathLike) -> None:
+        if is_object_path(src) != is_object_path(dst):
+            raise EvoError(f"Cannot move {src} to {dst}: they are in different stores",
+                           hint="copy the file instead")
+        if is_object_path(src):
+            return object_store_io().move(src, dst)
+        return super().move(src, dst)
+
+
 def file_io() -> FileIO:
-    """The FileIO of this process: the one ``EVONB_FILE_IO`` names (default ``local``)."""
+    """The FileIO of this process: the one ``EVONB_FILE_IO`` names (default ``local``) for
+    local paths; paths in object storage (``s3:``/``s3a:``) go to :func:`object_store_io`."""
     return _file_io_for(os.environ.get(FILE_IO_ENV))
 
 
 @cache
 def _file_io_for(setting: str | None) -> FileIO:
-    return _file_io_named(check_name(FILE_IOS, setting))
+    made = _file_io_named(check_name(FILE_IOS, setting))
+    cls = made.__class__
+    routed = type(cls.__name__, (_Routing, cls), {"__module__": cls.__module__,
+                                                  "__qualname__": cls.__qualname__})
+    out = object.__new__(routed)
+    out.__dict__.update(made.__dict__)
+    return out
 
 
 __all__ = [
@@ -403,4 +385,6 @@ __all__ = [
     "NoRenameFileIO",
     "file_io",
     "fsync_dir",
+    "is_object_path",
+    "object_store_io",
 ]

@@ -17,26 +17,47 @@ from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from evonb.errors import EvoError, MetadataCorruptError
-from evonb.table.fileio import FileInfo, file_io, fsync_dir
+from evonb.table.fileio import FileInfo, file_io, fsync_dir, is_object_path
 from evonb.table.names import EVO_DIR, STAGING_DIR, is_temp_name
 
 T = TypeVar("T")
 
 def table_path(root: str | os.PathLike[str]) -> Path:
-    """A table root as a local :class:`Path`; ``file:`` URIs are accepted.
+    """A table root as a :class:`Path`: a local path (``file:`` URIs accepted), or a location
+    in S3-compatible object storage, ``s3://bucket/path`` or ``s3a://bucket/path`` (the same
+    store), kept as ``Path("s3:/bucket/path")``: the first part names the store, and
+    :func:`~evonb.table.fileio.file_io` sends such paths to the object store's FileIO.
 
-    Other URI schemes raise :class:`EvoError`: the only FileIOs so far serve local (or locally
-    mounted) file systems.
+    Other URI schemes raise :class:`EvoError` naming the scheme.
     """
     if isinstance(root, str) and (root.startswith("file:") or "://" in root):
         parsed = urlparse(root)
-        if parsed.scheme != "file":
-            raise EvoError(
-                f"Unsupported table location {root!r}",
-                hint="evonb tables live on a local or mounted file system; use a plain path",
-            )
-        return Path(unquote(parsed.path))
+        if parsed.scheme == "file":
+            return Path(unquote(parsed.path))
+        if parsed.scheme in ("s3", "s3a"):
+            if not parsed.netloc:
+                raise EvoError(f"The table location {root!r} names no bucket",
+                               hint="write s3://<bucket>/<path>")
+            return Path(f"s3:/{parsed.netloc}{parsed.path}".rstrip("/"))
+        raise EvoError(
+            f"Unsupported table location {root!r}: evonb does not serve {parsed.scheme}:// "
+            "locations",
+            hint="use a local or mounted path, a file: URI, or S3-compatible object storage "
+                 "(s3:// or s3a://; set AWS_ENDPOINT_URL for other S3 servers)",
+        )
+    if isinstance(root, Path) and is_object_path(root) and root.parts[0] == "s3a:":
+        return Path("s3:", *root.parts[1:])
     return Path(root)
+
+
+def location_uri(root: str | os.PathLike[str], *, spark: bool = False) -> str:
+    """A table path as users and engines name it: ``s3://bucket/path`` for object storage
+    (``s3a://`` with ``spark=True``, the scheme of Spark's S3 connector), else the local
+    path."""
+    if is_object_path(root):
+        bucket, _, key = os.fspath(root).split(":", 1)[1].lstrip("/").partition("/")
+        return f"{'s3a' if spark else 's3'}://{bucket}/{key}".rstrip("/")
+    return os.fspath(root)
 
 
 def evo_dir(root: str | os.PathLike[str]) -> Path:
@@ -200,6 +221,7 @@ __all__ = [
     "file_stamp",
     "fsync_dir",
     "is_temp_name",
+    "location_uri",
     "parse_json_bytes",
     "read_json",
     "table_path",

@@ -6,7 +6,11 @@ and other :class:`FileLock` objects in the same process too. It is **not** re-en
 the same object twice raises ``RuntimeError``, and a second object for the same table in the same
 thread waits like any other writer (and so deadlocks until its timeout).
 
-The table property ``evonb.lock.provider`` names the provider: ``"file"`` (the default),
+For tables in object storage, which has no ``flock``, the default is :class:`LeaseLock`: a
+lease object created with the store's conditional create.
+
+The table property ``evonb.lock.provider`` names the provider: ``"file"`` (the default:
+``flock`` locally, a lease in object storage), ``"lease"``,
 ``"noop"`` (no locking: single-writer setups and tests only), or the name of an entry point in
 the group ``evonb.lock_providers`` that an installed package registers (never a module path:
 see :mod:`evonb.table.plugins`). The class the entry point names is built with
@@ -16,8 +20,11 @@ and must implement :class:`LockProvider`.
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -25,6 +32,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
 from evonb.errors import ConflictError, EvoError
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import evo_dir, table_path
 from evonb.table.names import LOCK_FILE
 from evonb.table.plugins import LOCK_PROVIDERS_GROUP, PluginKind, check_name, load
@@ -38,6 +46,9 @@ LOCK_PROVIDER_PROPERTY = "evonb.lock.provider"
 LOCK_TIMEOUT_PROPERTY = "evonb.lock.timeout"
 DEFAULT_PROVIDER = "file"
 DEFAULT_TIMEOUT = 60.0
+LEASE_PROPERTY = "evonb.lock.lease"
+DEFAULT_LEASE = 60.0
+LEASE_FILE = "lock.lease"
 
 
 @runtime_checkable
@@ -163,6 +174,124 @@ def _holder(fd: int) -> str:
         return ""
 
 
+class LeaseLock:
+    """A lease on ``<root>/.evo/lock.lease``, for stores without ``flock`` (object storage):
+    the default lock of a table in a bucket (provider ``lease``; ``file`` means this there).
+
+    Acquiring creates the lease object with the store's conditional create
+    (:meth:`~evonb.table.fileio.FileIO.write_if_absent`: of two writers exactly one succeeds);
+    it records the owner (host, pid, a random token) and an expiry ``evonb.lock.lease``
+    seconds ahead (default 60). Releasing deletes it, if it is still this owner's. A lease past
+    its expiry (by the breaker's clock) belongs to a writer that died or stalled: a waiting
+    writer breaks it by first creating ``lock.lease.broken-<token>`` conditionally, so of
+    several breakers of one lease exactly one deletes it. Before its commit point a holder
+    checks that its lease is still its own (:meth:`verify`, called by
+    :meth:`~evonb.table.transaction.Transaction.complete`) and fails with
+    :class:`ConflictError` if it was broken.
+
+    Limits: a holder paused past its expiry between :meth:`verify` and publishing its commit
+    can still commit beside the writer that broke its lease; hosts' clocks must agree to well
+    within the lease; the broken-lease markers stay (one small object per broken lease).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], seconds: float = DEFAULT_LEASE) -> None:
+        self.path = Path(path)
+        self.seconds = seconds
+        self._token: str | None = None
+
+    @classmethod
+    def for_table(
+        cls, root: str | os.PathLike[str], properties: Mapping[str, str] | None = None
+    ) -> LeaseLock:
+        """The lease of the table at ``root``."""
+        raw = (properties or {}).get(LEASE_PROPERTY)
+        try:
+            seconds = float(raw) if raw else DEFAULT_LEASE
+        except ValueError:
+            raise EvoError(f"{LEASE_PROPERTY} must be a number of seconds, not {raw!r}",
+                           hint=f"ALTER TABLE ... SET TBLPROPERTIES ('{LEASE_PROPERTY}'='60')"
+                           ) from None
+        return cls(evo_dir(root) / LEASE_FILE, seconds)
+
+    from_table = for_table
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lease."""
+        return self._token is not None
+
+    def acquire(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if self._token is not None:
+            raise RuntimeError(f"{self.path} is already held by this LeaseLock (not re-entrant)")
+        io = file_io()
+        token = uuid.uuid4().hex
+        deadline = time.monotonic() + max(timeout, 0.0)
+        delay = 0.01
+        while True:
+            body = {"host": socket.gethostname(), "pid": os.getpid(), "token": token,
+                    "expires": time.time() + self.seconds}
+            try:
+                io.write_if_absent(self.path, json.dumps(body).encode())
+                self._token = token
+                return
+            except FileExistsError:
+                pass
+            holder = self._read()
+            if holder is not None and float(holder.get("expires", 0)) < time.time():
+                self._break(holder)
+                continue
+            now = time.monotonic()
+            if now >= deadline:
+                who = (f", held by pid {holder.get('pid')} on {holder.get('host')}"
+                       if holder else "")
+                raise ConflictError(
+                    f"table is locked by another writer ({self.path}{who}); "
+                    f"gave up after {timeout:g}s",
+                    hint="wait for the other writer to finish, or raise the timeout")
+            time.sleep(min(delay, max(deadline - now, 0.0)))
+            delay = min(delay * 2, 0.2)
+
+    def _read(self) -> dict[str, object] | None:
+        try:
+            data = json.loads(file_io().read(self.path))
+        except FileNotFoundError:
+            return None
+        except ValueError:  # unreadable: treat as expired, so it can be broken
+            return {"token": "unreadable", "expires": 0}
+        return data if isinstance(data, dict) else {"token": "unreadable", "expires": 0}
+
+    def _break(self, stale: Mapping[str, object]) -> None:
+        marker = self.path.with_name(f"{self.path.name}.broken-{stale.get('token')}")
+        try:
+            file_io().write_if_absent(marker, json.dumps(dict(stale)).encode())
+        except FileExistsError:
+            return  # another writer broke this lease
+        current = self._read()
+        if current is not None and current.get("token") == stale.get("token"):
+            file_io().delete(self.path)
+
+    def verify(self) -> None:
+        """Raise :class:`ConflictError` unless this object still holds the lease (it was broken
+        while this writer was stalled past its expiry)."""
+        current = self._read()
+        if self._token is None or current is None or current.get("token") != self._token:
+            raise ConflictError(
+                f"this writer's lease on the table lock ({self.path}) expired and was taken "
+                "by another writer; the commit was not made",
+                hint=f"run the operation again (or raise {LEASE_PROPERTY})")
+
+    def release(self) -> None:
+        token, self._token = self._token, None
+        if token is None:
+            return
+        current = self._read()
+        if current is not None and current.get("token") == token:
+            file_io().delete(self.path)
+
+    def __repr__(self) -> str:
+        return f"LeaseLock({str(self.path)!r}, held={self.held})"
+
+
 class NoOpLock:
     """A lock that locks nothing (for single-writer setups and tests)."""
 
@@ -178,8 +307,16 @@ class NoOpLock:
 
 LockFactory = Callable[[Path, Mapping[str, str]], LockProvider]
 
+def _default_lock(root: Path, props: Mapping[str, str]) -> LockProvider:
+    """``file``: flock on a local table, a lease in object storage (no flock there)."""
+    if is_object_path(root):
+        return LeaseLock.for_table(root, props)
+    return FileLock.for_table(root, props)
+
+
 _BUILTIN: dict[str, LockFactory] = {
-    "file": lambda root, props: FileLock.for_table(root, props),
+    "file": _default_lock,
+    "lease": lambda root, props: LeaseLock.for_table(root, props),
     "noop": lambda root, props: NoOpLock(root),
 }
 
@@ -235,6 +372,7 @@ __all__ = [
     "LOCK_PROVIDER_PROPERTY",
     "LOCK_TIMEOUT_PROPERTY",
     "FileLock",
+    "LeaseLock",
     "LockFactory",
     "LockProvider",
     "NoOpLock",

@@ -38,7 +38,7 @@ from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.conflicts import Operation, check
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History, SchemaVersions
 from evonb.table.instants import is_instant
@@ -186,7 +186,13 @@ def create_table(
 
 def _make_root(root: Path) -> None:
     """Create the table folder (and its parents), or raise :class:`TableLocationError` leaving
-    nothing behind when it cannot be created or written."""
+    nothing behind when it cannot be created or written. In object storage, where folders are
+    name prefixes, only the write is probed."""
+    if is_object_path(root):
+        probe = root / f".evonb-probe-{os.getpid()}"
+        file_io().write(probe, b"probe")  # a missing bucket or refused credentials: an EvoError
+        file_io().delete(probe)
+        return
     top = next((p for p in reversed((root, *root.parents)) if not p.exists()), None)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -253,6 +259,7 @@ class BaseTable:
         # Snapshots by (commits replayed, last instant, its completion): the latest ones
         # read, so time travel over a long history keeps a bounded number.
         self._snapshots: LRU[tuple, Snapshot] = LRU(SNAPSHOTS_KEPT)
+        self._held_lock: object | None = None  # the commit lock, while :meth:`locked` holds it
 
     # ---------------------------------------------------------------- basics
     @property
@@ -776,10 +783,19 @@ class BaseTable:
         lock = lock_for_table(self.root, self._config.properties)
         timeout = self._config.float_property("evonb.lock.timeout", 60.0)
         lock.acquire(timeout)
+        self._held_lock = lock
         try:
             yield
         finally:
+            self._held_lock = None
             lock.release()
+
+    def verify_lock(self) -> None:
+        """Before a commit point: raise :class:`~evonb.errors.ConflictError` if the lock held
+        by :meth:`locked` was lost meanwhile (a lease that expired and was broken)."""
+        verify = getattr(self._held_lock, "verify", None)
+        if callable(verify):
+            verify()
 
     def incremental_commits(self, start: CommitRef, end: CommitRef | None = None
                             ) -> list[CommitRecord]:

@@ -111,6 +111,7 @@ class Transaction:
         inst = self._started()
         if not isinstance(metadata, CommitMetadata):
             metadata = CommitMetadata.from_json(metadata, where=f"commit {inst.timestamp}")
+        self.table.verify_lock()
         self.record = self.table.timeline.complete(inst, metadata, after=after)
         return self.record
 

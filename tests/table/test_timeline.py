@@ -13,7 +13,13 @@ import pytest
 
 from evonb.errors import CommitNotFoundError, ConflictError, EvoError, MetadataCorruptError
 from evonb.table import timeline as timeline_mod
-from evonb.table.fsutil import atomic_write_bytes, atomic_write_json, read_json, table_path
+from evonb.table.fsutil import (
+    atomic_write_bytes,
+    atomic_write_json,
+    location_uri,
+    read_json,
+    table_path,
+)
 from evonb.table.instants import (
     INITIAL_INSTANT,
     InvalidInstantError,
@@ -73,8 +79,19 @@ def test_read_json_missing_is_file_not_found(tmp_path: Path) -> None:
 def test_table_path_accepts_file_uris(tmp_path: Path) -> None:
     assert table_path(f"file://{tmp_path}") == tmp_path
     assert table_path(f"file:{tmp_path}") == tmp_path
-    with pytest.raises(EvoError):
-        table_path("s3://bucket/t")
+    for uri in ("gs://bucket/t", "abfss://c@acct.dfs.core.windows.net/t", "hdfs://nn/t"):
+        with pytest.raises(EvoError, match=uri.split(":")[0] + "://"):
+            table_path(uri)
+
+
+def test_table_path_keeps_object_store_locations() -> None:
+    assert table_path("s3://bucket/a/t") == Path("s3:/bucket/a/t")
+    assert table_path("s3a://bucket/a/t/") == Path("s3:/bucket/a/t")  # s3a: the same store
+    assert table_path(Path("s3a://bucket/t")) == Path("s3:/bucket/t")
+    assert location_uri(table_path("s3://bucket/t"), spark=True) == "s3a://bucket/t"
+    assert location_uri(Path("/data/t")) == "/data/t"
+    with pytest.raises(EvoError, match="no bucket"):
+        table_path("s3:///t")
 
 
 # ---------------------------------------------------------------- instants

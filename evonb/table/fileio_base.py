@@ -1,0 +1,133 @@
+"""The storage interface's base: :class:`FileIO` (the operations evonb performs on a table's
+files), :class:`FileInfo`, and :func:`is_object_path`. See :mod:`evonb.table.fileio` for the
+protocol and the implementations."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, ClassVar
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+PathLike = str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file as a listing sees it: its name (last path part), size in bytes, and a version token
+    that differs whenever the file's content may have changed."""
+
+    name: str
+    size: int
+    version: Hashable
+
+
+class FileIO(ABC):
+    """The operations evonb performs on table files (see the module docstring)."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def read(self, path: PathLike) -> bytes:
+        """The whole file (:class:`FileNotFoundError` if there is none)."""
+
+    @abstractmethod
+    def write(self, path: PathLike, data: bytes) -> None:
+        """Create or replace the file with ``data``; readers never see a part of it."""
+
+    @abstractmethod
+    def write_if_absent(self, path: PathLike, data: bytes) -> None:
+        """Create the file with ``data``; :class:`FileExistsError` (file untouched) if it exists."""
+
+    @abstractmethod
+    def list(self, folder: PathLike) -> list[FileInfo]:
+        """The files directly in ``folder`` (no sub-folders); empty if the folder is missing."""
+
+    def names(self, folder: PathLike) -> list[str]:
+        """The names of the files directly in ``folder`` (:meth:`list` without sizes, which
+        some stores give for free and others must look up one by one)."""
+        return [f.name for f in self.list(folder)]
+
+    @abstractmethod
+    def folders(self, folder: PathLike) -> list[str]:
+        """The names of the sub-folders directly in ``folder``; empty if it is missing."""
+
+    @abstractmethod
+    def info(self, path: PathLike) -> FileInfo:
+        """Size and version of one file (:class:`FileNotFoundError` if there is none,
+        :class:`IsADirectoryError` for a folder)."""
+
+    @abstractmethod
+    def delete(self, path: PathLike) -> None:
+        """Remove a file; a missing file is not an error."""
+
+    @abstractmethod
+    def delete_folder(self, folder: PathLike) -> None:
+        """Remove a folder and everything below it; a missing folder is not an error."""
+
+    @abstractmethod
+    def open_read(self, path: PathLike) -> BinaryIO:
+        """A seekable binary stream over the file (for footers and blocks of large files)."""
+
+    @abstractmethod
+    def arrow_filesystem(self) -> pafs.FileSystem:
+        """The same store as a pyarrow file system, for bulk reads of data files and log
+        blocks (Parquet footers and row groups, Avro blocks): these are written once and never
+        rewritten, so their readers need no lock."""
+
+    def arrow_location(self, path: PathLike) -> tuple[pafs.FileSystem, str]:
+        """The pyarrow file system holding ``path`` and the path in its terms (for datasets)."""
+        return self.arrow_filesystem(), os.fspath(path)
+
+    def open_data(self, path: PathLike) -> pafs.NativeFile:
+        """A seekable native stream over a data file or log block (see
+        :meth:`arrow_filesystem`)."""
+        fs, where = self.arrow_location(path)
+        return fs.open_input_file(where)
+
+    @abstractmethod
+    def move(self, src: PathLike, dst: PathLike) -> None:
+        """Place ``src`` at ``dst`` (replacing it) and remove ``src``; for files no commit names
+        yet, so it need not be atomic."""
+
+    def size(self, path: PathLike) -> int:
+        """The file's size in bytes."""
+        return self.info(path).size
+
+    def exists(self, path: PathLike) -> bool:
+        """Whether the file exists."""
+        try:
+            self.info(path)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return False
+        return True
+
+    def is_folder(self, folder: PathLike) -> bool:
+        """Whether ``folder`` exists as a folder (on object stores, where folders are name
+        prefixes, while something is in it)."""
+        return bool(self.list(folder) or self.folders(folder))
+
+    def walk(self, folder: PathLike) -> Iterator[tuple[str, FileInfo]]:
+        """Every file below ``folder``, as (path relative to ``folder`` with ``/``, info)."""
+        base = Path(folder)
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            here = base / rel if rel else base
+            for f in sorted(self.list(here), key=lambda f: f.name):
+                yield (f"{rel}/{f.name}" if rel else f.name), f
+            stack.extend(sorted((f"{rel}/{d}" if rel else d) for d in self.folders(here))[::-1])
+
+
+def is_object_path(path: PathLike) -> bool:
+    """Whether ``path`` (a table root or a path below one) names object storage: its first
+    part is ``s3:`` or ``s3a:`` (``Path("s3://bucket/key")`` is ``s3:/bucket/key``)."""
+    return os.fspath(path).startswith(("s3:/", "s3a:/"))
+
+
+__all__ = ["FileIO", "FileInfo", "PathLike", "is_object_path"]
