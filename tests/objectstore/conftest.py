@@ -1,0 +1,86 @@
+"""A real S3 protocol server on loopback (moto's server mode) for the object-storage tests:
+one per test session on a free port, a fresh bucket per test."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import uuid
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+from evonb.table.fileio import object_store_io
+
+ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+       "AWS_REGION": "us-east-1", "AWS_MAX_ATTEMPTS": "1"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class S3Server:
+    """The loopback server; :meth:`stop` and :meth:`start` again keep its buckets (moto keeps
+    its state in the process)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self._server: ThreadedMotoServer | None = None
+
+    def start(self) -> None:
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self._server.start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = S3Server()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
+    """The standard AWS variables pointing at the loopback server; evonb's S3 client is made
+    anew from them."""
+    for k, v in {**ENV, "AWS_ENDPOINT_URL": s3_server.endpoint}.items():
+        monkeypatch.setenv(k, v)
+    object_store_io.cache_clear()
+    yield s3_server
+    object_store_io.cache_clear()
+
+
+@pytest.fixture
+def s3_client(s3_env: S3Server):  # type: ignore[no-untyped-def]
+    return boto3.client("s3", endpoint_url=s3_env.endpoint, region_name="us-east-1",
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+@pytest.fixture
+def bucket(s3_client) -> str:  # type: ignore[no-untyped-def]
+    """A fresh, empty bucket."""
+    name = f"evonb-{uuid.uuid4().hex[:12]}"
+    s3_client.create_bucket(Bucket=name)
+    return name
+
+
+def keys(client, bucket: str, prefix: str = "") -> list[str]:  # type: ignore[no-untyped-def]
+    """Every key in ``bucket`` under ``prefix``."""
+    pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    return sorted(o["Key"] for p in pages for o in p.get("Contents", ()))
+
+
+__all__ = ["ENV", "S3Server", "keys"]
