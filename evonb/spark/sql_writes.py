@@ -717,7 +717,7 @@ class _Run:
             if not (updated or deleted):
                 out.mode = "insert"
                 frame = rows.filter("__evo_kind = 'insert'").select(*data)
-            elif table.primary_key and self.by_key(rows, assigned):
+            elif table.primary_key and self.by_key(rows, set(counts), assigned):
                 out.mode = "upsert" if not deleted else "delete"
                 if deleted:
                     frame = rows.filter("__evo_kind = 'delete'").select(*data)
@@ -729,14 +729,13 @@ class _Run:
             out.commit = table.write(frame, out.mode)
         return out
 
-    def by_key(self, rows: DataFrame, assigned: set[str]) -> bool:
+    def by_key(self, rows: DataFrame, kinds: set[str], assigned: set[str]) -> bool:
         """Whether a delete or upsert by record key does exactly what the statement says:
         deletes alone, or updates and inserts alone; every changed row's key held by no other
         row; updates keep key and partition values and do not lower the precombine value."""
         from pyspark.sql import functions as F
 
         table = self.table
-        kinds = {r["__evo_kind"] for r in rows.select("__evo_kind").distinct().collect()}
         if "delete" in kinds and kinds & {"update", "insert"}:
             return False
         keys = [self.by_lower[k.lower()] for k in table.primary_key]

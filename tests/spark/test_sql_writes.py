@@ -1,0 +1,101 @@
+"""evonb.spark.sql_writes: statements split into their parts, Spark's store-assignment rule,
+and statements run on a table without the notebook."""
+
+from __future__ import annotations
+
+import pytest
+
+import evonb
+from evonb.errors import SQLStatementError
+from evonb.spark.sql_writes import assignable, execute, parse, target
+
+
+def test_insert_parts():
+    p = parse("INSERT INTO `t` (a, `b`) SELECT x, y FROM s WHERE (x > 1)")
+    assert (p.kind, p.table, p.columns, p.query) == ("INSERT", "t", ["a", "b"],
+                                                    "SELECT x, y FROM s WHERE (x > 1)")
+    p = parse("insert overwrite table t (select 1, 2)")
+    assert p.overwrite and p.columns is None and p.query == "(select 1, 2)"
+    p = parse("WITH n AS (SELECT 1 AS a) INSERT INTO t BY NAME SELECT * FROM n")
+    assert p.by_name and p.query == "WITH n AS (SELECT 1 AS a) SELECT * FROM n"
+
+
+def test_update_and_delete_parts_skip_strings_comments_and_nesting():
+    p = parse("UPDATE t AS x SET a = 'where, b = 1', b = CASE WHEN c = 1 THEN 2 END, "
+              "c = f(1, 2) -- where\nWHERE a = ',' AND b IN (1, 2)")
+    assert p.alias == "x"
+    assert [(a.column, a.expr) for a in p.assigns] == [
+        ("a", "'where, b = 1'"), ("b", "CASE WHEN c = 1 THEN 2 END"), ("c", "f(1, 2)")]
+    assert p.condition == "a = ',' AND b IN (1, 2)"
+    p = parse("delete from t /* all */")
+    assert (p.kind, p.alias, p.condition) == ("DELETE", None, None)
+
+
+def test_merge_parts():
+    p = parse("MERGE INTO t USING (SELECT * FROM s WHERE k = 1) AS src ON t.k = src.k "
+              "WHEN MATCHED AND src.op = 'd' THEN DELETE "
+              "WHEN MATCHED THEN UPDATE SET * "
+              "WHEN NOT MATCHED BY TARGET THEN INSERT (k, v) VALUES (src.k, coalesce(src.v, 0)) "
+              "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = CASE WHEN v > 0 THEN 0 END")
+    assert (p.table, p.alias, p.source_alias) == ("t", None, "src")
+    assert p.source == "(SELECT * FROM s WHERE k = 1)" and p.condition == "t.k = src.k"
+    assert [(c.match, c.condition, c.action.kind, c.action.star) for c in p.clauses] == [
+        ("matched", "src.op = 'd'", "delete", False), ("matched", None, "update", True),
+        ("not_matched", None, "insert", False), ("not_matched_by_source", None, "update",
+                                                 False)]
+    assert p.clauses[2].action.values == ["src.k", "coalesce(src.v, 0)"]
+    assert p.clauses[3].action.assigns[0].expr == "CASE WHEN v > 0 THEN 0 END"
+
+
+@pytest.mark.parametrize("bad, says", [
+    ("MERGE INTO t USING (SELECT 1) ON t.a = 1 WHEN MATCHED THEN DELETE", "needs an alias"),
+    ("MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN INSERT *", "only allowed in WHEN NOT"),
+    ("MERGE INTO t USING s ON t.a = s.a", "at least one WHEN"),
+    ("INSERT INTO db.t VALUES (1)", "Qualified names"),
+    ("INSERT INTO t PARTITION (p = 1) VALUES (1)", "PARTITION clause"),
+    ("TRUNCATE TABLE t", "Not a statement"),
+])
+def test_statements_it_does_not_run_are_refused_by_name(bad, says):
+    with pytest.raises(SQLStatementError, match=says):
+        parse(bad)
+    assert target(bad) is None
+
+
+def test_target_names_the_statement_and_table():
+    assert target("DROP TABLE IF EXISTS t PURGE") == ("DROP", "t")
+    assert target("merge into `my t` s using u on 1 = 1 when matched then delete") == (
+        "MERGE", "my t")
+
+
+def test_assignable_follows_ansi_store_assignment():
+    from pyspark.sql import types as T
+
+    assert assignable(T.IntegerType(), T.DoubleType())
+    assert assignable(T.DecimalType(2, 1), T.LongType())
+    assert assignable(T.LongType(), T.StringType())
+    assert assignable(T.DateType(), T.TimestampType())
+    assert assignable(T.NullType(), T.BooleanType())
+    assert assignable(T.ArrayType(T.IntegerType()), T.ArrayType(T.LongType()))
+    assert not assignable(T.StringType(), T.IntegerType())
+    assert not assignable(T.DoubleType(), T.BooleanType())
+    assert not assignable(T.DateType(), T.IntegerType())
+    assert not assignable(T.StructType([T.StructField("a", T.IntegerType())]),
+                          T.StructType([]))
+
+
+@pytest.mark.spark
+def test_execute_on_a_table_and_its_guards(spark, warehouse):
+    t = evonb.create_table(warehouse / "kv", "k bigint not null, v string", primary_key="k",
+                           name="kv")
+    result = execute(t, "INSERT INTO kv VALUES (1, 'a'), (2, 'b');")
+    assert (result.mode, result.inserted, len(t.history())) == ("insert", 2, 2)
+    result = execute(t, "UPDATE kv SET v = upper(v) WHERE k = 2")
+    assert (result.mode, result.updated) == ("upsert", 1)
+    assert sorted(tuple(r) for r in t.read().collect()) == [(1, "a"), (2, "B")]
+    with pytest.raises(SQLStatementError, match="changes 'other', not the table 'kv'"):
+        execute(t, "DELETE FROM other")
+    with pytest.raises(SQLStatementError, match="cannot store a string in column 'k'"):
+        execute(t, "INSERT INTO kv SELECT 'x', 'y'")
+    assert len(t.history()) == 3
+    result = execute(t, "DROP TABLE kv PURGE")
+    assert result.mode == "drop" and not (warehouse / "kv").exists()
