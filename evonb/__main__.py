@@ -10,6 +10,7 @@ Every command takes the table's folder (a path or a ``file:`` URI) as its first 
 ``read``     rows, read without Spark (``--as-of``, ``--schema``, ``--columns``, ``--limit``)
 ``alter``    run ALTER TABLE statements (``--dry-run``: show the diff, commit nothing)
 ``compact``  merge log blocks and rewrite files of older schema versions (starts Spark)
+``cluster``  rewrite small files into files of the target size, sorted (starts Spark)
 ``clean``    remove files and schema versions no retained commit needs
 ``rollback`` undo the last commit, or the one named (``--cascade``)
 ``check``    verify the table's files and timeline (``--deep``, ``--repair``)
@@ -17,7 +18,7 @@ Every command takes the table's folder (a path or a ``file:`` URI) as its first 
              how far the published view is from the table
 =========== ===============================================================================
 
-Commands whose output is data take ``--json``. Only ``compact`` (and ``alter`` with
+Commands whose output is data take ``--json``. Only ``compact``, ``cluster`` (and ``alter`` with
 ``SET NOT NULL``, which first counts the nulls) start the managed Spark session; the others
 run without a JVM.
 
@@ -245,6 +246,14 @@ def _compact(t: Table, args: argparse.Namespace) -> int:
     return _report_commit(t, commit, args, "nothing to compact")
 
 
+def _cluster(t: Table, args: argparse.Namespace) -> int:
+    by = [c.strip() for c in args.by.split(",") if c.strip()] if args.by is not None else None
+    target = (None if args.target_file_mb is None
+              else int(args.target_file_mb * 1024 * 1024))  # below 1 byte: refused
+    commit = t.cluster(by=by, target_file_bytes=target, where=args.where)
+    return _report_commit(t, commit, args, "nothing to cluster")
+
+
 def _clean(t: Table, args: argparse.Namespace) -> int:
     commit = t.clean(retain_commits=args.retain_commits, retain_hours=args.retain_hours,
                      keep_schema_versions=args.keep_schema_versions)
@@ -258,7 +267,8 @@ def _rollback(t: Table, args: argparse.Namespace) -> int:
 
 TABLE_COMMANDS: dict[str, Callable[[Table, argparse.Namespace], int]] = {
     "history": _history, "schema": _schema, "diff": _diff, "lineage": _lineage,
-    "read": _read, "alter": _alter, "compact": _compact, "clean": _clean,
+    "read": _read, "alter": _alter, "compact": _compact, "cluster": _cluster,
+    "clean": _clean,
     "rollback": _rollback,
 }
 
@@ -378,6 +388,18 @@ def _parser() -> argparse.ArgumentParser:
     _add_table(p)
     p.add_argument("--no-upgrade-schema", action="store_true",
                    help="leave files of older schema versions as they are")
+
+    p = _command(sub, "cluster", help="rewrite small files into sorted files (Spark)",
+                       description="Rewrite small files (and base files with log blocks) into "
+                       "files of about the target size, sorted by the table's clustering order "
+                       "or --by, in one replacecommit. Starts the managed Spark session.")
+    _add_table(p)
+    p.add_argument("--by", metavar="COLUMNS", default=None,
+                   help="sort by these columns (comma-separated); saved as the table's order")
+    p.add_argument("--target-file-mb", type=float, default=None, metavar="N",
+                   help="target file size in MiB (default: the table's, else 128)")
+    p.add_argument("--where", default=None, metavar="PREDICATE",
+                   help="only partitions matching this SQL predicate over partition columns")
 
     p = _command(sub, "clean", help="remove files no retained commit needs",
                        description="Remove data files and schema versions that no commit in "

@@ -194,8 +194,8 @@ def test_python_dash_m_evonb_is_the_same_program(people):
 def test_every_command_has_help(capsys):
     out = evonb_cli("--help")
     assert out.returncode == 0
-    commands = ["history", "schema", "diff", "lineage", "read", "alter", "compact", "clean",
-                "rollback", "check", "iceberg"]
+    commands = ["history", "schema", "diff", "lineage", "read", "alter", "compact", "cluster",
+                "clean", "rollback", "check", "iceberg"]
     assert all(f"    {c} " in out.stdout for c in commands)
     for command in commands:
         with pytest.raises(SystemExit) as done:
@@ -251,6 +251,22 @@ def test_compact_rewrites_old_schema_files_with_spark(fresh, spark):
     again = evonb_cli("compact", fresh.path)
     assert (again.returncode, again.stdout) == (0, "nothing to compact\n")
     assert [r["id"] for r in data("read", fresh.path, "--columns", "id")] == [1, 2]
+
+
+@pytest.mark.spark
+def test_cluster_sorts_by_the_given_columns_then_has_nothing_to_do(fresh, spark):
+    """cluster rewrites the adopted file in the latest schema, sorted by --by, and saves the
+    order; run again, it has nothing to do; a column that cannot be sorted is refused."""
+    commit = data("cluster", fresh.path, "--by", "price,id")
+    assert (commit["operation"], commit["files_added"], commit["files_removed"],
+            commit["rows_written"]) == ("cluster", 1, 1, 2)
+    assert evonb.open_table(fresh.path).properties["evonb.clustering.sort.ids"] == ",".join(
+        str(fresh.schema.find_id(c)) for c in ("price", "id"))
+    assert run("cluster", fresh.path).stdout == "nothing to cluster\n"
+    refused = run("cluster", fresh.path, "--by", "tags")
+    assert refused.returncode == 1 and "Cannot cluster by 'tags'" in refused.stderr
+    # in file order: sorted by price ascending, nulls first (id 2 has no price)
+    assert [r["id"] for r in data("read", fresh.path, "--columns", "id")] == [2, 1]
 
 
 # -------------------------------------------------------------------------- errors
