@@ -26,11 +26,16 @@ from bench.harness import (
     format_result,
     write_json,
 )
-from bench.suite import BENCHMARKS, Context
+from bench.peers import peers
+from bench.suite import BENCHMARKS as SUITE
+from bench.suite import Context
 from bench.util import SIZES
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
+
+BENCHMARKS = {**SUITE, "peers": peers}
+"""Every benchmark by name: the suite's, then the peers side by side."""
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
 
@@ -83,7 +88,8 @@ def run_suite(
         for name in selected:
             t0 = time.perf_counter()
             folder = base / name
-            ctx = Context(spark=spark, workdir=folder, size=SIZES[size], log=out)
+            ctx = Context(spark=spark, workdir=folder, size=SIZES[size], log=out, repeat=repeat,
+                          warmup=warmup)
             folder.mkdir(parents=True, exist_ok=True)
             try:
                 for item in BENCHMARKS[name](ctx):

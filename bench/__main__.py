@@ -3,9 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Callable
 
 from bench import BENCHMARKS, DEFAULT_JSON, SIZES, run_suite
+
+
+def printer() -> Callable[[str], None]:
+    """``print`` (flushed, so a log file follows the run) until the reader of standard output
+    goes away (``python -m bench | head``): then the run goes on silently, its results still
+    reach the JSON file, and no ``BrokenPipeError`` traceback is printed."""
+    state = {"open": True}
+
+    def out(line: str) -> None:
+        if not state["open"]:
+            return
+        try:
+            print(line, flush=True)
+        except BrokenPipeError:
+            state["open"] = False
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the exit-time flush must not fail either
+            os.close(devnull)
+
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,10 +54,11 @@ def main(argv: list[str] | None = None) -> int:
                              "went (Spark jobs and their call sites, time outside jobs)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     args = parser.parse_args(argv)
+    out = printer()
     if args.list:
         for name, fn in BENCHMARKS.items():
             doc = (fn.__doc__ or "").strip().splitlines()[0]
-            print(f"{name:<16} {doc}")
+            out(f"{name:<16} {doc}")
         return 0
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
@@ -44,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeat must be >= 1 and --warmup >= 0")
     payload = run_suite(args.names or None, size=args.size, repeat=args.repeat,
                         warmup=args.warmup, json_path=args.json, workdir=args.workdir,
-                        keep=args.keep, profile=args.profile)
+                        keep=args.keep, profile=args.profile, out=out)
     return 1 if payload["summary"].get("ERROR") else 0
 
 

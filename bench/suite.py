@@ -38,6 +38,8 @@ class Context:
     workdir: Path
     size: Size
     log: Callable[[str], None]
+    repeat: int = 5  # timed runs (benchmarks that time whole workloads themselves use these)
+    warmup: int = 1
 
     def path(self, name: str) -> Path:
         p = self.workdir / name
