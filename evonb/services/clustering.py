@@ -17,7 +17,9 @@ but a partition left with a single such file that has no log blocks, is in the l
 and is already in the order (or no order is asked) is skipped: rewriting it would change
 nothing. Nothing left: ``None`` (nothing to do), no commit.
 
-Target size: ``target_file_bytes``, else table property ``evonb.clustering.target.file.bytes``,
+Files: about the target size each (at least one per core when there is at least 1 MiB per
+core, so full scans read in parallel); within each, rows sorted ascending, nulls first. Target
+size: ``target_file_bytes``, else table property ``evonb.clustering.target.file.bytes``,
 else ``evonb.compaction.target.file.bytes``, else 128 MiB. Sort order: ``by``, else the table's
 property ``evonb.clustering.sort.ids`` (field IDs, so a sort column renamed later keeps
 working; a sort column dropped since leaves the order). ``by`` saves the order in that property
@@ -62,6 +64,9 @@ INLINE_PROPERTY = "evonb.clustering.inline.every"
 SORT_PROPERTY = "evonb.clustering.sort.ids"
 CLUSTER_TARGET_PROPERTY = "evonb.clustering.target.file.bytes"
 DEFAULT_TARGET_SIZE = 128 * 1024 * 1024
+MIN_SPLIT_BYTES = 1024 * 1024
+"""With at least this many bytes per core, clustering writes at least one file per core, so
+that a full scan reads in parallel."""
 SMALL_FRACTION = 0.75
 """A base file smaller than this fraction of the target size is small."""
 OPERATION = "cluster"
@@ -245,7 +250,8 @@ def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
     with txn:
         part = subset(snap, chosen)
         nbytes = sum(f.bytes for f in (*part.files, *part.logs))
-        n_files = max(1, -(-nbytes // target))
+        cores = max(1, table.spark.sparkContext.defaultParallelism)
+        n_files = max(1, -(-nbytes // target), min(cores, nbytes // MIN_SPLIT_BYTES))
         out_query = table.physical_query(latest, layout)
         partition_cols = tuple(layout.name(i) for i in table.raw_config.partition_ids)
         report(progress, 0, len(chosen), "cluster")
