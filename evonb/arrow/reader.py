@@ -26,7 +26,7 @@ from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import STRING, NestedField
 from evonb.spark.avro_log import _read_block, block_struct
-from evonb.spark.mor import _merge_columns, file_groups
+from evonb.spark.mor import _merge_columns, file_groups, since
 from evonb.table.file_checks import file_error
 from evonb.table.fileio import file_io
 from evonb.table.layout import META_COMMIT_TIME
@@ -219,6 +219,35 @@ class ArrowRead:
         return _concat(tables, out)
 
 
+class IncrementalRead:
+    """The rows written by the commits after ``start`` up to ``end``, as they are at ``end``,
+    read with Arrow: the same rows and columns as ``Table.read_incremental`` (``schema``,
+    ``columns`` and ``limit`` as in :class:`ArrowRead`)."""
+
+    def __init__(self, table: BaseTable, start: CommitRef, end: CommitRef | None = None, *,
+                 schema: Schema | str | CommitRef | None = None,
+                 columns: Sequence[str] | None = None, limit: int | None = None,
+                 meta_columns: bool = False):
+        instants = sorted(c.instant for c in table.incremental_commits(start, end))
+        wanted = pc.field(META_COMMIT_TIME).isin(pa.array(instants, pa.string()))
+        self._read = ArrowRead(table, end, schema=schema, columns=columns, filter=wanted,
+                               limit=limit, meta_columns=True)
+        self._read.snap = since(self._read.snap, instants)
+        self._drop = not meta_columns
+        names = self._read.output.names
+        self.output = (self._read.output.remove(names.index(META_COMMIT_TIME)) if self._drop
+                       else self._read.output)
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The rows as record batches of :attr:`output`."""
+        for batch in self._read.batches():
+            yield batch.select(self.output.names) if self._drop else batch
+
+    def to_table(self) -> pa.Table:
+        """All of :meth:`batches` as one table."""
+        return pa.Table.from_batches(list(self.batches()), schema=self.output)
+
+
 def _meta_expr(f: DataFile) -> Expr:
     """The commit time of a base file's rows: its hidden column, or the instant of the commit
     that adopted it (files evonb did not write have no such column)."""
@@ -298,4 +327,4 @@ def _check_binds(expr: pc.Expression, schema: pa.Schema) -> None:
                        hint="name columns by their current names") from None
 
 
-__all__ = ["ArrowRead"]
+__all__ = ["ArrowRead", "IncrementalRead"]

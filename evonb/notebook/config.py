@@ -6,12 +6,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from traitlets import Dict, Int, Unicode, observe
+from traitlets import Dict, Int, TraitError, Unicode, observe, validate
 from traitlets.config import Configurable
 
 from evonb.spark import session as managed
 
 DEFAULT_WAREHOUSE = "evonb-warehouse"
+ENGINES = ("auto", "arrow", "spark")
+"""Values of ``Evo.engine``: what reads a table's data for the ``%evo`` previews."""
 
 
 class Evo(Configurable):
@@ -36,9 +38,25 @@ class Evo(Configurable):
         20, min=0, help="How many rows %evo read, %evo sql and the timeline show."
     ).tag(config=True)
 
+    engine = Unicode(
+        "auto",
+        help="What reads data for %evo read, the timeline's preview and %evo diff --data: "
+        "'auto' (Arrow, no JVM, for previews; Spark where a Spark DataFrame is asked for: "
+        "%evo read --to), 'arrow' (always Arrow: --to gives a pandas DataFrame) or 'spark' "
+        "(always Spark). %evo sql and the services use Spark.",
+    ).tag(config=True)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._apply_spark_settings()
+
+    @validate("engine")
+    def _check_engine(self, proposal: Any) -> str:
+        value = proposal["value"]
+        if value not in ENGINES:
+            raise TraitError(f"Evo.engine must be one of {', '.join(map(repr, ENGINES))}, "
+                             f"not {value!r}")
+        return str(value)
 
     @observe("spark_master", "spark_conf")
     def _spark_settings_changed(self, change: Any) -> None:
@@ -53,6 +71,13 @@ class Evo(Configurable):
             return
 
         managed.configure(master=self.spark_master or None, conf=dict(self.spark_conf))
+
+    def reads_with_arrow(self, *, spark_dataframe: bool = False) -> bool:
+        """Whether a read for a preview uses the Arrow reader (``spark_dataframe``: the user
+        asked for the result as a DataFrame, a Spark one unless the engine is 'arrow')."""
+        if self.engine == "auto":
+            return not spark_dataframe
+        return self.engine == "arrow"
 
     @property
     def warehouse_path(self) -> Path:

@@ -1,10 +1,15 @@
-"""Small data previews: the first rows of a Spark DataFrame as pandas, with HTML and text forms."""
+"""Small data previews: the first rows of a Spark DataFrame or of an Arrow read as pandas, with
+HTML and text forms.
+
+Both engines' rows go through one conversion (:func:`_pandas`: Arrow to pandas, maps as dicts,
+zoned timestamps as wall-clock times in their zone, as Spark's ``toPandas`` shows them), so a
+preview of the same rows looks the same whichever engine read them."""
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -13,6 +18,7 @@ import evonb.notebook.html as H
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
 
@@ -43,9 +49,10 @@ def _top_k_within(spark: Any, threshold: int | None) -> Iterator[None]:
 
 @dataclass
 class Preview:
-    """The first ``limit`` rows of ``df`` (a Spark DataFrame, kept for further work)."""
+    """The first ``limit`` rows of ``df``: a Spark DataFrame, or the rows an Arrow read gave (a
+    ``pyarrow.Table``, or None when they were streamed), kept for further work."""
 
-    df: DataFrame
+    df: DataFrame | pa.Table | None
     pandas: pd.DataFrame
     caption: str
     more: bool = False
@@ -59,11 +66,40 @@ class Preview:
         shown = df.orderBy(*keys) if keys else df
         n = min(limit + 1, 2**31 - 1)  # Spark's limit is an int
         with _top_k_within(df.sparkSession, TOP_K_MAX if n > TOP_K_MAX else None):
-            frame = shown.limit(n).toPandas()
-        more = len(frame) > limit
-        integral = tuple(f.name for f in df.schema.fields
-                         if f.dataType.typeName() in ("byte", "short", "integer", "long"))
-        return cls(df, frame.head(limit), caption, more, integral)
+            rows = shown.limit(n).toArrow()
+        return cls._from_arrow(df, rows, limit, caption)
+
+    @classmethod
+    def of_arrow(cls, data: pa.Table | Iterable[pa.RecordBatch], limit: int, caption: str,
+                 order_by: tuple[str, ...] = (), *, schema: pa.Schema | None = None
+                 ) -> Preview:
+        """The same preview as :meth:`of` from rows read with Arrow: a ``pyarrow.Table`` or
+        record batches (``schema`` then names their columns; batches are consumed only as
+        far as needed: up to ``limit + 1`` rows without ``order_by``, else a running top-k).
+        Sorted like Spark's ``orderBy``: ascending, nulls first."""
+        import pyarrow as pa
+
+        if isinstance(data, pa.Table):
+            kept: pa.Table | None = data
+            schema = data.schema
+            batches: Iterable[pa.RecordBatch] = data.to_batches()
+        else:
+            if schema is None:
+                raise TypeError("of_arrow needs the schema of the record batches")
+            kept, batches = None, data
+        keys = [k for k in order_by if k in schema.names]
+        n = limit + 1
+        rows = _first_rows(batches, schema, n, keys)
+        return cls._from_arrow(kept, rows, limit, caption)
+
+    @classmethod
+    def _from_arrow(cls, df: DataFrame | pa.Table | None, rows: pa.Table, limit: int,
+                    caption: str) -> Preview:
+        import pyarrow as pa
+
+        frame = _pandas(rows)
+        integral = tuple(f.name for f in rows.schema if pa.types.is_integer(f.type))
+        return cls(df, frame.head(limit), caption, len(frame) > limit, integral)
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -86,6 +122,56 @@ class Preview:
             else "(no columns)"
         tail = "\n(more rows not shown)" if self.more else ""
         return f"{self.caption}\n{text}{tail}"
+
+
+def _first_rows(batches: Iterable[pa.RecordBatch], schema: pa.Schema, n: int,
+                keys: list[str]) -> pa.Table:
+    """The first ``n`` rows of ``batches`` (by ``keys``, ascending, nulls first, when given),
+    reading no further than needed and holding at most a few times ``n`` rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def top(parts: list[pa.RecordBatch | pa.Table]) -> pa.Table:
+        table = pa.concat_tables([p if isinstance(p, pa.Table) else
+                                  pa.Table.from_batches([p], schema=schema) for p in parts]) \
+            if parts else schema.empty_table()
+        if keys:
+            try:  # pyarrow 25 and later: null placement per key
+                order = pc.sort_indices(table, sort_keys=[(k, "ascending", "at_start")
+                                                          for k in keys])
+            except (TypeError, ValueError, pa.ArrowException):
+                order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys],
+                                        null_placement="at_start")
+            table = table.take(order)
+        return table.slice(0, n)
+
+    held: list[pa.RecordBatch | pa.Table] = []
+    count = 0
+    for batch in batches:
+        held.append(batch)
+        count += batch.num_rows
+        if not keys and count >= n:
+            break
+        if keys and count > max(2 * n, 65536):
+            held = [top(held)]
+            count = held[0].num_rows
+    return top(held)
+
+
+def _pandas(rows: pa.Table) -> pd.DataFrame:
+    """``rows`` as pandas the way Spark's ``toPandas`` shows them: maps as dicts, timestamps
+    with a zone as the wall-clock time in that zone (Spark's session zone, UTC unless
+    configured; UTC for Arrow reads)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for column in rows.columns:
+        if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+            column = pc.local_timestamp(column)
+        columns.append(column)
+    table = pa.Table.from_arrays(columns, names=rows.column_names)
+    return table.to_pandas(maps_as_pydicts="strict", coerce_temporal_nanoseconds=True)
 
 
 def _cell(value: Any, whole: bool) -> Any:

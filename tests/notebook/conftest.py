@@ -19,6 +19,7 @@ def ip(warehouse: Path) -> Iterator[Any]:
     shell.extension_manager.load_extension("evonb")
     shell.run_line_magic("config", f"Evo.warehouse = {str(warehouse)!r}")
     shell.run_line_magic("config", "Evo.preview_rows = 20")
+    shell.run_line_magic("config", "Evo.engine = 'auto'")
     magics = shell.magics_manager.registry["EvoMagics"]
     magics.context.locations.clear()
     yield shell

@@ -72,9 +72,10 @@ def test_an_evonb_check_in_a_spark_error_is_shown_after_sparks_lines():
 
 
 @pytest.mark.spark
-def test_a_check_failing_inside_the_jvm_is_one_readable_message(evo, spark, warehouse):
+def test_a_check_failing_inside_the_jvm_is_one_readable_message(ip, evo, spark, warehouse):
     """A merge-on-read base file replaced in place by a longer one: evonb's Parquet source
-    stops the read, and ``%evo read`` shows its message, not py4j's report and the JVM stack."""
+    stops the read, and ``%evo read`` (with the Spark engine) shows its message, not py4j's
+    report and the JVM stack."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -98,6 +99,7 @@ def test_a_check_failing_inside_the_jvm_is_one_readable_message(evo, spark, ware
     want = (f"evonb: base file {path.name} has a row at position 50, past the 50 rows "
             "planned; read the table again")
     assert format_spark_error(raw.value) == want
+    ip.run_line_magic("config", "Evo.engine = 'spark'")
     with pytest.raises(UsageError) as shown:
         evo("read m")
     assert str(shown.value) == want

@@ -138,7 +138,7 @@ def test_timeline_says_what_a_rollback_deleted(trips, spark):
 
 @pytest.mark.spark
 def test_timeline_preview_errors_stay_inside_the_widget(trips, monkeypatch):
-    widget = TimelineWidget(trips)
+    widget = TimelineWidget(trips, engine="spark")
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         from evonb.errors import EvoError

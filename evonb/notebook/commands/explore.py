@@ -51,7 +51,8 @@ def history(ctx: Context, text: str) -> TimelineWidget:
     """The timeline widget of a table."""
     args = parse_args(text, usage=HISTORY_USAGE, max_positional=1)
     table = ctx.open(args.table(HISTORY_USAGE))
-    return TimelineWidget(table, preview_rows=ctx.preview_rows)
+    engine = "arrow" if ctx.config.reads_with_arrow() else "spark"
+    return TimelineWidget(table, preview_rows=ctx.preview_rows, engine=engine)
 
 
 def diff(ctx: Context, text: str) -> SchemaDiffWidget | DataDiff:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import ipywidgets as W
 
@@ -47,10 +47,14 @@ class TimelineWidget(FallbackMixin, W.VBox):
     preview as of it (in that commit's schema or today's: the toggle) and the schema change
     from the previous commit."""
 
-    def __init__(self, table: Table, *, preview_rows: int = 20, select: str | None = None
-                 ) -> None:
-        """``select`` names the commit chosen first (default: the latest)."""
+    def __init__(self, table: Table, *, preview_rows: int = 20, select: str | None = None,
+                 engine: Literal["arrow", "spark"] = "arrow") -> None:
+        """``select`` names the commit chosen first (default: the latest); ``engine`` reads
+        the previews: ``"arrow"`` (no JVM) or ``"spark"``."""
+        if engine not in ("arrow", "spark"):
+            raise EvoError(f"engine must be 'arrow' or 'spark', not {engine!r}")
         self.table = table
+        self.engine = engine
         self.history = table.history()
         self.preview_rows = preview_rows
         self._commits = {c.instant: c for c in self.history}
@@ -125,19 +129,32 @@ class TimelineWidget(FallbackMixin, W.VBox):
         key = (c.instant, mode)
         if key not in self._previews:
             schema_name = "that commit's" if mode == "commit" else "today's"
+            caption = f"Data as of {c.instant}, in {schema_name} schema"
+            schema = "latest" if mode == "latest" else None
             try:
-                with quiet_spark_logs():
-                    df = self.table.read(as_of=c.instant,
-                                         schema="latest" if mode == "latest" else None)
-                    self._previews[key] = Preview.of(
-                        df, self.preview_rows,
-                        f"Data as of {c.instant}, in {schema_name} schema",
-                        order_by=self.table.primary_key)
+                if self.engine == "arrow":
+                    self._previews[key] = self._arrow_preview(c, schema, caption)
+                else:
+                    with quiet_spark_logs():
+                        df = self.table.read(as_of=c.instant, schema=schema)
+                        self._previews[key] = Preview.of(df, self.preview_rows, caption,
+                                                         order_by=self.table.primary_key)
             except EvoError as exc:
                 self._previews[key] = format_evo_error(exc)
             except Exception as exc:  # a Spark failure must not break the widget
                 self._previews[key] = format_spark_error(exc)
         return self._previews[key]
+
+    def _arrow_preview(self, c: Commit, schema: str | None, caption: str) -> Preview:
+        """The preview read with the Arrow reader (streamed; a table without a record key
+        stops after the rows shown)."""
+        from evonb.arrow.reader import ArrowRead  # pyarrow: on the first preview
+
+        keyed = bool(self.table.primary_key)
+        reader = ArrowRead(self.table, c.instant, schema=schema,
+                           limit=None if keyed else self.preview_rows + 1)
+        return Preview.of_arrow(reader.batches(), self.preview_rows, caption,
+                                order_by=self.table.primary_key, schema=reader.output)
 
     # ------------------------------------------------------------- display
     def _change_html(self, c: Commit) -> str:
