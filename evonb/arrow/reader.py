@@ -257,7 +257,8 @@ def _meta_expr(f: DataFile) -> Expr:
 
 
 def _dataset(path: str) -> ds.Dataset:
-    return ds.dataset(path, format="parquet", filesystem=file_io().arrow_filesystem())
+    fs, where = file_io().arrow_location(path)  # local disk or object storage
+    return ds.dataset(where, format="parquet", filesystem=fs)
 
 
 def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],
