@@ -16,6 +16,8 @@ from evonb.spark.mor import read_snapshot, since
 from evonb.spark.session import session
 from evonb.spark.writes import WriteJob, strip_metadata
 from evonb.table.config import TableConfig
+from evonb.table.fileio import is_object_path
+from evonb.table.fsutil import location_uri
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.properties import check_plugins
@@ -44,7 +46,14 @@ class SparkTable(BaseTable):
 
     @property
     def spark(self) -> SparkSession:
-        """The SparkSession this table reads and writes with."""
+        """The SparkSession this table reads and writes with (not for tables in object
+        storage yet: Spark's data paths there are not built)."""
+        if is_object_path(self.root):
+            raise EvoError(
+                f"Spark cannot read or write the table in object storage at "
+                f"{location_uri(self.root)} yet",
+                hint="use its metadata operations (alter, history, properties, check), "
+                     "evonb.convert and the Arrow reader (to_arrow); see docs/cluster.md")
         return session() if self._spark is None else self._spark
 
     def count_nulls(self, schema: Schema, field_ids: Sequence[int]) -> list[int]:

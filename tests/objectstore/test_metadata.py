@@ -119,3 +119,11 @@ def test_other_schemes_are_refused_by_name(where: str) -> None:
     with pytest.raises(EvoError, match=f"{scheme}://") as refused:
         evonb.create_table(where, "id bigint")
     assert "s3://" in (refused.value.hint or "")
+
+
+def test_spark_refuses_a_bucket_table_by_name(bucket: str) -> None:
+    t = evonb.create_table(f"s3://{bucket}/t", "id bigint")
+    with pytest.raises(EvoError, match=f"object storage at s3://{bucket}/t") as refused:
+        t.read()
+    assert "to_arrow" in (refused.value.hint or "")
+    assert t.history()[-1].operation == "create"  # metadata operations work
