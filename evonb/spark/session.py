@@ -60,6 +60,9 @@ LOCAL_DEFAULTS = {
     # socket: over loopback TCP each small exchange can wait out a delayed ACK (about 40 ms a
     # Python task here).
     "spark.python.unix.domain.socket.enabled": "true",
+    # PySpark's worker daemon, except that a worker whose output the JVM stopped reading early
+    # (a limit, a cancelled task) ends quietly instead of logging a BrokenPipeError traceback.
+    "spark.python.daemon.module": "evonb.spark.worker_daemon",
 }
 
 
@@ -135,7 +138,10 @@ def _stop_at_exit() -> None:
 
 
 def is_running() -> bool:
-    """Whether a SparkSession is active (without starting one)."""
+    """Whether a SparkSession is active (without starting one, and without importing
+    pyspark's SQL modules when nothing has imported them: then no session can exist)."""
+    if "pyspark.sql" not in sys.modules:
+        return False
     try:
         from pyspark.sql import SparkSession
     except ImportError:  # pragma: no cover
