@@ -1,4 +1,5 @@
-"""``compact``, ``rewrite``, ``clean`` and ``rollback``: table services with a progress bar."""
+"""``compact``, ``cluster``, ``rewrite``, ``clean`` and ``rollback``: table services with a
+progress bar."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 USAGES = {
     "compact": "%evo compact <table> [--upgrade-schema false]",
+    "cluster": "%evo cluster <table> [by (a, b)] [--target-file-mb n] [--where \"<predicate over "
+               "partition columns>\"]",
     "rewrite": ("%evo rewrite [--on-cast-error null] alter table <name> alter column <c> type <t>"
                 "   or   %evo rewrite <table> --purge-dropped"),
     "clean": "%evo clean <table> [--retain-commits n] [--retain-hours h] "
@@ -29,13 +32,16 @@ USAGES = {
     "rollback": "%evo rollback <table> [<commit>] [--cascade]   (undo the latest commit, or "
                 "<commit> and, with --cascade, the commits after it)",
 }
-VERBS = {"compact": "compacting", "rewrite": "rewriting", "clean": "cleaning",
-         "rollback": "rolling back"}
+VERBS = {"compact": "compacting", "cluster": "clustering", "rewrite": "rewriting",
+         "clean": "cleaning", "rollback": "rolling back"}
 _ALTER = re.compile(r"(?<![\w-])alter\s+table\s", re.IGNORECASE)
 FLAGS = {"rewrite": ("purge_dropped",), "rollback": ("cascade",)}
-_NUMBERS = {"clean": {"retain-commits": whole("retain-commits", 1),
+_NUMBERS = {"cluster": {"target-file-mb": number("target-file-mb", 0)},
+            "clean": {"retain-commits": whole("retain-commits", 1),
                       "retain-hours": number("retain-hours", 0),
                       "keep-schema-versions": whole("keep-schema-versions", 1)}}
+_BY = re.compile(r"(?<![\w-])by\s*(\(([^)]*)\)|([\w.`]+))", re.IGNORECASE)
+MIB = 1024 * 1024
 OPTIONS = {service: {**checks, **{o.replace("-", "_"): c for o, c in checks.items()}}
            for service, checks in _NUMBERS.items()}
 """The numeric options of each service, checked as they are read (``--a-b`` or ``--a_b``)."""
@@ -83,6 +89,9 @@ def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
 
     usage = USAGES[name]
     service_method(Table, name)
+    given: dict[str, Any] = {}
+    if name == "cluster":
+        text, given = _cluster_words(text, usage)
     found = _ALTER.search(text) if name == "rewrite" else None
     ddl = text[found.start():].strip() if found else None
     args = parse_args(text[:found.start()] if found else text, usage=usage, any_options=True,
@@ -103,6 +112,12 @@ def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
             positional.append(resolve_ref(table, extra.pop(0)))
         if extra:
             raise UsageError(f"Unexpected words: {' '.join(extra)!r}. Usage: {usage}")
+    if "target_file_mb" in args.options:
+        mb = args.options.pop("target_file_mb")
+        if mb <= 0:
+            raise UsageError(f"--target-file-mb must be above 0, not {mb}. Usage: {usage}")
+        given["target_file_bytes"] = max(1, int(mb * MIB))
+    args.options.update(given)
     method = getattr(table, name)
     signature = inspect.signature(method)
     with_progress = "progress" in signature.parameters
@@ -120,6 +135,23 @@ def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
 def compact(ctx: Context, text: str) -> ServiceResult:
     """Merge log blocks and rewrite files of older schema versions (``Table.compact``)."""
     return run_service(ctx, "compact", text)
+
+
+def _cluster_words(text: str, usage: str) -> tuple[str, dict[str, Any]]:
+    """``text`` without its ``by (a, b)`` clause, and the columns it names (``by``)."""
+    found = _BY.search(text)
+    if found is None:
+        return text, {}
+    inner = found.group(2) if found.group(1).startswith("(") else found.group(3)
+    columns = [c.strip().strip("`") for c in inner.split(",") if c.strip()]
+    if not columns:
+        raise UsageError(f"'by' needs at least one column. Usage: {usage}")
+    return text[:found.start()] + " " + text[found.end():], {"by": columns}
+
+
+def cluster(ctx: Context, text: str) -> ServiceResult:
+    """Rewrite small data files into files of the target size, sorted (``Table.cluster``)."""
+    return run_service(ctx, "cluster", text)
 
 
 def rewrite(ctx: Context, text: str) -> ServiceResult:
