@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from evonb.errors import UnsupportedStatementError
+from evonb.notebook import sql_writes
 from evonb.notebook.args import identifier, limit, parse_args, resolve_ref
 from evonb.notebook.preview import Preview
 from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrite
@@ -19,7 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 READ_USAGE = ("%evo read <table> [as of <commit>] [schema latest|<commit>] [--limit n] "
               "[--to var] [--columns a,b] [--since <commit> [--until <commit>]]")
 SQL_USAGE = ("%evo sql [--limit n] [--to var] <query>   (tables by name; "
-             "<table> as of '<commit>' reads it as of a commit)")
+             "<table> as of '<commit>' reads it as of a commit; INSERT, UPDATE, DELETE, "
+             "MERGE INTO and DROP TABLE <table> PURGE change an evonb table, one commit each)")
 _SQL_OPTION = re.compile(r"\s*--(limit|to)(?:=|\s+)(\S+)")
 
 
@@ -69,8 +71,10 @@ def read(ctx: Context, text: str) -> Preview:
                       order_by=table.primary_key)
 
 
-def sql(ctx: Context, text: str) -> Preview:
-    """Spark SQL over evonb tables, each a temporary view named like the table."""
+def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
+    """Spark SQL over evonb tables, each a temporary view named like the table; INSERT,
+    UPDATE, DELETE, MERGE and DROP TABLE ... PURGE on an evonb table run as one evonb write
+    (:mod:`evonb.notebook.sql_writes`), other changing statements are refused."""
     options: dict[str, str] = {}
     while True:
         match = _SQL_OPTION.match(text)
@@ -89,6 +93,9 @@ def sql(ctx: Context, text: str) -> Preview:
                          f"Usage: {SQL_USAGE}") from None
 
     names = {n.lower(): n for n in ctx.table_names()}
+    written = sql_writes.written_table(query, names)
+    if written is not None:  # INSERT, UPDATE, DELETE, MERGE, DROP: one evonb write
+        return sql_writes.run(ctx, query, written, target)
     for change in changed_tables(query):
         if change.table.lower() in names:
             name = names[change.table.lower()]
@@ -118,13 +125,7 @@ def sql(ctx: Context, text: str) -> Preview:
 
 
 _INSTEAD = {
-    "INSERT": "write rows with t.write(df) (mode='insert', or 'overwrite' to replace them; "
-              "df = spark.sql('SELECT ...') for rows from a query)",
-    "UPDATE": "write the changed rows with t.write(df, mode='upsert') (by record key)",
-    "MERGE": "write the source rows with t.write(df, mode='upsert') (by record key)",
-    "DELETE": "delete by record key with t.write(keys_df, mode='delete')",
-    "DROP": "delete the table (its data and history) with t.drop()",
-    "TRUNCATE": "replace every row with t.write(df, mode='overwrite')",
+    "TRUNCATE": "delete every row with %evo sql DELETE FROM {table} (one commit)",
     "ALTER": "change the schema or table properties with %evo alter table {table} ...",
     "CREATE": "create an evonb table with %evo create table <new name> (...), or give a "
               "Spark view another name",
@@ -133,15 +134,16 @@ _INSTEAD = {
 
 
 def refusal(change: TableChange, table: str, path: str) -> UnsupportedStatementError:
-    """The error for a Spark SQL statement that would change the evonb table ``table``: Spark
-    sees it as a read-only view, so the statement would fail or change nothing."""
+    """The error for a Spark SQL statement that would change the evonb table ``table`` in a
+    way evonb does not run from SQL (TRUNCATE, ALTER, CREATE OR REPLACE, ...): Spark sees the
+    table as a read-only view, so the statement would fail or change nothing."""
     instead = _INSTEAD.get(change.kind, "use the evonb API").format(table=table)
-    if instead.startswith(("write", "delete", "replace")):
-        instead += f", where t = evonb.open_table({path!r})"
+    if change.kind not in _INSTEAD:
+        instead += f": t = evonb.open_table({path!r})"
     excerpt = " ".join(change.statement.split())
     excerpt = excerpt if len(excerpt) <= 80 else excerpt[:77] + "..."
     return UnsupportedStatementError(
-        f"%evo sql does not run {change.kind} on the evonb table {table!r}: Spark SQL sees it "
-        f"as a read-only view, so the statement would fail or change nothing. Nothing was "
+        f"%evo sql does not run {change.kind} on the evonb table {table!r} (it runs INSERT, "
+        f"UPDATE, DELETE, MERGE and DROP TABLE ... PURGE as evonb writes). Nothing was "
         f"changed. Statement: {excerpt}",
         statement=change.kind, table=table, hint=instead)
