@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.clustering import cluster
 from bench.harness import (
     HEADER,
     Case,
@@ -26,6 +27,7 @@ from bench.harness import (
     format_result,
     write_json,
 )
+from bench.object_storage import object_storage
 from bench.peers import peers
 from bench.suite import BENCHMARKS as SUITE
 from bench.suite import Context
@@ -34,7 +36,8 @@ from bench.util import SIZES
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-BENCHMARKS = {**SUITE, "peers": peers}
+BENCHMARKS = {**SUITE, "peers": peers, "object_storage": object_storage,
+              "cluster": cluster}
 """Every benchmark by name: the suite's, then the peers side by side."""
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"
