@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.first_rows import first_rows
 from bench.harness import Case, Result, Side, skipped
 from bench.util import (
     Size,
@@ -744,6 +745,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "mor_compaction": mor_compaction,
     "mor_read": mor_read,
     "notebook_alter": notebook_alter,
+    "first_rows": first_rows,
 }
 
 __all__ = ["BENCHMARKS", "Context"]
