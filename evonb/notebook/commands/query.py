@@ -15,6 +15,7 @@ from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrit
 from evonb.spark import session as managed
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evonb.api import Table
     from evonb.notebook.context import Context
 
 READ_USAGE = ("%evo read <table> [as of <commit>] [schema latest|<commit>] [--limit n] "
@@ -26,7 +27,9 @@ _SQL_OPTION = re.compile(r"\s*--(limit|to)(?:=|\s+)(\S+)")
 
 
 def read(ctx: Context, text: str) -> Preview:
-    """The first rows of a table (as of a commit, in a chosen schema)."""
+    """The first rows of a table (as of a commit, in a chosen schema). ``Evo.engine`` says what
+    reads them: the Arrow reader (no JVM) for 'arrow', and for 'auto' unless ``--to`` asks for
+    a Spark DataFrame; Spark for 'spark'. With 'arrow', ``--to`` binds a pandas DataFrame."""
     args = parse_args(
         text, usage=READ_USAGE, clauses=("as of", "schema"), max_positional=1,
         options={"limit": limit, "to": identifier, "since": str, "until": str,
@@ -45,30 +48,61 @@ def read(ctx: Context, text: str) -> Preview:
     if schema_ref is not None:
         schema = resolve_ref(table, schema_ref)
     columns = args.options.get("columns")
+    target = args.options.get("to")
+    rows = args.options.get("limit", ctx.preview_rows)
+    arrow = ctx.config.reads_with_arrow(spark_dataframe=target is not None)
     if since is not None:
         start = table.commit(resolve_ref(table, since)).instant
         end = table.commit(resolve_ref(table, until)).instant if until else None
-        df = table.read_incremental(start, end, schema=schema)
-        if columns:
-            df = df.select(*columns)
         where = f" written after {start}" + (f" up to {end}" if end else "")
         instant = end
     else:
+        start = end = None
         instant = table.commit(resolve_ref(table, as_of)).instant if as_of else None
-        df = table.read(as_of=instant, schema=schema, columns=columns)
         where = f" as of {instant}" if instant else ""
-    if "to" in args.options:
-        ctx.user_ns[args.options["to"]] = df
     if schema is None:
         in_schema = "in that commit's schema" if instant else "in the latest schema"
     elif schema == "latest":
         in_schema = "in today's schema"
     else:
         in_schema = f"in the schema of {schema}"
-    rows = args.options.get("limit", ctx.preview_rows)
-    stored = f"; the DataFrame is in {args.options['to']!r}" if "to" in args.options else ""
-    return Preview.of(df, rows, f"{table.name}{where}, {in_schema}{stored}",
-                      order_by=table.primary_key)
+    kind = "pandas DataFrame" if arrow else "DataFrame"
+    stored = f"; the {kind} is in {target!r}" if target else ""
+    caption = f"{table.name}{where}, {in_schema}{stored}"
+    if arrow:
+        return _read_arrow(ctx, table, caption, rows, target, since=start, until=end,
+                           as_of=instant, schema=schema, columns=columns)
+    if start is not None:
+        df = table.read_incremental(start, end, schema=schema)
+        if columns:
+            df = df.select(*columns)
+    else:
+        df = table.read(as_of=instant, schema=schema, columns=columns)
+    if target:
+        ctx.user_ns[target] = df
+    return Preview.of(df, rows, caption, order_by=table.primary_key)
+
+
+def _read_arrow(ctx: Context, table: Table, caption: str, rows: int, target: str | None, *,
+                since: str | None, until: str | None, as_of: str | None, schema: str | None,
+                columns: list[str] | None) -> Preview:
+    """:func:`read` with the Arrow reader: streamed for the preview (a table without a record
+    key stops reading after ``rows + 1`` rows), whole when ``target`` binds it."""
+    from evonb.arrow.reader import ArrowRead, IncrementalRead  # pyarrow: on the first read
+
+    keyed = any(k in table.primary_key for k in (columns or table.primary_key))
+    cap = None if target or keyed else rows + 1
+    reader: ArrowRead | IncrementalRead
+    if since is not None:
+        reader = IncrementalRead(table, since, until, schema=schema, columns=columns, limit=cap)
+    else:
+        reader = ArrowRead(table, as_of, schema=schema, columns=columns, limit=cap)
+    if target:
+        whole = reader.to_table()
+        ctx.user_ns[target] = whole.to_pandas()
+        return Preview.of_arrow(whole, rows, caption, order_by=table.primary_key)
+    return Preview.of_arrow(reader.batches(), rows, caption, order_by=table.primary_key,
+                            schema=reader.output)
 
 
 def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
