@@ -36,17 +36,19 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("describe", explore.describe, explore.DESCRIBE_USAGE,
             "a table's settings and schema (as of a commit)"),
     Command("history", explore.history, explore.HISTORY_USAGE,
-            "the timeline widget: commits, schema then, data then, changes", spark=True),
+            "the timeline widget: commits, schema then, data then, changes"),
     Command("diff", explore.diff, explore.DIFF_USAGE,
             "the diff between two schemas; with --data, the rows that changed between two commits"),
     Command("lineage", explore.lineage, explore.LINEAGE_USAGE,
             "every column's life through the schema versions v0..vN"),
-    Command("read", query.read, query.READ_USAGE, "the first rows (as of a commit)", spark=True),
+    Command("read", query.read, query.READ_USAGE, "the first rows (as of a commit)"),
     Command("sql", query.sql, query.SQL_USAGE, "Spark SQL over evonb tables",
             spark=True),
     Command("compact", services.compact, services.USAGES["compact"],
             "merge log blocks into base files, rewrite files of older schema versions",
             spark=True),
+    Command("cluster", services.cluster, services.USAGES["cluster"],
+            "rewrite small data files into files of the target size, sorted", spark=True),
     Command("rewrite", services.rewrite, services.USAGES["rewrite"],
             "rewrite data files in the latest schema", spark=True),
     Command("clean", services.clean, services.USAGES["clean"], "remove files no commit needs",
@@ -79,8 +81,8 @@ def help_text() -> str:
         "or @N for the N-th commit (@0 the first, @-1 the latest).",
         "Schema versions: vN for the N-th schema version (v0 the first; %evo lineage lists "
         "them), or a version id, wherever a schema is named (schema ..., diff).",
-        "Settings: %config Evo.warehouse = '...' (also Evo.spark_master, Evo.spark_conf, "
-        "Evo.preview_rows).",
+        "Settings: %config Evo.warehouse = '...' (also Evo.engine = 'auto'|'arrow'|'spark', "
+        "Evo.spark_master, Evo.spark_conf, Evo.preview_rows).",
     ]
     return "\n".join(lines)
 
