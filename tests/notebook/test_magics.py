@@ -367,6 +367,25 @@ def test_compact_shows_progress_and_commits(evo, trips, spark, capsys):
     assert len(evo("read trips").rows) == 5
 
 
+def test_cluster_sorts_with_progress_then_has_nothing_to_do(evo, trips, spark, capsys):
+    _three_small_writes(trips, spark)
+    files = len(trips.snapshot().files)
+    result = evo("cluster trips by (ts, trip_id) --target-file-mb 64")
+    assert isinstance(result, ServiceResult) and result.result.operation == "cluster"
+    assert "clustering trips: done" in capsys.readouterr().out  # the progress bar's final text
+    meta = result.result.metadata
+    assert meta["sort_columns"] == ["ts", "trip_id"] and meta["target_file_bytes"] == 64 << 20
+    after = evonb.open_table(trips.path).snapshot().files
+    assert len(after) == 2 < files  # one file per city
+    assert len(evo("read trips").rows) == 5
+    again = evo("cluster trips")
+    assert again.result is None and "cluster trips: nothing to do" in repr(again)
+    with pytest.raises(UsageError, match="nope"):
+        evo("cluster trips by (nope)")
+    with pytest.raises(UsageError, match="target-file-mb"):
+        evo("cluster trips --target-file-mb 0")
+
+
 def test_rewrite_refuses_values_that_do_not_fit_then_nulls_them(evo, trips):
     with pytest.raises(UsageError, match="do not fit"):
         evo("rewrite alter table trips alter column fare type int")
