@@ -27,6 +27,7 @@ from evonb.table import table as _table
 from evonb.table.after_change import register
 from evonb.table.config import TableConfig
 from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import table_path
 from evonb.table.history import Commit
 from evonb.table.hudi import plan_hudi
@@ -217,7 +218,7 @@ def convert(
     root = table_path(path)
     check_target(root)
     keys = key_tuple(primary_key)
-    if (root / ".hoodie").is_dir():
+    if file_io().is_folder(root / ".hoodie"):  # local disk or object storage
         plan = plan_hudi(root, name=name, primary_key=keys, precombine=precombine,
                          keep_meta_columns=keep_meta_columns)
     else:
