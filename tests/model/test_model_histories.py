@@ -50,5 +50,6 @@ def test_random_histories_match_the_model(spark) -> None:
         err.add_note(f"model test seed: EVONB_MODEL_SEED={seed}")
         raise
     ran = next(machine.HISTORIES) - before - 1
-    print(f"model test: {ran} histories, {next(machine.STEPS)} checked steps")
+    print(f"model test: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
+          f"read {machine.ICEBERG}")
     assert ran >= histories
