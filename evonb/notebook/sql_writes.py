@@ -93,7 +93,7 @@ def run(ctx: Context, query: str, name: str, target: str | None = None) -> Commi
     for other in dict.fromkeys(r.name for r in refs if r.as_of is None):
         if other.lower() != name.lower():
             ctx.open(other).read().createOrReplaceTempView(other)
-    result = execute(table, rewritten)
+    result = execute(table, rewritten, name=name)
     if result.mode == "drop":
         ctx.locations.pop(name.strip().strip("`").lower(), None)
     if target:

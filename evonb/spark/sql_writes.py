@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evonb.errors import ColumnNotFoundError, EvoError, SQLStatementError
 from evonb.table.history import Commit
@@ -556,7 +556,7 @@ class _Run:
             if len(names) != len(self.columns):
                 raise SQLStatementError(
                     f"INSERT without a column list needs one value per column of "
-                    f"{self.table.name!r} ({len(self.columns)}: {', '.join(self.columns)}), "
+                    f"{self.p.table!r} ({len(self.columns)}: {', '.join(self.columns)}), "
                     f"and the query gives {len(names)}",
                     statement=self.text, hint="name the columns: INSERT INTO t (a, b) ...")
             targets, chosen = list(self.columns), names
@@ -575,9 +575,9 @@ class _Run:
             count = rows.count()
             before = self.table.read().count() if p.overwrite else 0
             if count == 0 and not p.overwrite:
-                return SQLWriteResult("INSERT", self.table.name, None, "none", text=self.text)
+                return SQLWriteResult("INSERT", self.p.table, None, "none", text=self.text)
             commit = self.table.write(rows, mode)
-        return SQLWriteResult("INSERT", self.table.name, commit, mode, inserted=count,
+        return SQLWriteResult("INSERT", self.p.table, commit, mode, inserted=count,
                               deleted=before, text=self.text)
 
     # ---- DELETE / UPDATE / MERGE
@@ -676,7 +676,7 @@ class _Run:
         found = names.get(column.lower())
         if found is None:
             raise SQLStatementError(
-                f"UPDATE SET * / INSERT * needs every column of {self.table.name!r} in the "
+                f"UPDATE SET * / INSERT * needs every column of {self.p.table!r} in the "
                 f"MERGE source, and {column!r} is missing",
                 statement=self.text, hint="name the columns: UPDATE SET a = s.a, ...")
         return found
@@ -695,7 +695,7 @@ class _Run:
                     if dup:
                         raise SQLStatementError(
                             "MERGE_CARDINALITY_VIOLATION: a row of the target table "
-                            f"{table.name!r} is matched by {dup[0]['count']} rows of the "
+                            f"{p.table!r} is matched by {dup[0]['count']} rows of the "
                             "source; MERGE must not update or delete one target row twice",
                             statement=self.text,
                             hint="make the ON condition match at most one source row per "
@@ -705,11 +705,9 @@ class _Run:
             else:
                 rows = result
             rows = rows.filter("__evo_kind IS NOT NULL")
-            counts = {r["__evo_kind"]: int(r["count"])
-                      for r in rows.groupBy("__evo_kind").count().collect()}
-            inserted, updated, deleted = (counts.get(k, 0) for k in ("insert", "update",
-                                                                     "delete"))
-            out = SQLWriteResult(p.kind, table.name, None, "none", inserted=inserted,
+            counts, exact = self.tally(rows, assigned)
+            inserted, updated, deleted = (counts[k] for k in ("insert", "update", "delete"))
+            out = SQLWriteResult(p.kind, p.table, None, "none", inserted=inserted,
                                  updated=updated, deleted=deleted, text=self.text)
             if not (inserted or updated or deleted):
                 return out
@@ -717,7 +715,7 @@ class _Run:
             if not (updated or deleted):
                 out.mode = "insert"
                 frame = rows.filter("__evo_kind = 'insert'").select(*data)
-            elif table.primary_key and self.by_key(rows, set(counts), assigned):
+            elif exact and not (deleted and (updated or inserted)):
                 out.mode = "upsert" if not deleted else "delete"
                 if deleted:
                     frame = rows.filter("__evo_kind = 'delete'").select(*data)
@@ -729,15 +727,19 @@ class _Run:
             out.commit = table.write(frame, out.mode)
         return out
 
-    def by_key(self, rows: DataFrame, kinds: set[str], assigned: set[str]) -> bool:
-        """Whether a delete or upsert by record key does exactly what the statement says:
-        deletes alone, or updates and inserts alone; every changed row's key held by no other
-        row; updates keep key and partition values and do not lower the precombine value."""
+    def tally(self, rows: DataFrame, assigned: set[str]) -> tuple[dict[str, int], bool]:
+        """The rows inserted, updated and deleted, and (tables with a record key) whether a
+        delete or upsert by key does exactly what the statement says: every changed row's
+        key held by no other row, and updates that keep key and partition values and do not
+        lower the precombine value. One Spark job."""
         from pyspark.sql import functions as F
 
         table = self.table
-        if "delete" in kinds and kinds & {"update", "insert"}:
-            return False
+        kind = F.col("__evo_kind")
+        if not table.primary_key:
+            found = {r["__evo_kind"]: int(r["count"])
+                     for r in rows.groupBy("__evo_kind").count().collect()}
+            return {k: found.get(k, 0) for k in ("insert", "update", "delete")}, False
         keys = [self.by_lower[k.lower()] for k in table.primary_key]
         fixed = [self.by_lower[c.lower()] for c in (*table.primary_key, *table.partition_by)]
         checks = [f"NOT ({_quote(c)} <=> __evo_o{self.columns.index(c)})"
@@ -747,20 +749,28 @@ class _Run:
             c = self.by_lower[pre.lower()]
             o = f"__evo_o{self.columns.index(c)}"
             checks.append(f"NOT ({_quote(c)} <=> {o} OR coalesce({_quote(c)} > {o}, false))")
-        if checks:
-            moved = rows.filter(f"__evo_kind = 'update' AND ({' OR '.join(checks)})")
-            if moved.limit(1).count():
-                return False
-        shared = (rows.groupBy(*[F.col(_quote(k)) for k in keys])
-                  .agg(F.count(F.lit(1)).alias("__evo_n"),
-                       F.collect_set("__evo_kind").alias("__evo_kinds"))
-                  .filter("__evo_n > 1 AND exists(__evo_kinds, k -> k <> 'keep')"))
-        return not shared.limit(1).count()
+        moved = F.expr(" OR ".join(checks)) if checks else F.lit(False)
+
+        def number(condition: Any) -> Any:
+            return F.sum(F.when(condition, 1).otherwise(0))
+
+        per_key = rows.groupBy(*[F.col(_quote(k)) for k in keys]).agg(
+            F.count(F.lit(1)).alias("n"), number(kind == "insert").alias("i"),
+            number(kind == "update").alias("u"), number(kind == "delete").alias("d"),
+            number((kind == "update") & F.coalesce(moved, F.lit(True))).alias("m"))
+        total = per_key.agg(
+            F.sum("i").alias("insert"), F.sum("u").alias("update"), F.sum("d").alias("delete"),
+            F.sum("m").alias("moved"),
+            number((F.col("n") > 1) & (F.col("i") + F.col("u") + F.col("d") > 0)
+                   ).alias("shared")).collect()[0]
+        counts = {k: int(total[k] or 0) for k in ("insert", "update", "delete")}
+        return counts, not (total["moved"] or total["shared"])
 
 
-def execute(table: SparkTable, statement: str) -> SQLWriteResult:
+def execute(table: SparkTable, statement: str, *, name: str | None = None) -> SQLWriteResult:
     """Run one INSERT, DELETE, UPDATE, MERGE or ``DROP TABLE ... PURGE`` statement on
-    ``table`` (named in the statement by its name) as one evonb write.
+    ``table`` (named in the statement ``name``, by default the table's name) as one evonb
+    write.
 
     Other tables and views the statement reads must be known to the table's SparkSession;
     the table itself is registered as a temporary view of its current snapshot under its
@@ -771,20 +781,21 @@ def execute(table: SparkTable, statement: str) -> SQLWriteResult:
     with _spark_errors(text, "Syntax"):
         table.spark._jsparkSession.sessionState().sqlParser().parsePlan(text)
     parsed = parse(text)
-    if parsed.table.lower() != table.name.lower():
+    name = name or table.name
+    if parsed.table.lower() != name.lower():
         raise SQLStatementError(
-            f"The statement changes {parsed.table!r}, not the table {table.name!r}",
+            f"The statement changes {parsed.table!r}, not the table {name!r}",
             statement=text)
     if parsed.kind == "DROP":
         if not parsed.purge:
             raise SQLStatementError(
-                f"DROP TABLE {table.name} deletes the table's data and its whole history; "
+                f"DROP TABLE {parsed.table} deletes the table's data and its whole history; "
                 "add PURGE to say so", statement=text,
-                hint=f"DROP TABLE {table.name} PURGE")
+                hint=f"DROP TABLE {parsed.table} PURGE")
         table.drop()
-        return SQLWriteResult("DROP", table.name, None, "drop", text=text)
+        return SQLWriteResult("DROP", parsed.table, None, "drop", text=text)
     run = _Run(table, parsed, text)
-    table.read().createOrReplaceTempView(table.name)
+    run.df.createOrReplaceTempView(parsed.table)
     if parsed.kind == "INSERT":
         return run.insert()
     return run.changes()
