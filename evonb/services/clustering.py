@@ -13,9 +13,11 @@ Which files it takes, per partition:
 - base files smaller than 3/4 of the target size (``SMALL_FRACTION``);
 - when the sort order changes, every file not written by a clustering in that order;
 
-but a partition left with a single such file that has no log blocks, is in the latest schema
-and is already in the order (or no order is asked) is skipped: rewriting it would change
-nothing. Nothing left: ``None`` (nothing to do), no commit.
+but a partition is skipped when all of its chosen files were written by a clustering in the
+current order (with no order: by any clustering) and have no log blocks and the latest
+schema, or when it has a single chosen file, no order is asked, and the file has no log
+blocks and the latest schema: rewriting them would change nothing. Nothing left: ``None``
+(nothing to do), no commit.
 
 Files: about the target size each (at least one per core when there is at least 1 MiB per
 core, so full scans read in parallel); within each, rows sorted ascending, nulls first. Target
