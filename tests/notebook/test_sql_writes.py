@@ -162,6 +162,9 @@ HOSTILE = [
      "needs one value per column"),
     ("INSERT INTO rides (id, price) VALUES (7, date'2026-01-01')", SQLStatementError,
      "cannot store a date"),
+    ("UPDATE rides SET ts = 1e30 WHERE id = 1", SQLStatementError, "CAST_OVERFLOW"),
+    ("MERGE INTO rides t USING (SELECT 1 AS id, 1e30 AS ts) s ON t.id = s.id "
+     "WHEN MATCHED THEN UPDATE SET ts = s.ts", SQLStatementError, "CAST_OVERFLOW"),
     ("DELETE FORM rides WHERE id = 1", SQLStatementError, "PARSE_SYNTAX_ERROR"),
     ("UPDATE rides SET price = WHERE id = 1", SQLStatementError, "PARSE_SYNTAX_ERROR"),
     ("MERGE INTO rides t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id "
