@@ -27,6 +27,7 @@ from bench.harness import (
     format_result,
     write_json,
 )
+from bench.iceberg_export import iceberg_export
 from bench.object_storage import object_storage
 from bench.peers import peers
 from bench.suite import BENCHMARKS as SUITE
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
 BENCHMARKS = {**SUITE, "peers": peers, "object_storage": object_storage,
-              "cluster": cluster}
+              "cluster": cluster, "iceberg_export": iceberg_export}
 """Every benchmark by name: the suite's, then the peers side by side."""
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"

@@ -281,12 +281,13 @@ def _arrow_for(ice_table: Any, arrow: Any) -> Any:
     return arrow.cast(ice_table.schema().as_arrow())
 
 
-def build_iceberg_evolved(ctx: Context, t: Table) -> Any:
-    """The same evolution and slices as :func:`build_evolved`, as a pyiceberg table."""
+def build_iceberg_evolved(ctx: Context, t: Table, name: str = "evolved") -> Any:
+    """The same evolution and slices as :func:`build_evolved`, as a pyiceberg table
+    (``bench.<name>``)."""
     spark, size = ctx.spark, ctx.size
     catalog = iceberg_catalog(ctx)
     columns = dict(BASE_COLUMNS)
-    ice = catalog.create_table("bench.evolved", schema=_iceberg_schema(columns),
+    ice = catalog.create_table(f"bench.{name}", schema=_iceberg_schema(columns),
                                properties={"format-version": "2"})
     steps = len(EVOLUTION) + 1
     bounds = [size.rows * i // steps for i in range(steps + 1)]
