@@ -202,10 +202,12 @@ def test_drop_table_purge_removes_the_folder(evo, spark, warehouse):
     del t
 
 
-def test_a_statement_that_changes_no_row_makes_no_commit(evo, spark, warehouse):
+def test_a_statement_that_changes_no_row_makes_no_commit(evo, spark, warehouse, ip):
     t = _evolved(spark, warehouse, "cow")
     before = _state(t)
     shown = evo("delete from rides where id = 99")  # the first word alone means sql
     assert shown.result.commit is None and shown.result.deleted == 0
     assert "no row changed" in repr(shown)
+    shown = evo("sql --to outcome", "UPDATE rides\nSET name = 'x'\nWHERE id > 99")
+    assert ip.user_ns["outcome"] is shown.result and shown.result.updated == 0
     assert _state(t) == before
