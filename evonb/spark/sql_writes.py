@@ -205,6 +205,20 @@ class _Parser:
                             hint="name the table as %evo does: by its name alone")
         return tok.name
 
+    def qualified(self) -> str:
+        """A table or view name, parts joined by dots (a Spark table ``db.t`` too), quoted."""
+        parts = []
+        while True:
+            tok = self.peek()
+            if tok is None or tok.kind not in ("word", "quoted"):
+                raise self.fail("Expected a name")
+            parts.append(_quote(tok.name))
+            self.i += 1
+            dot = self.peek()
+            if dot is None or dot.text != ".":
+                return ".".join(parts)
+            self.i += 1
+
     def alias(self) -> str | None:
         if self.accept("as"):
             return self.name()
@@ -335,13 +349,14 @@ class _Parser:
             out.source = self.text[tok.start:self.toks[self.i - 1].end]
             del start
         else:
-            out.source = _quote(self.name())
+            out.source = self.qualified()
         out.source_alias = self.alias()
         if out.source_alias is None:
             if out.source.startswith("("):
                 raise self.fail("A MERGE source query needs an alias",
                                 hint="write USING (SELECT ...) AS s")
-            out.source_alias = out.source[1:-1].replace("``", "`")
+            last = _tokens(out.source)[-1]
+            out.source_alias = last.name
         self.expect("on")
         out.condition = self.until(lambda t: t.word("when"))
         while self.accept("when"):

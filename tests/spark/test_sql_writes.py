@@ -61,6 +61,11 @@ def test_statements_it_does_not_run_are_refused_by_name(bad, says):
     assert target(bad) is None
 
 
+def test_a_merge_source_may_be_a_qualified_spark_table():
+    p = parse("MERGE INTO t USING db.`my src` ON t.k = `my src`.k WHEN MATCHED THEN DELETE")
+    assert (p.source, p.source_alias) == ("`db`.`my src`", "my src")
+
+
 def test_target_names_the_statement_and_table():
     assert target("DROP TABLE IF EXISTS t PURGE") == ("DROP", "t")
     assert target("merge into `my t` s using u on 1 = 1 when matched then delete") == (
