@@ -9,11 +9,12 @@ Each latest snapshot and each commit at the end is also read by the JVM-free Arr
 (``Table.to_arrow``), which must agree with the model too.
 
 A table's flavour is drawn once per history (:class:`Flavour`): copy-on-write or merge-on-read,
-partitioned or not, and for merge-on-read the log-block format (Avro or Parquet) and the reader
-(evonb's JVM sources, or the fallback: Python workers for blocks and Spark's own filter for
-replaced base rows). At the end of a merge-on-read history the other reader reads the latest
-snapshot and the oldest readable commit too. Last, the history is exported as Iceberg metadata
-and pyiceberg, an independent reader, reads every published commit (:meth:`iceberg_checks`).
+partitioned or not, publishing Iceberg metadata at every commit or not, and for merge-on-read
+the log-block format (Avro or Parquet) and the reader (evonb's JVM sources, or the fallback:
+Python workers for blocks and Spark's own filter for replaced base rows). At the end of a
+merge-on-read history the other reader reads the latest snapshot and the oldest readable commit
+too. Last, the history is exported as Iceberg metadata and pyiceberg, an independent reader,
+reads every published commit (:meth:`iceberg_checks`).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ HISTORIES = itertools.count()
 """Histories run in this process (every machine created counts one)."""
 STEPS = itertools.count()
 """Steps run in this process, over all histories."""
-ICEBERG = {"snapshots": 0, "latest": 0, "blocked": 0, "refused": 0}
+ICEBERG = {"snapshots": 0, "latest": 0, "blocked": 0, "refused": 0, "automatic": 0}
 """What the pyiceberg reads at the end of each history compared (see
 :meth:`TableMachine.iceberg_checks`)."""
 
@@ -89,11 +90,13 @@ class Flavour:
     partitioned: bool
     log_format: str = "avro"
     jvm: bool = True
+    iceberg: bool = False
 
     def properties(self, jvm: bool | None = None) -> dict[str, str]:
         on = self.jvm if jvm is None else jvm
         props = {"evonb.mor.read.jvm": str(on).lower(),
-                  "evonb.mor.read.jvm_filter": str(on).lower()}
+                  "evonb.mor.read.jvm_filter": str(on).lower(),
+                  "evonb.iceberg.enabled": str(self.iceberg).lower()}
         if self.table_type == "mor":
             props["evonb.mor.log_format"] = self.log_format
         return props
@@ -103,9 +106,10 @@ class Flavour:
         mor, rest = pick % 2, pick // 2
         partitioned, rest = bool(rest % 2), rest // 2
         if not mor:
-            return cls("cow", partitioned)
+            return cls("cow", partitioned, iceberg=bool(rest % 2))
         log_format, rest = ("avro", "parquet")[rest % 2], rest // 2
-        return cls("mor", partitioned, log_format, jvm=bool(rest % 2))
+        return cls("mor", partitioned, log_format, jvm=bool(rest % 2),
+                   iceberg=bool(rest // 2 % 2))
 
 
 def initial_model() -> Model:
@@ -682,6 +686,11 @@ class TableMachine(RuleBasedStateMachine):
         the history: as of every published commit (in that commit's schema) and the current
         snapshot (in the latest schema). The export skips states Iceberg cannot express;
         every state it publishes must agree with the model."""
+        if self.flavour is not None and self.flavour.iceberg:
+            # Published after every commit: never behind (blocked or uncompacted are fine).
+            status = self.table.iceberg_status()
+            assert status.state in ("current", "blocked", "uncompacted"), status
+            ICEBERG["automatic"] += 1
         try:
             result = iceberg_sync(self.table)
         except IcebergExportError as exc:  # refused outright: log blocks not yet compacted
