@@ -146,3 +146,13 @@ def test_the_widget_and_its_html_fallback_show_the_picture(trips, spark):
     assert widget._pick.value == ""  # cleared, so the same mark can be clicked again
     widget._pick.value = "not-an-instant"
     assert widget.selector.value == history[0].instant
+
+
+def test_every_operation_evonb_commits_has_its_own_colour():
+    from evonb.services.clustering import OPERATION as CLUSTER
+
+    operations = ("insert", "upsert", "delete", "overwrite", "alter", "revert", "compact",
+                  CLUSTER, "rewrite", "convert", "clean", "rollback")
+    colours = [PALETTE[op] for op in operations]
+    assert UNKNOWN not in colours
+    assert len(set(colours)) == len(operations)  # no two operations look alike

@@ -29,6 +29,9 @@ PALETTE: dict[str, str] = {
     "alter": "#9467bd",
     "revert": "#e377c2",
     "compact": "#17becf",
+    "cluster": "#aec7e8",
+    "rewrite": "#c5b0d5",
+    "convert": "#c49c94",
     "clean": "#bcbd22",
     "rollback": "#ff7f0e",
 }
