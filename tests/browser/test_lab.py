@@ -1,4 +1,6 @@
-"""The quickstart in a real JupyterLab, driven by headless Chromium: the widgets render.
+"""Tutorials in a real JupyterLab, driven by headless Chromium: the widgets render (the
+quickstart's diff and timeline, the exploring-history tutorial's lineage grid and timeline
+picture).
 
 JupyterLab listens on loopback with a token; its settings, data and runtime folders are
 temporary (the kernelspec of this Python stays discoverable through ``sys.prefix``). The
@@ -36,6 +38,10 @@ USER_SETTINGS = {
 }
 
 
+NOTEBOOKS = ("01-quickstart.ipynb", "06-exploring-history.ipynb")
+"""The notebooks the JupyterLab of a test serves."""
+
+
 @dataclass
 class Lab:
     url: str
@@ -52,11 +58,12 @@ def _free_port() -> int:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[Lab]:
-    """JupyterLab serving a copy of the quickstart notebook."""
+    """JupyterLab serving copies of :data:`NOTEBOOKS`."""
     root, tmp = tmp_path / "root", tmp_path / "tmp"
     for d in (root, tmp):
         d.mkdir()
-    shutil.copy(ROOT / "notebooks" / "01-quickstart.ipynb", root)
+    for notebook in NOTEBOOKS:
+        shutil.copy(ROOT / "notebooks" / notebook, root)
     config = tmp_path / "jupyter-config"
     for name, values in USER_SETTINGS.items():
         plugin, _, setting = name.rpartition("/")
@@ -166,6 +173,66 @@ def test_quickstart_renders_the_diff_and_timeline_widgets(lab: Lab, tmp_path: Pa
             picture.locator(f'circle[data-instant="{created}"]').click()
             expect(selector.locator("option:checked")).to_contain_text(created)
             expect(timeline).to_contain_text("The table was created with this schema.")
+        except BaseException:
+            _save(page, "lab-failure.png", tmp_path)
+            raise
+        finally:
+            browser.close()
+
+
+def _run_all(page, notebook: str, lab: Lab) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{lab.url}/lab/tree/{notebook}?token={lab.token}")
+    status = page.locator("#jp-main-statusbar")
+    expect(status).to_contain_text("Idle", timeout=120_000)
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+
+
+def test_exploring_history_renders_the_lineage_grid_and_the_timeline_picture(
+        lab: Lab, tmp_path: Path):
+    from playwright.sync_api import expect, sync_playwright
+
+    import evonb
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1000})
+            _run_all(page, "06-exploring-history.ipynb", lab)
+            picture = page.locator(".jp-CodeCell").last.locator("svg.evonb-timeline-svg")
+            expect(picture).to_be_visible(timeout=300_000)
+            expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=60_000)
+            assert not page.locator(".jp-OutputArea-output[data-mime-type="
+                                    "'application/vnd.jupyter.stderr']").filter(
+                has_text="Traceback").count()
+
+            warehouse = next(lab.tmp.glob("evonb-history-*"))
+            rides = evonb.open_table(warehouse / "rides")
+            grids = page.locator(".evonb-lineage")
+            expect(grids).to_have_count(2)
+            before, after = grids.nth(0), grids.nth(1)
+            # One row per field ID ever given: the two zone columns are two rows.
+            ids = sorted({int(v) for v in before.locator("tr.evonb-lineage-row").evaluate_all(
+                "rows => rows.map(r => r.dataset.fieldId)")})
+            assert ids == sorted({f.id for s in rides.schemas() for f in s.fields})
+            zones = before.locator("tr.evonb-lineage-row", has_text="zone")
+            expect(zones).to_have_count(2)
+            expect(zones.first.locator('td[data-kinds~="dropped"]')).to_have_count(1)
+            expect(zones.last.locator('td[data-kinds~="born"]')).to_have_count(1)
+            renamed = before.locator('td[data-kinds~="renamed"]')
+            expect(renamed.first).to_be_visible()
+            expect(after.locator('td[data-kinds~="restored"]').first).to_be_visible()
+            before.scroll_into_view_if_needed()
+            _save(page, "lab-lineage.png", tmp_path)
+
+            history = rides.history()
+            expect(picture.locator("circle.evonb-mark")).to_have_count(len(history))
+            picture.scroll_into_view_if_needed()
+            _save(page, "lab-history-timeline.png", tmp_path)
         except BaseException:
             _save(page, "lab-failure.png", tmp_path)
             raise
