@@ -45,7 +45,7 @@ from urllib.parse import unquote
 
 from evonb.errors import ColumnNotFoundError, ConflictError, InvalidArgumentError
 from evonb.schema.spark_convert import type_to_spark
-from evonb.services.compaction import DATA_ACTIONS, TARGET_SIZE_PROPERTY, removed_paths
+from evonb.services.compaction import TARGET_SIZE_PROPERTY, data_commits_since, removed_paths
 from evonb.services.progress import ProgressCallback, report
 from evonb.spark.mor import file_groups, read_snapshot, subset
 from evonb.spark.writer import write_files
@@ -308,13 +308,8 @@ def _save_order(table: SparkTable, order: tuple[int, ...]) -> None:
 
 def commits_since_clustering(table: SparkTable) -> int:
     """Data commits (``commit``, ``deltacommit``) since the last clustering."""
-    count = 0
-    for record in reversed(table.timeline.completed()):
-        if record.action == "replacecommit" and record.operation == OPERATION:
-            break
-        if record.action in DATA_ACTIONS:
-            count += 1
-    return count
+    return data_commits_since(table, lambda record: record.action == "replacecommit"
+                              and record.operation == OPERATION)
 
 
 def cluster_inline(table: SparkTable) -> Commit | None:

@@ -42,6 +42,7 @@ from evonb.table.key_stats import footer_stats, key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.names import data_file_name, named_with_instant, partition_path, staged_part_name
 from evonb.table.snapshot import DataFile, Snapshot
+from evonb.table.timeline import CommitRecord
 from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -298,15 +299,20 @@ def compact(table: SparkTable, *, upgrade_schema: bool = True,
     return Commit.from_record(record)
 
 
-def commits_since_compaction(table: SparkTable) -> int:
-    """Data commits (``commit``, ``deltacommit``) since the last compaction."""
+def data_commits_since(table: SparkTable, service: Callable[[CommitRecord], bool]) -> int:
+    """Data commits (``commit``, ``deltacommit``) since the last commit ``service`` marks."""
     count = 0
     for record in reversed(table.timeline.completed()):
-        if record.action == "compaction":
+        if service(record):
             break
         if record.action in DATA_ACTIONS:
             count += 1
     return count
+
+
+def commits_since_compaction(table: SparkTable) -> int:
+    """Data commits (``commit``, ``deltacommit``) since the last compaction."""
+    return data_commits_since(table, lambda record: record.action == "compaction")
 
 
 def compact_inline(table: SparkTable) -> Commit | None:
@@ -331,6 +337,7 @@ __all__ = [
     "commits_since_compaction",
     "compact",
     "compact_inline",
+    "data_commits_since",
     "merge_in_tasks",
     "plan",
     "removed_paths",
