@@ -1,7 +1,7 @@
 # The two commands of the README: `make quickstart` (the main job) and `make test`.
 PYTHON ?= python3
 
-.PHONY: quickstart test test-no-rename stress-full model-full lab bench lint setup
+.PHONY: quickstart test test-no-rename stress-full test-binder model-full lab bench lint setup
 
 quickstart:
 	@bash scripts/setup.sh
@@ -25,6 +25,12 @@ stress-full:
 	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
 	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=200 \
 	$(PYTHON) -m pytest -m stress tests/stress tests/model -p no:cacheprovider
+
+# Binder's environment built as repo2docker builds it (a fresh virtual environment from binder/,
+# postBuild run in a copy of the repository), then every tutorial run on its kernel (CI runs it).
+test-binder:
+	@bash scripts/setup.sh --test
+	EVONB_BINDER_BUILD=1 $(PYTHON) -m pytest tests/notebooks/test_binder_build.py -p no:cacheprovider
 
 # The reference-model test at the size of a release check (not in CI): 1,000 random histories.
 # EVONB_MODEL_SEED=<seed> replays a run; the seed is printed at its start.

@@ -11,6 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+BINDER_BUILD_ENV = "EVONB_BINDER_BUILD"
+
+# Building Binder's environment takes minutes: only `make test-binder` (and so CI) collects it.
+collect_ignore = [] if os.environ.get(BINDER_BUILD_ENV) == "1" else ["test_binder_build.py"]
 
 
 @pytest.fixture(scope="session")
