@@ -100,7 +100,16 @@ def binder(tmp_path_factory: pytest.TempPathFactory) -> BinderEnv:
     return BinderEnv(python, repo, kernels / "share" / "jupyter", log)
 
 
+def _apt_lists() -> None:
+    """Fetch apt's package lists when this machine has none yet (as a fresh image may)."""
+    if any(Path("/var/lib/apt/lists").glob("*_Packages*")):
+        return
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True, timeout=600)
+
+
 def test_apt_packages_exist_in_the_debian_archive():
+    _apt_lists()
     packages = [line.split("#", 1)[0].strip()
                 for line in (BINDER / "apt.txt").read_text(encoding="utf-8").splitlines()]
     packages = [p for p in packages if p]
