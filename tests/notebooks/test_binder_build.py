@@ -16,7 +16,6 @@ It takes a few minutes (an environment is installed), so the default run does no
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import shutil
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.notebooks.conftest import execute_all
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
@@ -157,34 +158,12 @@ def test_the_kernel_runs_the_environments_python(binder: BinderEnv, tmp_path: Pa
 def executed(binder: BinderEnv, tmp_path_factory: pytest.TempPathFactory
              ) -> dict[str, tuple[Any, Exception | None]]:
     """Every tutorial run top to bottom on the Binder environment's kernel."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    work = tmp_path_factory.mktemp("binder-notebooks")
-    tmp = work / "tmp"
-    tmp.mkdir()
-    env = dict(os.environ, TMPDIR=str(tmp))
-    for key in ("VIRTUAL_ENV", "PYTHONPATH"):
-        env.pop(key, None)
-
-    async def run(path: Path) -> tuple[Any, Exception | None]:
-        nb = nbformat.read(path, as_version=4)
-        client = NotebookClient(nb, kernel_name=KERNEL, timeout=900,
-                                resources={"metadata": {"path": str(work)}})
-        try:
-            await client.async_execute(env=env)
-        except Exception as exc:  # reported by the test, with the failing cell
-            return nb, exc
-        return nb, None
-
-    async def run_all() -> list[tuple[Any, Exception | None]]:
-        return await asyncio.gather(*(run(p) for p in NOTEBOOKS))
-
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", os.pathsep.join(
             [str(binder.kernels), *filter(None, [os.environ.get("JUPYTER_PATH")])]))
-        results = asyncio.run(run_all())
-    return dict(zip([p.name for p in NOTEBOOKS], results, strict=True))
+        return execute_all(tmp_path_factory.mktemp("binder-notebooks"), KERNEL, timeout=900,
+                           env=env)
 
 
 @pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
