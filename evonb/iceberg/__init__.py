@@ -9,10 +9,27 @@ published view is from the table. See ``docs/iceberg.md``.
 """
 
 from evonb.iceberg.publish import ENABLED_PROPERTY, enabled, publish, sync_and_record
-from evonb.iceberg.schema import IcebergExportError, IcebergSchema, iceberg_schema
+from evonb.iceberg.schema import (
+    IcebergExportError,
+    IcebergSchema,
+    UncompactedLogsError,
+    iceberg_schema,
+)
 from evonb.iceberg.status import IcebergStatus, iceberg_status
 from evonb.iceberg.sync import SyncResult, snapshot_id, sync
 
-__all__ = ["ENABLED_PROPERTY", "IcebergExportError", "IcebergSchema", "IcebergStatus",
-           "SyncResult", "enabled", "iceberg_schema", "iceberg_status", "publish",
-           "snapshot_id", "sync", "sync_and_record"]
+__all__ = [
+    "ENABLED_PROPERTY",
+    "IcebergExportError",
+    "IcebergSchema",
+    "IcebergStatus",
+    "SyncResult",
+    "UncompactedLogsError",
+    "enabled",
+    "iceberg_schema",
+    "iceberg_status",
+    "publish",
+    "snapshot_id",
+    "sync",
+    "sync_and_record",
+]

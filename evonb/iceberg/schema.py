@@ -65,6 +65,11 @@ class IcebergExportError(EvoError):
     wrong)."""
 
 
+class UncompactedLogsError(IcebergExportError):
+    """A merge-on-read table whose latest state has log blocks not yet compacted: Iceberg
+    metadata cannot express them, so its Iceberg view advances at each compaction."""
+
+
 def iceberg_type(t: Type, column: str = "?") -> str | dict[str, Any]:
     """The Iceberg JSON type of an evonb type; :class:`IcebergExportError` naming ``column``
     when Iceberg has no such type."""

@@ -24,7 +24,7 @@ from typing import Literal
 
 from evonb.errors import MetadataCorruptError
 from evonb.iceberg.publish import enabled
-from evonb.iceberg.schema import IcebergExportError
+from evonb.iceberg.schema import IcebergExportError, UncompactedLogsError
 from evonb.iceberg.sync import (
     METADATA_DIR,
     Plan,
@@ -106,7 +106,7 @@ def iceberg_status(table: BaseTable | str | os.PathLike[str]) -> IcebergStatus:
         versions = Versions(t)
         plan = plan_publication(t, versions)
     except IcebergExportError as exc:
-        return status("uncompacted" if "log blocks" in exc.message else "blocked",
+        return status("uncompacted" if isinstance(exc, UncompactedLogsError) else "blocked",
                       exc.message, exc.hint)
     if previous is None:
         return status("unpublished", "no Iceberg metadata is published yet", sync_hint)

@@ -12,7 +12,8 @@ Iceberg promotion, read defaults of columns older files lack, partition values n
 yet: only identity partitions on int, long, boolean, date and non-empty string values are) and
 states no longer retained (files or schema versions removed by a clean) are skipped; when the
 latest state is one, publication stops at the last one exported and says why. Uncompacted
-merge-on-read log blocks are refused with :class:`IcebergExportError`.
+merge-on-read log blocks are refused with :class:`UncompactedLogsError` (an
+:class:`IcebergExportError`).
 
 Every file is written through :func:`evonb.table.fileio.file_io`. pyiceberg is an optional
 library (``evonb[iceberg]``), imported when publishing.
@@ -36,6 +37,7 @@ from evonb.iceberg.schema import (
     HIDDEN_FIELD_ID,
     NAME_MAPPING_PROPERTY,
     IcebergExportError,
+    UncompactedLogsError,
     iceberg_type,
     name_mapping,
     promotable,
@@ -296,7 +298,7 @@ def plan_publication(table: BaseTable, versions: Versions) -> Plan:
         published = {p: published.get(p, (f, sid)) for p, f in live.items()}
         out.append(_Published(commit, sid, seq, version, dict(published), added, removed))
     if uncompacted is not None:
-        raise IcebergExportError(
+        raise UncompactedLogsError(
             f"The merge-on-read table {table.name} has log blocks not yet compacted (last "
             f"commit {uncompacted.instant}): Iceberg metadata cannot express them",
             hint="compact the table (its Iceberg view advances at each compaction), then "
