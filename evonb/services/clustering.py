@@ -38,14 +38,18 @@ files after the retention window. Inline: table property ``evonb.clustering.inli
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from evonb.errors import ColumnNotFoundError, ConflictError, InvalidArgumentError
+from evonb.errors import ColumnNotFoundError, InvalidArgumentError
 from evonb.schema.spark_convert import type_to_spark
-from evonb.services.compaction import TARGET_SIZE_PROPERTY, data_commits_since, removed_paths
+from evonb.services.compaction import (
+    TARGET_SIZE_PROPERTY,
+    data_commits_since,
+    removed_paths,
+    run_inline,
+)
 from evonb.services.progress import ProgressCallback, report
 from evonb.spark.mor import file_groups, read_snapshot, subset
 from evonb.spark.writer import write_files
@@ -315,15 +319,7 @@ def commits_since_clustering(table: SparkTable) -> int:
 def cluster_inline(table: SparkTable) -> Commit | None:
     """After a write: cluster when ``evonb.clustering.inline.every`` (N > 0) data commits
     have been made since the last clustering. A lost race only warns (the write committed)."""
-    every = table.raw_config.int_property(INLINE_PROPERTY, 0)
-    if every <= 0 or commits_since_clustering(table) < every:
-        return None
-    table.invalidate()
-    try:
-        return cluster(table)
-    except ConflictError as exc:
-        warnings.warn(f"inline clustering skipped: {exc.message}", stacklevel=3)
-        return None
+    return run_inline(table, INLINE_PROPERTY, commits_since_clustering, cluster, "clustering")
 
 
 def describe_order(table: SparkTable) -> list[str]:

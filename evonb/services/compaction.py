@@ -315,18 +315,26 @@ def commits_since_compaction(table: SparkTable) -> int:
     return data_commits_since(table, lambda record: record.action == "compaction")
 
 
-def compact_inline(table: SparkTable) -> Commit | None:
-    """After a write: compact when ``evonb.compaction.inline.every`` (N > 0) data commits
-    have been made since the last compaction. A lost race only warns (the write committed)."""
-    every = table.raw_config.int_property(INLINE_PROPERTY, 0)
-    if every <= 0 or commits_since_compaction(table) < every:
+def run_inline(table: SparkTable, every_property: str, since: Callable[[SparkTable], int],
+               service: Callable[[SparkTable], Commit | None], name: str) -> Commit | None:
+    """After a write: run ``service`` when the property ``every_property`` (N > 0) data
+    commits have been made since its last run (``since``). A lost race only warns, naming the
+    inline ``name`` (the write committed)."""
+    every = table.raw_config.int_property(every_property, 0)
+    if every <= 0 or since(table) < every:
         return None
     table.invalidate()
     try:
-        return compact(table)
+        return service(table)
     except ConflictError as exc:
-        warnings.warn(f"inline compaction skipped: {exc.message}", stacklevel=3)
+        warnings.warn(f"inline {name} skipped: {exc.message}", stacklevel=4)
         return None
+
+
+def compact_inline(table: SparkTable) -> Commit | None:
+    """After a write: compact when ``evonb.compaction.inline.every`` (N > 0) data commits
+    have been made since the last compaction. A lost race only warns (the write committed)."""
+    return run_inline(table, INLINE_PROPERTY, commits_since_compaction, compact, "compaction")
 
 
 __all__ = [
@@ -342,4 +350,5 @@ __all__ = [
     "plan",
     "removed_paths",
     "rewrite_groups",
+    "run_inline",
 ]
