@@ -58,7 +58,8 @@ def test_expected_cases(results):
     names = {r["name"]: r for r in doc["results"]}
     expected = {"evolved_read.scan", "evolved_read.filter", "evolved_read.arrow_vs_pyiceberg",
                 "ddl.scale", "ddl.vs_pyiceberg", "time_travel", "planning", "cow_upsert",
-                "mor_compaction", "mor_read", "notebook_alter", "first_rows.fresh_process",
+                "mor_compaction", "mor_read", "random_upsert.cow", "random_upsert.mor",
+                "notebook_alter", "first_rows.fresh_process",
                 "iceberg_export.upsert", "iceberg_export.write", "iceberg_export.pyiceberg_read"}
     assert expected <= set(names)
     # the selective filter's scan metrics were read from Spark
