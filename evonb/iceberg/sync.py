@@ -8,12 +8,17 @@ writers), ``v<N>.metadata.json`` and ``version-hint.text`` holding ``N``. Schema
 a schema and move ``current-schema-id``. The data files are not copied: manifests point at them.
 
 Nothing is exported wrong. States Iceberg cannot express exactly (type changes that are no
-Iceberg promotion, read defaults of columns older files lack, partition values not exported
-yet: only identity partitions on int, long, boolean, date and non-empty string values are) and
-states no longer retained (files or schema versions removed by a clean) are skipped; when the
-latest state is one, publication stops at the last one exported and says why. Uncompacted
+Iceberg promotion, read defaults of columns older files lack) and states no longer retained
+(files or schema versions removed by a clean) are skipped; when the latest state is one,
+publication stops at the last one exported and says why. Uncompacted
 merge-on-read log blocks are refused with :class:`UncompactedLogsError` (an
 :class:`IcebergExportError`).
+
+Partition columns are identity partitions of every type evonb partitions by; each file's
+partition values come from its own rows (its footer statistics, or the column read), null
+included. A file whose rows hold more than one value of a partition column (Spark puts null
+and ``''`` in one ``__HIVE_DEFAULT_PARTITION__`` folder) is listed under an unpartitioned spec:
+read right, never pruned by partition.
 
 Every file is written through :func:`evonb.table.fileio.file_io`. pyiceberg is an optional
 library (``evonb[iceberg]``), imported when publishing.
@@ -27,10 +32,10 @@ import logging
 import os
 import uuid
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from evonb.errors import CommitNotFoundError, EvoError, MetadataCorruptError
 from evonb.iceberg.schema import (
@@ -184,58 +189,122 @@ class Versions:
         self._checked.add((file_version, version))
 
 
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _EPOCH = date(1970, 1, 1)
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO = timedelta(microseconds=1)
+_UNSET = object()
+
+UNPARTITIONED_SPEC_ID = 1
+"""The spec of data files that hold more than one value of a partition column (Spark writes
+null and ``''`` of a string column to the same ``__HIVE_DEFAULT_PARTITION__`` folder): Iceberg
+lists them unpartitioned, so readers scan them for every filter and still read them right."""
+
+# The Python type a footer statistic (or a value read) has for each Iceberg partition type.
+_PY_TYPES: dict[str, type] = {"int": int, "long": int, "boolean": bool, "float": float,
+                              "double": float, "string": str, "binary": bytes, "date": date,
+                              "timestamp": datetime, "timestamptz": datetime}
 
 
-def _partition_values(table: BaseTable, f: DataFile, version: str, versions: Versions
-                      ) -> tuple[Any, ...]:
-    """The identity partition values of file ``f`` (from its ``col=value`` folders), typed
-    as Iceberg's manifests hold them; :class:`IcebergExportError` for a value Iceberg's
-    manifests could state wrongly."""
-    raw = dict(piece.partition("=")[::2] for piece in f.partition.split("/") if piece)
-    _, file_layout = versions.get(f.version)
-    schema, _ = versions.get(version)
+def _manifest_value(kind: str, value: Any) -> Any:
+    """``value`` (a Python value of Iceberg type ``kind``) as Iceberg manifests hold it:
+    days for dates, microseconds for timestamps (naive ``timestamptz`` values are UTC, as
+    INT96 files store them), a Decimal of the type's scale."""
+    if value is None:
+        return None
+    if kind == "date":
+        return (value - _EPOCH).days
+    if kind == "timestamptz":
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return (aware - _EPOCH_UTC) // _MICRO
+    if kind == "timestamp":
+        naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+        return (naive - _EPOCH_UTC.replace(tzinfo=None)) // _MICRO
+    if kind.startswith("decimal("):
+        scale = int(kind[8:-1].split(",")[1])
+        return Decimal(value).quantize(Decimal(1).scaleb(-scale))
+    return value
+
+
+def _expected(kind: str, value: Any) -> bool:
+    """Whether ``value`` has the Python type of Iceberg type ``kind`` (bool is no int)."""
+    want: type = Decimal if kind.startswith("decimal(") else _PY_TYPES[kind]
+    return type(value) is want or (want is datetime and isinstance(value, datetime))
+
+
+def _from_footer(footer: Any, column: int, kind: str) -> Any:
+    """The one value of leaf ``column`` in every row of the file, from the footer's statistics
+    (None: every row is null); ``_UNSET`` when the statistics cannot tell exactly (they are
+    missing, disagree, or are of floating point values, whose zeros compare equal)."""
+    nulls, seen = 0, []
+    for i in range(footer.num_row_groups):
+        stats = footer.row_group(i).column(column).statistics
+        if stats is None or not stats.has_null_count:
+            return _UNSET
+        nulls += stats.null_count
+        if stats.null_count < footer.row_group(i).num_rows:
+            if not stats.has_min_max:
+                return _UNSET
+            seen += [stats.min, stats.max]
+    if nulls == footer.num_rows:
+        return None
+    if nulls or kind in ("float", "double") or any(v != seen[0] for v in seen) or not all(
+            _expected(kind, v) for v in seen):
+        return _UNSET
+    return seen[0]
+
+
+def _from_data(table: BaseTable, f: DataFile, physical: str, kind: str) -> Any:
+    """The one value of column ``physical`` in every row of ``f``, read from the file;
+    ``_UNSET`` when the rows hold more than one (floating point values compared bit by bit)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    with file_io().open_read(table.root / f.path) as fh:
+        col = pq.ParquetFile(fh, coerce_int96_timestamp_unit="us").read(
+            columns=[physical]).column(0).combine_chunks()
+    if len(col) == 0:
+        return _UNSET
+    if pa.types.is_floating(col.type):
+        bits = pa.int32() if col.type == pa.float32() else pa.int64()
+        if len(pc.unique(col.view(bits))) != 1:
+            return _UNSET
+    values = pc.unique(col)
+    return values[0].as_py() if len(values) == 1 else _UNSET
+
+
+def partition_values(table: BaseTable, f: DataFile, versions: Versions, footer: Any
+                     ) -> tuple[Any, ...] | None:
+    """The identity partition values of data file ``f``, as Iceberg manifests hold them, taken
+    from the file's own rows (evonb reads partition columns from the files, not from folder
+    names): the footer's statistics where they state one value exactly, else the column read.
+    None when a partition column holds more than one value in the file (it is then listed
+    unpartitioned, :data:`UNPARTITIONED_SPEC_ID`)."""
+    schema, file_layout = versions.get(f.version)
+    leaves = {footer.schema.column(i).path: i for i in range(footer.num_columns)}
     out: list[Any] = []
     for fid in table.config.partition_ids:
-        column = schema.path_of(fid)
         physical = file_layout.physical.get(fid)
-        if physical not in raw:
-            raise IcebergExportError(
-                f"The data file {f.path} has no partition folder for column {column!r}",
-                hint="rewrite the table's data files, then sync again")
-        text = raw[physical]
-        kind = iceberg_type(schema.field_by_id(fid).type, column)
-        if text == HIVE_NULL and kind != "string":
-            out.append(None)
-        elif kind in ("int", "long"):
-            out.append(int(text))
-        elif kind == "boolean" and text in ("true", "false"):
-            out.append(text == "true")
-        elif kind == "date":
-            out.append((date.fromisoformat(unquote(text)) - _EPOCH).days)
-        elif kind == "string" and text != HIVE_NULL:
-            out.append(unquote(text))
-        else:
-            why = ("a null or empty string" if text == HIVE_NULL
-                   else f"a {kind} partition value")
-            raise IcebergExportError(
-                f"The partition column {column!r} holds {why} ({f.path}), which the export "
-                "cannot put in Iceberg manifests exactly yet",
-                hint="only int, long, boolean, date and non-empty string partition values "
-                "are exported for now")
+        kind = iceberg_type(schema.field_by_id(fid).type, schema.path_of(fid))
+        assert isinstance(kind, str)  # partition columns are top-level primitives
+        if physical not in leaves:
+            return None  # written before the column existed: every row null, read as such
+        value = _UNSET if footer.num_rows == 0 else _from_footer(footer, leaves[physical], kind)
+        if value is _UNSET:
+            value = _from_data(table, f, physical, kind)
+        if value is _UNSET or (value is not None and not _expected(kind, value)):
+            return None
+        out.append(_manifest_value(kind, value))
     return tuple(out)
 
 
 @dataclass
 class Plan:
     """The snapshots to publish, the current schema version (the schema of the last
-    expressible state), the partition values of every published file, and why the latest
-    state is not exported (None when it is)."""
+    expressible state), and why the latest state is not exported (None when it is)."""
 
     snapshots: list[_Published]
     current: str
-    values: dict[str, tuple[Any, ...]]
     blocked: IcebergExportError | None
 
 
@@ -244,7 +313,6 @@ def plan_publication(table: BaseTable, versions: Versions) -> Plan:
     in its schema) is kept, a data change of one is a snapshot; states that cannot be
     expressed are skipped, so publication resumes once a rewrite makes the table expressible
     again."""
-    values: dict[str, tuple[Any, ...]] = {}
     live: dict[str, DataFile] = {}
     logs: dict[str, DataFile] = {}
     published: dict[str, tuple[DataFile, int]] = {}
@@ -272,10 +340,8 @@ def plan_publication(table: BaseTable, versions: Versions) -> Plan:
                 in_window = True
             # every state, schema-only ones too: the current schema must read the live files
             versions.check_readable(version, version)
-            for path, f in live.items():
+            for f in live.values():
                 versions.check_readable(f.version, version)
-                if path not in values:
-                    values[path] = _partition_values(table, f, version, versions)
             gone = [p for p in live if not retained.setdefault(
                 p, file_io().exists(table.root / p))]
             if gone:
@@ -305,16 +371,15 @@ def plan_publication(table: BaseTable, versions: Versions) -> Plan:
             "sync again")
     if not current:
         raise blocked or IcebergExportError(f"The table {table.name} has no schema version")
-    return Plan(out, current, values, blocked)
+    return Plan(out, current, blocked)
 
 
-def _file_stats(table: BaseTable, f: DataFile, versions: Versions) -> dict[str, Any]:
+def _file_stats(f: DataFile, versions: Versions, footer: Any) -> dict[str, Any]:
     """Per column value and null counts and lower/upper bounds (by field ID) of data file
     ``f``, from its Parquet footer, computed by pyiceberg's own statistics code against the
     file's physical schema (its schema version with physical names, its own types). Empty when
     the footer's statistics cannot be read that way (a reader then scans the file: never
     wrong)."""
-    import pyarrow.parquet as pq
     from pyiceberg.io.pyarrow import (
         compute_statistics_plan,
         data_file_statistics_from_parquet_metadata,
@@ -328,8 +393,6 @@ def _file_stats(table: BaseTable, f: DataFile, versions: Versions) -> dict[str, 
                                "required": False, "type": "string"})
     try:
         ice = IceSchema.model_validate(physical)
-        with file_io().open_read(table.root / f.path) as fh:
-            footer = pq.read_metadata(fh)
         stats = data_file_statistics_from_parquet_metadata(
             footer, compute_statistics_plan(ice, {}), parquet_path_to_id_mapping(ice))
         out = stats.to_serialized_dict()
@@ -352,6 +415,23 @@ def _spec_json(table: BaseTable, schema: Schema) -> dict[str, Any]:
         for i, fid in enumerate(table.config.partition_ids)]}
 
 
+_UNPARTITIONED = {"spec-id": UNPARTITIONED_SPEC_ID, "fields": []}
+
+
+def _facts(w: _Writing, path: str, f: DataFile) -> tuple[dict[str, Any], Any]:
+    """The footer statistics and partition values (None: unpartitioned) of a data file, read
+    once per sync."""
+    import pyarrow.parquet as pq
+
+    if path not in w.stats:
+        with file_io().open_read(w.table.root / f.path) as fh:
+            footer = pq.read_metadata(fh)
+        w.stats[path] = _file_stats(f, w.versions, footer)
+        w.values[path] = (partition_values(w.table, f, w.versions, footer)
+                          if w.spec["fields"] else ())
+    return w.stats[path], w.values[path]
+
+
 @dataclass
 class _Writing:
     """What writing the manifests of one sync needs."""
@@ -360,14 +440,16 @@ class _Writing:
     versions: Versions
     folder: Path
     tag: str  # unique per sync: file names never clash with another sync's
-    values: dict[str, tuple[Any, ...]]  # path -> partition values
+    values: dict[str, tuple[Any, ...] | None]  # path -> partition values (None: unpartitioned)
     spec: dict[str, Any]
     sequences: dict[int, int]  # snapshot ID -> sequence number
     stats: dict[str, dict[str, Any]]  # path -> footer statistics, read once per sync
+    unpartitioned: bool = False  # a manifest of the unpartitioned spec was written
 
 
 def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
-    """Write the manifest of ``snap`` (every live file) and return its ManifestFile."""
+    """Write the manifests of ``snap`` (every live file: those with partition values under
+    spec 0, any others under the unpartitioned spec) and return their ManifestFiles."""
     from pyiceberg.manifest import (
         DataFile as IceDataFile,
     )
@@ -387,27 +469,37 @@ def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
     schema, _ = w.versions.get(snap.schema_version)
     ice_schema = IceSchema.model_validate(
         schema_json(schema, w.versions.schema_id(snap.schema_version)))
-    output = _Output(w.folder / f"{snap.snapshot_id}-{w.tag}-m0.avro")
-    writer = write_manifest(FORMAT_VERSION, PartitionSpec.model_validate(w.spec), ice_schema,
-                            output, snap.snapshot_id, "deflate")  # type: ignore[arg-type]
-    with writer:
-        for path, (f, added_by) in sorted(snap.files.items()):
-            seq = w.sequences[added_by]
-            if path not in w.stats:
-                w.stats[path] = _file_stats(w.table, f, w.versions)
-            data_file = IceDataFile.from_args(
-                content=DataFileContent.DATA, file_path=str(w.table.root / path),
-                file_format=FileFormat.PARQUET, partition=Record(*w.values[path]),
-                record_count=f.rows, **w.stats[path], file_size_in_bytes=f.bytes)
-            if added_by == snap.snapshot_id:
-                writer.add(ManifestEntry.from_args(
-                    status=ManifestEntryStatus.ADDED, snapshot_id=snap.snapshot_id,
-                    data_file=data_file))
-            else:
-                writer.existing(ManifestEntry.from_args(
-                    status=ManifestEntryStatus.EXISTING, snapshot_id=added_by,
-                    sequence_number=seq, file_sequence_number=seq, data_file=data_file))
-    return [writer.to_manifest_file()]
+    by_spec: dict[int, list[tuple[str, DataFile, int]]] = {}
+    for path, (f, added_by) in sorted(snap.files.items()):
+        _, values = _facts(w, path, f)
+        spec_id = 0 if values is not None else UNPARTITIONED_SPEC_ID
+        by_spec.setdefault(spec_id, []).append((path, f, added_by))
+    out = []
+    for spec_id, files in sorted(by_spec.items()):
+        spec = w.spec if spec_id == 0 else _UNPARTITIONED
+        w.unpartitioned |= spec_id == UNPARTITIONED_SPEC_ID
+        output = _Output(w.folder / f"{snap.snapshot_id}-{w.tag}-m{spec_id}.avro")
+        writer = write_manifest(FORMAT_VERSION, PartitionSpec.model_validate(spec), ice_schema,
+                                output, snap.snapshot_id, "deflate")  # type: ignore[arg-type]
+        with writer:
+            for path, f, added_by in files:
+                seq = w.sequences[added_by]
+                stats, values = _facts(w, path, f)
+                data_file = IceDataFile.from_args(
+                    content=DataFileContent.DATA, file_path=str(w.table.root / path),
+                    file_format=FileFormat.PARQUET, partition=Record(*(values or ())),
+                    record_count=f.rows, **stats, file_size_in_bytes=f.bytes)
+                data_file.spec_id = spec_id
+                if added_by == snap.snapshot_id:
+                    writer.add(ManifestEntry.from_args(
+                        status=ManifestEntryStatus.ADDED, snapshot_id=snap.snapshot_id,
+                        data_file=data_file))
+                else:
+                    writer.existing(ManifestEntry.from_args(
+                        status=ManifestEntryStatus.EXISTING, snapshot_id=added_by,
+                        sequence_number=seq, file_sequence_number=seq, data_file=data_file))
+        out.append(writer.to_manifest_file())
+    return out
 
 
 def _manifest_list(w: _Writing, snap: _Published, parent: int | None) -> str:
@@ -478,9 +570,10 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     folder = t.root / METADATA_DIR
     versions = Versions(t)
     plan = plan_publication(t, versions)
-    snaps, current, values = plan.snapshots, plan.current, plan.values
+    snaps, current = plan.snapshots, plan.current
     blocked = str(plan.blocked) if plan.blocked else None
     previous = published_metadata(folder)
+    prev_specs = previous[1].get("partition-specs") or [] if previous else []
     prior_snaps = {s["snapshot-id"]: s for s in (previous[1].get("snapshots") or [])
                    } if previous else {}
     # Sequence numbers never go back: a snapshot published before keeps its number, a new one
@@ -495,7 +588,7 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
             last_seq += 1
             snap.sequence = last_seq
         before = snap.sequence
-    w = _Writing(t, versions, folder, uuid.uuid4().hex[:12], values,
+    w = _Writing(t, versions, folder, uuid.uuid4().hex[:12], {},
                  _spec_json(t, versions.get(current)[0]),
                  {s.snapshot_id: s.sequence for s in snaps}, {})
     snapshots: list[dict[str, Any]] = []
@@ -536,7 +629,9 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
         "current-schema-id": current_id,
         "schemas": [schema_json(versions.get(v)[0], i) for v, i in used],
         "default-spec-id": 0,
-        "partition-specs": [w.spec],
+        "partition-specs": [w.spec, *([_UNPARTITIONED] if w.spec["fields"] and (
+            w.unpartitioned or any(spec.get("spec-id") == UNPARTITIONED_SPEC_ID
+                                   for spec in prev_specs)) else [])],
         "last-partition-id": 999 + len(w.spec["fields"]),
         "default-sort-order-id": 0,
         "sort-orders": [{"order-id": 0, "fields": []}],
@@ -575,5 +670,6 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     return SyncResult(n, str(target), ids, True, blocked)
 
 
-__all__ = ["METADATA_DIR", "VERSION_HINT", "Plan", "SyncResult", "Versions", "plan_publication",
-           "published_metadata", "snapshot_id", "sync"]
+__all__ = ["METADATA_DIR", "UNPARTITIONED_SPEC_ID", "VERSION_HINT", "Plan", "SyncResult",
+           "Versions", "partition_values", "plan_publication", "published_metadata",
+           "snapshot_id", "sync"]

@@ -315,14 +315,16 @@ def test_identity_partitions(spark, tmp_path):
         t.schema.find_id("region"), t.schema.find_id("d")]
 
 
-def test_null_string_partition_blocks(spark, tmp_path, capsys):
+def test_null_string_partition_is_exported_as_null(spark, tmp_path, capsys):
     t = evonb.create_table(tmp_path / "t", "id int, p string", partition_by="p")
     t.write(spark.sql("select cast(id as int) id, cast(null as string) p from range(2)"))
-    result = sync(t)
-    assert "null or empty string" in result.blocked and result.snapshots == {}
-    assert _iceberg(t).scan().to_arrow().num_rows == 0  # nothing exported, nothing wrong
-    assert main(["iceberg", "sync", str(t.root)]) == 1
-    assert "null or empty string" in capsys.readouterr().err
+    assert main(["iceberg", "sync", str(t.root)]) == 0
+    assert "v1.metadata.json" in capsys.readouterr().out
+    table = _iceberg(t)
+    assert table.scan().to_arrow().to_pylist() == [{"id": 0, "p": None}, {"id": 1, "p": None}]
+    tasks = list(table.scan(row_filter="p is null").plan_files())
+    assert [task.file.partition[0] for task in tasks] == [None]
+    assert list(table.scan(row_filter="p = ''").plan_files()) == []  # pruned: null, not ''
 
 
 def test_merge_on_read_exported_after_compaction_only(spark, tmp_path):
