@@ -4,7 +4,7 @@
 types, the name mapping of physical names); :func:`sync` publishes Iceberg metadata for a
 table's retained history under ``<table>/metadata/``; with the table property
 ``evonb.iceberg.enabled = 'true'`` that happens after every commit (:mod:`evonb.iceberg.publish`,
-registered by :mod:`evonb.api`); :func:`iceberg_status` says how far the
+declared in the ``evonb.after_change`` entry points); :func:`iceberg_status` says how far the
 published view is from the table. See ``docs/iceberg.md``.
 """
 

@@ -1,7 +1,8 @@
 """Iceberg metadata beside every commit, for tables with ``evonb.iceberg.enabled = 'true'``.
 
-:mod:`evonb.api` registers :func:`publish` to run after every commit and every change of table
-properties (:mod:`evonb.table.after_change`). A failure to publish never fails the
+evonb declares :func:`publish` in the entry point group ``evonb.after_change``, so the format
+layer runs it after every commit and every change of table properties in every process
+(:mod:`evonb.table.after_change`). A failure to publish never fails the
 evonb commit: it is recorded in ``.evo/iceberg.json`` (with the reason) and reported by
 ``evonb check``; the next commit, or ``python -m evonb iceberg sync <table>``, tries again and
 removes the record once the metadata is published. A latest state Iceberg cannot express
