@@ -18,8 +18,10 @@ Values are cast to the column types as Spark's ``INSERT`` does (ANSI store assig
 to numbers, anything to strings, dates to timestamps); other pairs are refused. ``MERGE``
 follows Spark's rules: the first ``WHEN`` clause whose condition holds acts; a target row
 matched by more than one source row is an error when the statement has a ``WHEN MATCHED``
-clause. Every mistake is an :class:`~evonb.errors.SQLStatementError` (or another evonb error)
-raised before anything is written; the table is then unchanged.
+clause; columns a ``MERGE``'s ``INSERT (cols) VALUES`` leaves out get their write default
+(null without one), as with ``INSERT INTO t (cols)``. Every mistake is an
+:class:`~evonb.errors.SQLStatementError` (or another evonb error) raised before anything is
+written; the table is then unchanged.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import ColumnNotFoundError, EvoError, SQLStatementError
+from evonb.schema.defaults import sql_literal
 from evonb.table.history import Commit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -674,7 +677,7 @@ class _Run:
                     cases.append(f"WHEN {k} THEN {_cast(v, kinds[v], t)}")
             inserts = [k for k, c in enumerate(clauses) if c.action.kind == "insert"
                        and (k, col) not in values]
-            cases += [f"WHEN {k} THEN CAST(NULL AS {t.simpleString()})" for k in inserts]
+            cases += [f"WHEN {k} THEN {self.write_default(col)}" for k in inserts]
             value = f"CASE __evo_action {' '.join(cases)} ELSE __evo_o{i} END" if cases \
                 else f"__evo_o{i}"
             outer.append(f"{value} AS {_quote(col)}")
@@ -685,6 +688,13 @@ class _Run:
         outer += [f"__evo_o{i}" for i in range(len(self.columns))]
         result = inner_df.selectExpr(*outer)
         return self.commit(result, clauses, assigned)
+
+    def write_default(self, column: str) -> str:
+        """The value an INSERT that leaves ``column`` out stores: its write default (as
+        ``INSERT INTO t (cols)`` and Spark's MERGE do), else null, as SQL of its type."""
+        f = self.table.schema.find(column)
+        value = sql_literal(f.write_default, f.type)
+        return f"CAST({value} AS {self.types[column].simpleString()})"
 
     def source_col(self, column: str) -> str:
         names = {c.lower(): c for c in self.source_columns}

@@ -104,3 +104,40 @@ def test_execute_on_a_table_and_its_guards(spark, warehouse):
     assert len(t.history()) == 3
     result = execute(t, "DROP TABLE kv PURGE")
     assert result.mode == "drop" and not (warehouse / "kv").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("key", ["k", None])
+def test_merge_insert_gives_left_out_columns_their_write_defaults(spark, warehouse, key):
+    t = evonb.create_table(warehouse / "kv", "k bigint not null, v string", primary_key=key,
+                           name="kv")
+    execute(t, "INSERT INTO kv VALUES (1, 'a'), (2, 'b')")
+    t.alter("ALTER TABLE kv ADD COLUMNS (color string DEFAULT 'red', n int DEFAULT 7, "
+            "note string)")
+    t.alter("ALTER TABLE kv ALTER COLUMN color SET DEFAULT 'blue'")
+    # The rows as plain Python computes them: old rows read 'red' (the read default), new rows
+    # that leave a column out get its write default ('blue', 7) or null (note).
+    write_default = {"v": None, "color": "blue", "n": 7, "note": None}
+    expected = {1: {"v": "a", "color": "red", "n": 7, "note": None},
+                2: {"v": "b", "color": "red", "n": 7, "note": None}}
+
+    def inserted(k, **given):
+        expected[k] = {**write_default, **given}
+
+    execute(t, "INSERT INTO kv (k, v) VALUES (3, 'c')")
+    inserted(3, v="c")
+    result = execute(t, "MERGE INTO kv USING (SELECT * FROM VALUES (2, 'B'), (4, 'd') "
+                        "AS s(k, v)) s ON kv.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v "
+                        "WHEN NOT MATCHED THEN INSERT (k, v) VALUES (s.k, s.v)")
+    expected[2]["v"] = "B"
+    inserted(4, v="d")
+    assert (result.inserted, result.updated) == (1, 1)
+    execute(t, "MERGE INTO kv USING (SELECT 5 AS k) s ON kv.k = s.k "
+               "WHEN NOT MATCHED AND s.k > 9 THEN INSERT (k, note) VALUES (s.k, 'never') "
+               "WHEN NOT MATCHED THEN INSERT (k, n, note) VALUES (s.k, 1, 'x')")
+    inserted(5, n=1, note="x")
+    execute(t, "MERGE INTO kv USING (SELECT 6 AS k, 'f' AS v, 'green' AS color, 8 AS n, "
+               "'y' AS note) s ON kv.k = s.k WHEN NOT MATCHED THEN INSERT *")
+    inserted(6, v="f", color="green", n=8, note="y")
+    rows = {r["k"]: {c: r[c] for c in ("v", "color", "n", "note")} for r in t.read().collect()}
+    assert rows == expected
