@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from evonb.errors import EvoError
 from evonb.iceberg.publish import publish as publish_iceberg
 from evonb.iceberg.status import IcebergStatus, iceberg_status
 from evonb.schema.schema import Schema
@@ -95,22 +96,32 @@ class Table(SparkTable):
                              limit=limit, meta_columns=meta_columns).to_pandas()
 
     def diff_data(self, a: CommitRef, b: CommitRef, *,
-                  schema: Schema | str | CommitRef = "latest") -> DataDiff:
-        """The rows added, removed and changed between commits ``a`` and ``b``, both read
-        without Spark in one ``schema`` (``"latest"``, a version id, ``vN`` or a commit's
-        schema): by :attr:`primary_key` (every column for keyless tables, compared as
-        multisets of rows). See :mod:`evonb.arrow.data_diff` for the result's layout."""
-        from evonb.arrow.data_diff import diff_tables  # pyarrow: loaded on the first diff
+                  schema: Schema | str | CommitRef = "latest",
+                  engine: Literal["arrow", "spark"] = "arrow") -> DataDiff:
+        """The rows added, removed and changed between commits ``a`` and ``b``, both read in
+        one ``schema`` (``"latest"``, a version id, ``vN`` or a commit's schema): by
+        :attr:`primary_key` (every column for keyless tables, compared as multisets of rows).
+        ``engine``: ``"arrow"`` reads and compares without Spark, ``"spark"`` with Spark (the
+        same result; its :meth:`~evonb.arrow.data_diff.DataDiff.to_spark` is the whole diff
+        as a Spark DataFrame). See :mod:`evonb.arrow.data_diff` for the result's layout."""
+        from evonb.arrow.data_diff import diff_frames, diff_tables  # pyarrow: on the first diff
+        from evonb.arrow.evaluate import arrow_schema
 
+        if engine not in ("arrow", "spark"):
+            raise EvoError(f"diff_data's engine must be 'arrow' or 'spark', not {engine!r}",
+                           hint="engine='arrow' (no Spark) or engine='spark'")
         first, second = self.commit(a), self.commit(b)
         query = self.resolve_schema(schema)
-        before = self.to_arrow(first.instant, schema=query)
-        after = self.to_arrow(second.instant, schema=query)
         name = self.version_name(query.version_id)
         key = tuple(query.path_of(i) for i in self.config.primary_key_ids)
-        return diff_tables(before, after, key,
-                           labels=(first.instant, second.instant),
-                           title=f"{self.name} in schema {name}")
+        labels, title = (first.instant, second.instant), f"{self.name} in schema {name}"
+        if engine == "spark":
+            frames = diff_frames(self.read(first.instant, schema=query),
+                                 self.read(second.instant, schema=query), key)
+            return frames.collect(arrow_schema(list(query.fields)), labels=labels, title=title)
+        before = self.to_arrow(first.instant, schema=query)
+        after = self.to_arrow(second.instant, schema=query)
+        return diff_tables(before, after, key, labels=labels, title=title)
 
     # -------------------------------------------------------------- services
     def compact(self, *, upgrade_schema: bool = True,

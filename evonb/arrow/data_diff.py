@@ -17,6 +17,12 @@ Values compare by equality, nulls equal nulls and NaN equals NaN. Both sides are
 same schema, so a column renamed between the commits compares with itself under its name in
 that schema; a column dropped between them is absent from the latest schema, and in an older
 schema it is present before and null after, so rows that had a value show it as changed.
+
+Rows come sorted: by the key (ascending, nulls first), or for keyless tables by their
+columns of plain types in schema order. :func:`diff_frames` computes the same diff with Spark
+(two Spark DataFrames in, Spark DataFrames out; :meth:`SparkDiff.collect` gives the same
+:class:`DataDiff` as :func:`diff_tables` of the same rows, :meth:`SparkDiff.frame` the
+layout of :meth:`DataDiff.to_pandas` as one Spark DataFrame). Spark is imported only there.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from evonb.errors import EvoError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
 
 SAMPLE_ROWS = 10
 
@@ -51,6 +59,7 @@ class DataDiff:
     after: str = "b"
     title: str = ""
     note: str = field(default="")
+    spark: SparkDiff | None = field(default=None, repr=False)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -69,6 +78,15 @@ class DataDiff:
     def changed_columns(self) -> list[list[str]]:
         """The changed column names of every changed row."""
         return [list(c) for c in self.changed.column("changed").to_pylist()]
+
+    def to_spark(self) -> DataFrame:
+        """The whole diff as one Spark DataFrame, laid out as :meth:`to_pandas` (for a diff
+        computed with Spark: ``t.diff_data(a, b, engine="spark")``)."""
+        if self.spark is None:
+            raise EvoError("This data diff was computed without Spark, so it has no Spark "
+                           "DataFrame", hint="t.diff_data(a, b, engine='spark'), or "
+                           "to_pandas() for this one")
+        return self.spark.frame()
 
     def to_pandas(self) -> pd.DataFrame:
         """The whole diff as one pandas DataFrame: ``change`` (``added``, ``removed`` or
@@ -201,9 +219,9 @@ def diff_tables(before: pa.Table, after: pa.Table, key: Sequence[str] = (), *,
         arrays += [before.column(c).take(take_a), after.column(c).take(take_b)]
         fields += [pa.field(f"{c}__old", f.type), pa.field(f"{c}__new", f.type)]
     changed = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    return DataDiff(added=after.take(pa.array(added, pa.int64())),
-                    removed=before.take(pa.array(removed, pa.int64())),
-                    changed=changed, **common)
+    return DataDiff(added=_sorted(after.take(pa.array(added, pa.int64())), key),
+                    removed=_sorted(before.take(pa.array(removed, pa.int64())), key),
+                    changed=_sorted(changed, key), **common)
 
 
 def _key_index(table: pa.Table, key: Sequence[str]) -> dict[tuple[Any, ...], int]:
@@ -256,6 +274,195 @@ def _multiset(before: pa.Table, after: pa.Table, common: dict[str, Any]) -> Data
     fields = [pa.field("changed", pa.list_(pa.string()))]
     for f in before.schema:
         fields += [pa.field(f"{f.name}__old", f.type), pa.field(f"{f.name}__new", f.type)]
-    return DataDiff(added=after.take(pa.array(added, pa.int64())),
-                    removed=before.take(pa.array(removed, pa.int64())),
+    order = sort_columns(before.schema)
+    return DataDiff(added=_sorted(after.take(pa.array(added, pa.int64())), order),
+                    removed=_sorted(before.take(pa.array(removed, pa.int64())), order),
                     changed=pa.schema(fields).empty_table(), **common)
+
+
+def sort_columns(schema: pa.Schema) -> tuple[str, ...]:
+    """The columns a keyless diff's rows are sorted by: those of plain (orderable) types."""
+    return tuple(f.name for f in schema if not pa.types.is_nested(f.type)
+                 and not pa.types.is_null(f.type))
+
+
+def _sorted(table: pa.Table, by: Sequence[str]) -> pa.Table:
+    """``table`` sorted by ``by`` ascending, nulls first (as Spark's ``orderBy``), stable."""
+    if not by or table.num_rows < 2:
+        return table
+    try:  # pyarrow 25 and later: null placement per key
+        order = pc.sort_indices(table, sort_keys=[(k, "ascending", "at_start") for k in by])
+    except (TypeError, ValueError, pa.ArrowException):
+        order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in by],
+                                null_placement="at_start")
+    return table.take(order)
+
+
+# ---------------------------------------------------------------------- Spark
+def _changed_schema(schema: pa.Schema, key: Sequence[str]) -> pa.Schema:
+    fields = [schema.field(k) for k in key]
+    fields.append(pa.field("changed", pa.list_(pa.string())))
+    for f in schema:
+        if f.name not in key:
+            fields += [pa.field(f"{f.name}__old", f.type), pa.field(f"{f.name}__new", f.type)]
+    return pa.schema(fields)
+
+
+def _has_map(t: DataType) -> bool:
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.MapType):
+        return True
+    if isinstance(t, T.ArrayType):
+        return _has_map(t.elementType)
+    if isinstance(t, T.StructType):
+        return any(_has_map(f.dataType) for f in t.fields)
+    return False
+
+
+def _comparable(col: Column, t: DataType) -> Column:
+    """``col`` in a form Spark compares with ``<=>`` and groups by: maps (which Spark does
+    not compare) as their entries in order, which is how :func:`diff_tables` compares them."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not _has_map(t):
+        return col
+    if isinstance(t, T.MapType):
+        kt, vt = t.keyType, t.valueType
+        return F.transform(F.map_entries(col), lambda e: F.struct(
+            _comparable(e["key"], kt).alias("key"), _comparable(e["value"], vt).alias("value")))
+    if isinstance(t, T.ArrayType):
+        et = t.elementType
+        return F.transform(col, lambda x: _comparable(x, et))
+    assert isinstance(t, T.StructType)
+    return F.when(col.isNotNull(), F.struct(*[_comparable(col[f.name], f.dataType).alias(f.name)
+                                              for f in t.fields]))
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+@dataclass(frozen=True, eq=False)
+class SparkDiff:
+    """A data diff computed by Spark: three Spark DataFrames in the layout of
+    :class:`DataDiff` (sorted as it is), not yet collected."""
+
+    added: DataFrame
+    removed: DataFrame
+    changed: DataFrame
+    key: tuple[str, ...]
+    columns: tuple[str, ...]
+
+    def collect(self, schema: pa.Schema, *, labels: tuple[str, str] = ("a", "b"),
+                title: str = "") -> DataDiff:
+        """The :class:`DataDiff` (rows collected to Arrow, in ``schema``: the Arrow reader's
+        schema of the compared columns, so both engines' diffs have the same types)."""
+        def arrow(df: DataFrame, target: pa.Schema) -> pa.Table:
+            rows = df.toArrow()
+            return pa.Table.from_arrays(
+                [rows.column(i).cast(f.type) for i, f in enumerate(target)], schema=target)
+
+        return DataDiff(added=arrow(self.added, schema), removed=arrow(self.removed, schema),
+                        changed=arrow(self.changed, _changed_schema(schema, self.key)),
+                        key=self.key, before=labels[0], after=labels[1], title=title,
+                        spark=self)
+
+    def frame(self) -> DataFrame:
+        """The whole diff as one Spark DataFrame, laid out as :meth:`DataDiff.to_pandas`
+        (``change``, the key columns, ``changed``, ``<col>__old``/``<col>__new``)."""
+        from pyspark.sql import functions as F
+
+        values = [c for c in self.columns if c not in self.key]
+        types = {f.name: f.dataType for f in self.added.schema.fields}
+        every = F.array(*[F.lit(c) for c in values]).cast("array<string>")
+
+        def side(df: DataFrame, kind: str) -> DataFrame:
+            cols = [F.lit(kind).alias("change"), *[F.col(_q(k)) for k in self.key],
+                    every.alias("changed")]
+            for c in values:
+                here, none = F.col(_q(c)), F.lit(None).cast(types[c])
+                old, new = (none, here) if kind == "added" else (here, none)
+                cols += [old.alias(f"{c}__old"), new.alias(f"{c}__new")]
+            return df.select(*cols)
+
+        changed = self.changed.select(F.lit("changed").alias("change"), "*")
+        return side(self.added, "added").unionByName(side(self.removed, "removed")) \
+            .unionByName(changed)
+
+
+def diff_frames(before: DataFrame, after: DataFrame, key: Sequence[str] = ()) -> SparkDiff:
+    """:func:`diff_tables` with Spark: the rows added, removed and changed from ``before`` to
+    ``after`` (two Spark reads in one schema), by ``key`` or (no key) as multisets of whole
+    rows. Equality as there: ``<=>`` (null equals null, NaN equals NaN), maps entry by
+    entry."""
+    from functools import reduce
+
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    columns = tuple(before.columns)
+    if tuple(after.columns) != columns:
+        raise EvoError("Both sides of a data diff must be read in the same schema: "
+                       f"{list(columns)} vs {after.columns}")
+    key = tuple(key)
+    missing = [k for k in key if k not in columns]
+    if missing:
+        raise EvoError(f"Key column {missing[0]!r} is not in the compared schema",
+                       hint=f"columns: {', '.join(columns)}")
+    types = {f.name: f.dataType for f in before.schema.fields}
+    after = after.select(*[F.col(_q(c)).cast(types[c]).alias(c) for c in columns])
+    n = len(columns)
+
+    def prepared(df: DataFrame, side: str) -> DataFrame:
+        cols = [F.col(_q(c)).alias(f"__{side}{i}") for i, c in enumerate(columns)]
+        cols += [_comparable(F.col(_q(c)), types[c]).alias(f"__{side}c{i}")
+                 for i, c in enumerate(columns)]
+        out = df.select(*cols, F.lit(True).alias(f"__{side}p"))
+        if not key:  # the n-th copy of a row meets the n-th copy on the other side
+            window = Window.partitionBy(*[f"__{side}c{i}" for i in range(n)]) \
+                .orderBy(F.monotonically_increasing_id())
+            out = out.withColumn(f"__{side}r", F.row_number().over(window))
+        return out
+
+    old, new = prepared(before, "o"), prepared(after, "n")
+    on_cols = [columns.index(k) for k in key] if key else list(range(n))
+    on = [F.col(f"__oc{i}").eqNullSafe(F.col(f"__nc{i}")) for i in on_cols]
+    if not key:
+        on.append(F.col("__or") == F.col("__nr"))
+    # Computed once: the three parts below (and their frame) read it, not the table again.
+    joined = old.join(new, reduce(lambda a, b: a & b, on), "full").localCheckpoint(eager=True)
+    order = key or sort_columns_spark(before)
+    sort = [F.col(_q(c)).asc_nulls_first() for c in order]
+    removed = joined.filter(F.col("__np").isNull()).select(
+        *[F.col(f"__o{i}").alias(c) for i, c in enumerate(columns)]).orderBy(*sort)
+    added = joined.filter(F.col("__op").isNull()).select(
+        *[F.col(f"__n{i}").alias(c) for i, c in enumerate(columns)]).orderBy(*sort)
+    values = [i for i, c in enumerate(columns) if c not in key]
+    if key and values:
+        differs = {i: ~F.col(f"__oc{i}").eqNullSafe(F.col(f"__nc{i}")) for i in values}
+        names = F.array_compact(F.array(*[F.when(differs[i], F.lit(columns[i]))
+                                          for i in values]))
+        cols = [F.col(f"__o{columns.index(k)}").alias(k) for k in key]
+        cols.append(names.alias("changed"))
+        for i in values:
+            cols += [F.col(f"__o{i}").alias(f"{columns[i]}__old"),
+                     F.col(f"__n{i}").alias(f"{columns[i]}__new")]
+        changed = joined.filter(F.col("__op") & F.col("__np")) \
+            .filter(reduce(lambda a, b: a | b, differs.values())).select(*cols).orderBy(*sort)
+    else:
+        cols = [F.col(_q(k)) for k in key] + [F.array().cast("array<string>").alias("changed")]
+        for i in values:
+            cols += [F.col(_q(columns[i])).alias(f"{columns[i]}__old"),
+                     F.col(_q(columns[i])).alias(f"{columns[i]}__new")]
+        changed = before.select(*cols).limit(0)
+    return SparkDiff(added=added, removed=removed, changed=changed, key=key, columns=columns)
+
+
+def sort_columns_spark(df: DataFrame) -> tuple[str, ...]:
+    """:func:`sort_columns` for a Spark DataFrame: its columns of plain types."""
+    from pyspark.sql import types as T
+
+    nested = (T.StructType, T.ArrayType, T.MapType, T.NullType)
+    return tuple(f.name for f in df.schema.fields if not isinstance(f.dataType, nested))

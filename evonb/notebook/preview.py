@@ -2,19 +2,24 @@
 HTML and text forms.
 
 Both engines' rows go through one conversion (:func:`_pandas`: Arrow to pandas, maps as dicts,
-zoned timestamps as wall-clock times in their zone, as Spark's ``toPandas`` shows them), so a
-preview of the same rows looks the same whichever engine read them."""
+zoned timestamps as wall-clock times in Spark's session time zone, as Spark's ``toPandas``
+shows them), so a preview of the same rows looks the same whichever engine read them. The zone
+(:func:`time_zone`) is the running session's ``spark.sql.session.timeZone`` or, with no
+session, the one it would start with (``Evo.spark_conf``; evonb's default is UTC): an Arrow
+preview starts no Spark to find it."""
 
 from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 import evonb.notebook.html as H
+from evonb.spark import session as managed
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -158,15 +163,56 @@ def _first_rows(batches: Iterable[pa.RecordBatch], schema: pa.Schema, n: int,
     return top(held)
 
 
-def _pandas(rows: pa.Table) -> pd.DataFrame:
+TIME_ZONE_CONF = "spark.sql.session.timeZone"
+_OFFSET = re.compile(r"(?:GMT|UTC|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?")
+
+
+def time_zone() -> str:
+    """The zone previews show zoned timestamps in: Spark's session time zone (see the
+    module doc), as a name pyarrow knows (Spark's ``GMT+5:30`` style offsets as ``+05:30``,
+    ``Z`` as ``UTC``)."""
+    zone = (managed.setting(TIME_ZONE_CONF) or "UTC").strip()
+    if zone.upper() in ("Z", "GMT", "UT", "UTC"):
+        return "UTC"
+    match = _OFFSET.fullmatch(zone)
+    if match:
+        sign, hours, minutes = match.group(1), int(match.group(2)), match.group(3) or "00"
+        return f"{sign}{hours:02d}:{minutes}"
+    return zone
+
+
+def _in_zone(t: pa.DataType, zone: str) -> pa.DataType:
+    """``t`` with every zoned timestamp in it (nested ones too) in ``zone``."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return pa.timestamp(t.unit, tz=zone) if t.tz is not None else t
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_in_zone(f.type, zone)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_in_zone(t.key_type, zone)),
+                       t.item_field.with_type(_in_zone(t.item_type, zone)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_in_zone(t.value_type, zone)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_in_zone(t.value_type, zone)))
+    return t
+
+
+def _pandas(rows: pa.Table, zone: str | None = None) -> pd.DataFrame:
     """``rows`` as pandas the way Spark's ``toPandas`` shows them: maps as dicts, timestamps
-    with a zone as the wall-clock time in that zone (Spark's session zone, UTC unless
-    configured; UTC for Arrow reads)."""
+    with a zone as the wall-clock time in ``zone`` (default :func:`time_zone`; nested ones as
+    zoned values in it), whichever zone the rows carry (Spark's rows carry the session's,
+    the Arrow reader's UTC)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    zone = zone or time_zone()
     columns = []
     for column in rows.columns:
+        zoned = _in_zone(column.type, zone)
+        if zoned != column.type:
+            column = column.cast(zoned)
         if pa.types.is_timestamp(column.type) and column.type.tz is not None:
             column = pc.local_timestamp(column)
         columns.append(column)

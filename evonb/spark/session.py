@@ -149,6 +149,16 @@ def is_running() -> bool:
     return SparkSession.getActiveSession() is not None
 
 
+def setting(key: str) -> str | None:
+    """Spark setting ``key`` as the running session has it or, with none running, as the next
+    start would set it (:func:`configure`'s settings, then evonb's defaults); None if neither
+    sets it. Starts no Spark."""
+    if is_running():
+        return session().conf.get(key, None)
+    with _lock:
+        return _extra_conf.get(key, LOCAL_DEFAULTS.get(key))
+
+
 def stop() -> None:
     """Stop the shared session (the next ``session()`` starts a new one)."""
     from pyspark.sql import SparkSession

@@ -1,6 +1,7 @@
 """``%evo diff <table> <a> <b> --data [schema ...] [--to var]``: the rows added, removed and
 changed between two commits, shown with counts and a sample; ``--to`` binds the whole diff as
-a pandas DataFrame."""
+a pandas DataFrame after an Arrow diff (``Evo.engine = 'arrow'``; test_data_diff_engines
+covers the Spark one)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def changed(evo, trips, spark):
 
 
 def test_data_diff_counts_sample_and_to(evo, changed, ip):
+    ip.run_line_magic("config", "Evo.engine = 'arrow'")  # --to: pandas (Spark under 'auto')
     diff = evo("diff trips @1 @-1 --data --to delta")
     assert isinstance(diff, DataDiff)
     assert diff.counts == {"added": 1, "removed": 1, "changed": 1}

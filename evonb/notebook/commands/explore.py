@@ -57,9 +57,12 @@ def history(ctx: Context, text: str) -> TimelineWidget:
 
 def diff(ctx: Context, text: str) -> SchemaDiffWidget | DataDiff:
     """What changed between two commits' schemas (or schema versions); b defaults to latest.
-    With ``--data``, the rows added, removed and changed between two commits, read without
-    Spark in one schema (``schema ...``, default latest); ``--to var`` binds the whole diff as
-    a pandas DataFrame (:meth:`DataDiff.to_pandas`)."""
+    With ``--data``, the rows added, removed and changed between two commits, read in one
+    schema (``schema ...``, default latest) by the engine ``Evo.engine`` names, as ``%evo
+    read`` does: Arrow (no JVM) for 'arrow', and for 'auto' unless ``--to`` asks for a
+    DataFrame; Spark for 'spark'. ``--to var`` binds the whole diff as a pandas DataFrame
+    (:meth:`DataDiff.to_pandas`) after an Arrow diff, a Spark one (:meth:`DataDiff.to_spark`)
+    after a Spark diff."""
     from IPython.core.error import UsageError
 
     args = parse_args(text, usage=DIFF_USAGE, max_positional=3, clauses=("schema",),
@@ -89,11 +92,14 @@ def _data_diff(ctx: Context, table: Table, refs: list[str], schema: str | None,
     if len(refs) != 2:
         raise UsageError(f"A data diff compares two commits. Usage: {DIFF_USAGE}")
     query = resolve_ref(table, schema) if schema is not None else "latest"
-    result = table.diff_data(refs[0], refs[1], schema=query)
+    arrow = ctx.config.reads_with_arrow(spark_dataframe=to is not None)
+    result = table.diff_data(refs[0], refs[1], schema=query,
+                             engine="arrow" if arrow else "spark")
     if to is None:
         return result
-    ctx.user_ns[to] = result.to_pandas()
-    return replace(result, note=f"the whole diff is in {to!r} (a pandas DataFrame)")
+    ctx.user_ns[to] = result.to_pandas() if arrow else result.to_spark()
+    kind = "a pandas DataFrame" if arrow else "a Spark DataFrame"
+    return replace(result, note=f"the whole diff is in {to!r} ({kind})")
 
 
 def lineage(ctx: Context, text: str) -> Lineage:
