@@ -17,8 +17,8 @@ from evonb.iceberg.publish import publish as publish_iceberg
 from evonb.iceberg.status import IcebergStatus, iceberg_status
 from evonb.schema.schema import Schema
 from evonb.services.clean import clean as clean_table
+from evonb.services.clustering import ClusterOrder, cluster_inline
 from evonb.services.clustering import cluster as cluster_table
-from evonb.services.clustering import cluster_inline
 from evonb.services.compaction import compact as compact_table
 from evonb.services.compaction import compact_inline
 from evonb.services.progress import ProgressCallback
@@ -131,15 +131,17 @@ class Table(SparkTable):
         return compact_table(self, upgrade_schema=upgrade_schema, progress=progress)
 
     def cluster(self, *, by: str | Sequence[str] | None = None,
-                target_file_bytes: int | None = None, where: str | None = None,
+                order: ClusterOrder | None = None, target_file_bytes: int | None = None,
+                where: str | None = None,
                 progress: ProgressCallback | None = None) -> Commit | None:
         """Rewrite small files (and, merge-on-read, base files with their log blocks) into
         files of about ``target_file_bytes``, sorted by ``by`` (default: the table's stored
-        sort order, which ``by`` replaces); ``where`` limits it to the partitions matching a
-        predicate over the partition columns. One ``replacecommit``; None if nothing to do.
-        See :mod:`evonb.services.clustering`."""
-        return cluster_table(self, by=by, target_file_bytes=target_file_bytes, where=where,
-                             progress=progress)
+        sort order, which ``by`` replaces); ``order="zorder"`` interleaves two or more
+        columns (z-order) instead of sorting linearly; ``where`` limits it to the partitions
+        matching a predicate over the partition columns. One ``replacecommit``; None if
+        nothing to do. See :mod:`evonb.services.clustering`."""
+        return cluster_table(self, by=by, order=order, target_file_bytes=target_file_bytes,
+                             where=where, progress=progress)
 
     def rewrite(self, ddl: str | None = None, *, on_cast_error: Literal["fail", "null"] = "fail",
                 purge_dropped: bool = False, progress: ProgressCallback | None = None) -> Commit:

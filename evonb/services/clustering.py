@@ -7,6 +7,13 @@ as files of about the target size, projected to the latest schema like compactio
 order, the rows are range-partitioned and sorted by those columns (a linear sort), so a filter
 on them skips most files and row groups. Rows keep their ``_evo_commit_time``.
 
+With ``order="zorder"`` (two or more columns) the rows are sorted by a z-value instead: each
+column's value is mapped to its rank bucket (``2**bits`` buckets between boundaries taken from
+a sample of the rows, so skewed values spread evenly), and the buckets' bits are interleaved
+(Morton order), all as Spark expressions. A z-ordered file covers a narrow range of every
+column at once, so a filter on any one of them skips files, where a linear sort only helps
+the first column.
+
 Which files it takes, per partition:
 
 - base files with log blocks (merge-on-read);
@@ -24,9 +31,10 @@ core, so full scans read in parallel); within each, rows sorted ascending, nulls
 size: ``target_file_bytes``, else table property ``evonb.clustering.target.file.bytes``,
 else ``evonb.compaction.target.file.bytes``, else 128 MiB. Sort order: ``by``, else the table's
 property ``evonb.clustering.sort.ids`` (field IDs, so a sort column renamed later keeps
-working; a sort column dropped since leaves the order). ``by`` saves the order in that property
-after the clustering commits. ``where`` restricts clustering to the files of the partitions
-that match a Spark SQL predicate over the partition columns (only partition columns).
+working; a sort column dropped since leaves the order; a z-order is kept as ``zorder:<ids>``).
+``by`` (or ``order``) saves the order in that property after the clustering commits.
+``where`` restricts clustering to the files of the partitions that match a Spark SQL
+predicate over the partition columns (only partition columns).
 
 The result is one ``replacecommit`` (operation ``cluster``), conflict-checked like compaction:
 a commit that rewrote or added log blocks to a file being clustered makes it fail with
@@ -39,7 +47,7 @@ files after the retention window. Inline: table property ``evonb.clustering.inli
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import unquote
 
 from evonb.errors import ColumnNotFoundError, InvalidArgumentError
@@ -64,6 +72,8 @@ from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column, DataFrame
+
     from evonb.spark.table import SparkTable
 
 INLINE_PROPERTY = "evonb.clustering.inline.every"
@@ -77,6 +87,30 @@ SMALL_FRACTION = 0.75
 """A base file smaller than this fraction of the target size is small."""
 OPERATION = "cluster"
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+ORDERS = ("linear", "zorder")
+ZORDER_PREFIX = "zorder:"
+ZORDER_MAX_BITS = 10
+"""Bits per column of a z-value (1,024 rank buckets), fewer when many columns share 62 bits."""
+ZORDER_SAMPLE_ROWS = 100_000
+"""About this many rows are sampled to place the rank buckets' boundaries."""
+_Z_COLUMN = "__evo_z"
+
+ClusterOrder = Literal["linear", "zorder"]
+
+
+class SortOrder(NamedTuple):
+    """A clustering order: the sort columns' field IDs, and whether they are z-ordered."""
+
+    ids: tuple[int, ...]
+    zorder: bool = False
+
+    def to_property(self) -> str:
+        ids = ",".join(str(i) for i in self.ids)
+        return f"{ZORDER_PREFIX}{ids}" if self.zorder else ids
+
+    @property
+    def kind(self) -> str:
+        return "zorder" if self.zorder else "linear"
 
 
 def target_size(table: SparkTable, target_file_bytes: int | None = None) -> int:
@@ -104,7 +138,8 @@ def sort_ids(table: SparkTable, by: str | Sequence[str] | None) -> tuple[int, ..
     of a sortable type), else the table's stored order (IDs still in the latest schema)."""
     schema = table.schema
     if by is None:
-        raw = table.raw_config.property(SORT_PROPERTY) or ""
+        raw = (table.raw_config.property(SORT_PROPERTY) or "").strip()
+        raw = raw.removeprefix(ZORDER_PREFIX)
         ids = []
         for piece in raw.split(","):
             piece = piece.strip()
@@ -135,14 +170,51 @@ def sort_ids(table: SparkTable, by: str | Sequence[str] | None) -> tuple[int, ..
     return tuple(out)
 
 
-def _cluster_orders(table: SparkTable) -> dict[str, tuple[int, ...]]:
+def stored_order(table: SparkTable) -> SortOrder:
+    """The order the table keeps in ``evonb.clustering.sort.ids`` (IDs still in the latest
+    schema; a z-order left with fewer than two columns becomes a linear order)."""
+    raw = (table.raw_config.property(SORT_PROPERTY) or "").strip()
+    zorder = raw.startswith(ZORDER_PREFIX)
+    ids = sort_ids(table, None)
+    return SortOrder(ids, zorder and len(ids) > 1)
+
+
+def sort_order(table: SparkTable, by: str | Sequence[str] | None,
+               order: str | None = None) -> SortOrder:
+    """The order of a clustering: ``by`` in ``order`` (default linear), else the stored
+    columns in ``order`` (default: the stored one). A z-order needs two or more columns."""
+    if order is not None and order not in ORDERS:
+        raise InvalidArgumentError(
+            f"order must be one of {', '.join(repr(o) for o in ORDERS)}, not {order!r}",
+            name="order", value=order,
+            hint="order='zorder' with two or more columns in by, or order='linear'")
+    if by is None:
+        stored = stored_order(table)
+        if order is None:
+            return stored
+        result = SortOrder(stored.ids, order == "zorder")
+    else:
+        result = SortOrder(sort_ids(table, by), order == "zorder")
+    if result.zorder and len(result.ids) < 2:
+        names = [table.schema.path_of(i) for i in result.ids]
+        raise InvalidArgumentError(
+            f"A z-order needs two or more columns, not {names or 'none'}: interleaving one "
+            "column's bits is the same as sorting by it",
+            name="by", value=by,
+            hint="give two or more columns, e.g. by=['x', 'y'], order='zorder', or use the "
+                 "linear order (leave order out) for one column")
+    return result
+
+
+def _cluster_orders(table: SparkTable) -> dict[str, SortOrder]:
     """For each completed clustering commit: the sort order it wrote its files in."""
-    return {r.instant: tuple(int(i) for i in r.metadata.get("sort_ids", ()))
+    return {r.instant: SortOrder(tuple(int(i) for i in r.metadata.get("sort_ids", ())),
+                                 r.metadata.get("sort_order") == "zorder")
             for r in table.timeline.completed()
             if r.action == "replacecommit" and r.operation == OPERATION}
 
 
-def plan(table: SparkTable, snap: Snapshot, *, target: int, order: tuple[int, ...],
+def plan(table: SparkTable, snap: Snapshot, *, target: int, order: SortOrder,
          resort: bool, partitions: set[str] | None = None) -> list[DataFile]:
     """The base files a clustering rewrites (see the module docstring). ``resort``: the
     order differs from the table's, so files not clustered in it are taken too.
@@ -159,7 +231,7 @@ def plan(table: SparkTable, snap: Snapshot, *, target: int, order: tuple[int, ..
         """Already clustered: no log blocks, latest schema, written by a clustering in
         ``order`` (or by any clustering, when no order is asked)."""
         return (f.path not in grouped and f.version == latest
-                and (in_order(f) if order else f.instant in orders))
+                and (in_order(f) if order.ids else f.instant in orders))
 
     by_partition: dict[str, list[DataFile]] = {}
     for f in snap.files:
@@ -172,7 +244,7 @@ def plan(table: SparkTable, snap: Snapshot, *, target: int, order: tuple[int, ..
         if all(settled(f) for f in files):
             continue
         lone = files[0]
-        if (len(files) == 1 and not order and lone.path not in grouped
+        if (len(files) == 1 and not order.ids and lone.path not in grouped
                 and lone.version == latest):
             continue  # one file, nothing to merge or sort: rewriting it changes nothing
         chosen.extend(files)
@@ -222,29 +294,94 @@ def matching_partitions(table: SparkTable, snap: Snapshot, where: str) -> set[st
     return {r[0] for r in kept}
 
 
+def zorder_bits(columns: int) -> int:
+    """Bits per column of a z-value over ``columns`` columns (all of them fit in 62 bits)."""
+    return max(1, min(ZORDER_MAX_BITS, 62 // max(1, columns)))
+
+
+def _boundaries(df: DataFrame, names: Sequence[str], rows: int, bits: int) -> list[list[Any]]:
+    """Per column: up to ``2**bits - 1`` increasing values splitting a sample of its non-null
+    (and non-NaN) values into buckets of about equal counts."""
+    from pyspark.sql import functions as F
+
+    sample = df.select(*[F.col(f"`{n}`") for n in names])
+    fraction = ZORDER_SAMPLE_ROWS / max(1, rows)
+    if fraction < 1:
+        sample = sample.sample(fraction=fraction, seed=0)
+    collected = sample.collect()
+    buckets = 1 << bits
+    out: list[list[Any]] = []
+    for i in range(len(names)):
+        values = sorted(v for row in collected if (v := row[i]) is not None and v == v)
+        cuts: list[Any] = []
+        for k in range(1, buckets) if values else ():
+            v = values[k * len(values) // buckets]
+            if not cuts or v > cuts[-1]:
+                cuts.append(v)
+        out.append(cuts)
+    return out
+
+
+def _rank(col: Column, cuts: Sequence[Any], dtype: Any, lo: int, hi: int) -> Column:
+    """How many of ``cuts[lo:hi]`` are <= ``col``: a binary search as nested CASE WHENs."""
+    from pyspark.sql import functions as F
+
+    if lo >= hi:
+        return F.lit(lo)
+    mid = (lo + hi) // 2
+    return F.when(col < F.lit(cuts[mid]).cast(dtype), _rank(col, cuts, dtype, lo, mid)) \
+        .otherwise(_rank(col, cuts, dtype, mid + 1, hi))
+
+
+def zvalue(df: DataFrame, names: Sequence[str], rows: int) -> Column:
+    """The z-value of each row of ``df`` over the columns ``names`` (a Spark expression, a
+    long): every column's rank bucket (nulls first, in bucket 0), their bits interleaved, the
+    first column's bit most significant in each group. Places the buckets' boundaries from a
+    sample of about :data:`ZORDER_SAMPLE_ROWS` rows of ``df`` (``rows``: its size)."""
+    from pyspark.sql import functions as F
+
+    bits = zorder_bits(len(names))
+    types = {f.name: f.dataType for f in df.schema.fields}
+    ranks = []
+    for name, cuts in zip(names, _boundaries(df, names, rows, bits), strict=True):
+        col = F.col(f"`{name}`")
+        rank = _rank(col, cuts, types[name], 0, len(cuts))
+        ranks.append(F.when(col.isNull(), F.lit(0)).otherwise(rank).cast("long"))
+    k = len(ranks)
+    z: Column = F.lit(0).cast("long")
+    for b in range(bits):
+        for i, rank in enumerate(ranks):
+            bit = F.shiftright(rank, b).bitwiseAND(F.lit(1).cast("long"))
+            z = z.bitwiseOR(F.shiftleft(bit, b * k + (k - 1 - i)))
+    return z
+
+
 def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
-            target_file_bytes: int | None = None, where: str | None = None,
-            progress: ProgressCallback | None = None) -> Commit | None:
+            order: ClusterOrder | None = None, target_file_bytes: int | None = None,
+            where: str | None = None, progress: ProgressCallback | None = None
+            ) -> Commit | None:
     """Cluster ``table`` (see the module docstring). Returns the commit, or None when there
-    was nothing to do."""
+    was nothing to do. ``order``: ``"linear"`` or ``"zorder"`` (default: linear with ``by``,
+    else the table's stored order)."""
     from pyspark.sql import functions as F
 
     target = target_size(table, target_file_bytes)
-    order = sort_ids(table, by)
-    stored = sort_ids(table, None)
-    resort = by is not None and order != stored
+    requested = order
+    sort = sort_order(table, by, requested)
+    stored = stored_order(table)
+    resort = (by is not None or requested is not None) and sort != stored
     txn = Transaction(table, "replacecommit", plan={  # failed attempts rolled back first
-        "operation": OPERATION, "sort_ids": list(order), "target_file_bytes": target,
-        "where": where})
+        "operation": OPERATION, "sort_ids": list(sort.ids), "sort_order": sort.kind,
+        "target_file_bytes": target, "where": where})
     base = txn.base
     snap = table.snapshot()
     partitions = matching_partitions(table, snap, where) if where is not None else None
-    chosen = plan(table, snap, target=target, order=order, resort=resort,
+    chosen = plan(table, snap, target=target, order=sort, resort=resort,
                   partitions=partitions)
     report(progress, 0, len(chosen), "plan")
     if not chosen:
-        if by is not None and resort:
-            _save_order(table, order)
+        if resort:
+            _save_order(table, sort)
         report(progress, 0, 0, "done")
         return None
     latest = table.schema
@@ -264,9 +401,14 @@ def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
         df = read_snapshot(table, part, out_query, meta=True)
         df = df.select(*[F.col(f"`{f.name}`").alias(f.name, metadata={"parquet.field.id": f.id})
                          for f in out_query.fields], F.col(META_COMMIT_TIME))
-        keys = [F.col(f"`{c}`") for c in (*partition_cols,
-                                         *(layout.name(i) for i in order))]
-        if keys:
+        if sort.zorder:
+            rows = sum(f.rows for f in (*part.files, *part.logs))
+            df = df.withColumn(_Z_COLUMN, zvalue(df, [layout.name(i) for i in sort.ids], rows))
+            keys = [F.col(f"`{c}`") for c in (*partition_cols, _Z_COLUMN)]
+            df = (df.repartitionByRange(n_files, *keys).sortWithinPartitions(*keys)
+                  .drop(_Z_COLUMN))
+        elif keys := [F.col(f"`{c}`") for c in (*partition_cols,
+                                                *(layout.name(i) for i in sort.ids))]:
             df = df.repartitionByRange(n_files, *keys).sortWithinPartitions(*keys)
         else:
             df = df.repartition(n_files)
@@ -288,8 +430,9 @@ def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
                 OPERATION, last.schema_version if last else latest.version_id,
                 added=added, removed=removed,
                 clustered_version=latest.version_id,
-                sort_ids=list(order),
-                sort_columns=[latest.path_of(i) for i in order],
+                sort_ids=list(sort.ids),
+                sort_order=sort.kind,
+                sort_columns=[latest.path_of(i) for i in sort.ids],
                 target_file_bytes=target,
                 where=where,
                 base_instant=base.instant if base else None,
@@ -298,14 +441,14 @@ def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
                 files_in=len(chosen),
                 rows_written=sum(f.rows for f in added)))
     if resort:
-        _save_order(table, order)
+        _save_order(table, sort)
     report(progress, len(chosen), len(chosen), "done")
     return Commit.from_record(record)
 
 
-def _save_order(table: SparkTable, order: tuple[int, ...]) -> None:
-    if order:
-        table.set_properties({SORT_PROPERTY: ",".join(str(i) for i in order)})
+def _save_order(table: SparkTable, order: SortOrder) -> None:
+    if order.ids:
+        table.set_properties({SORT_PROPERTY: order.to_property()})
     else:
         table.set_properties(unset=(SORT_PROPERTY,))
 
@@ -323,7 +466,8 @@ def cluster_inline(table: SparkTable) -> Commit | None:
 
 
 def describe_order(table: SparkTable) -> list[str]:
-    """The table's clustering sort order as column paths of the latest schema."""
+    """The table's clustering sort order as column paths of the latest schema (see
+    :func:`stored_order` for whether they are z-ordered)."""
     return [table.schema.path_of(i) for i in sort_ids(table, None)]
 
 
@@ -331,7 +475,9 @@ __all__ = [
     "CLUSTER_TARGET_PROPERTY",
     "DEFAULT_TARGET_SIZE",
     "INLINE_PROPERTY",
+    "ORDERS",
     "SORT_PROPERTY",
+    "SortOrder",
     "cluster",
     "cluster_inline",
     "commits_since_clustering",
@@ -339,5 +485,9 @@ __all__ = [
     "matching_partitions",
     "plan",
     "sort_ids",
+    "sort_order",
+    "stored_order",
     "target_size",
+    "zorder_bits",
+    "zvalue",
 ]

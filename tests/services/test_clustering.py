@@ -197,3 +197,126 @@ def test_inline_clustering_after_every_n_data_commits(spark, tmp_path):
     assert ops[-1] == "cluster" and commits_since_clustering(t) == 0
     assert len(t.snapshot().files) == 1
     assert len(_rows(t)) == 9 and _arrow_rows(t) == _rows(t)
+
+
+# ------------------------------------------------------------------------------- z-order
+GRID = 32  # x and y each take GRID values: GRID * GRID rows
+
+
+def _grid_table(spark, path, table_type="cow"):
+    """A table of every (x, y) pair of the grid, written in 4 small writes in a scrambled
+    order (so no file is sorted by either column)."""
+    t = evonb.create_table(path, "id bigint not null, x bigint, y bigint, pad string",
+                           primary_key="id", table_type=table_type)
+    n = GRID * GRID
+    ids = [(i * 389) % n for i in range(n)]  # 389 is prime to n: a permutation
+    for w in range(4):
+        rows = [(i, i % GRID, i // GRID, f"p{i:06d}") for i in ids[w::4]]
+        t.write(spark.createDataFrame(rows, "id long, x long, y long, pad string"))
+    return t
+
+
+def _files_overlapping(t, column, lo, hi):
+    """How many of the table's files may hold ``lo <= column <= hi``, by their Parquet
+    min/max statistics (what a reader's file skipping goes by)."""
+    _, layout = t.version(t.schema.version_id)
+    name = layout.name(t.schema.find_id(column))
+    hits = 0
+    for f in t.snapshot().files:
+        meta = pq.ParquetFile(t.root / f.path).metadata
+        idx = meta.schema.to_arrow_schema().get_field_index(name)
+        for g in range(meta.num_row_groups):
+            stats = meta.row_group(g).column(idx).statistics
+            if stats.min <= hi and stats.max >= lo:
+                hits += 1
+                break
+    return hits
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_zorder_same_rows_and_stored_order(spark, tmp_path, table_type):
+    t = _grid_table(spark, tmp_path / table_type, table_type)
+    t.write(spark.createDataFrame([(5, 5, 0, "up"), (700, 28, 21, "up")],
+                                  "id long, x long, y long, pad string"), "upsert")
+    before = _rows(t)
+    assert len(before) == GRID * GRID and before == _arrow_rows(t)
+    commit = t.cluster(by=["x", "y"], order="zorder", target_file_bytes=2048)
+    assert commit is not None and commit.metadata["sort_order"] == "zorder"
+    assert commit.metadata["sort_columns"] == ["x", "y"]
+    assert _rows(t) == before and _arrow_rows(t) == before
+    assert t.snapshot().logs == ()
+    x, y = t.schema.find_id("x"), t.schema.find_id("y")
+    assert t.properties[SORT_PROPERTY] == f"zorder:{x},{y}"
+    # clustered in that order already: nothing to do, in the stored order or asked again
+    assert t.cluster() is None
+    assert t.cluster(by=["x", "y"], order="zorder", target_file_bytes=2048) is None
+    # a linear order of the same columns is a different order: everything is rewritten
+    linear = t.cluster(by=["x", "y"], target_file_bytes=2048)
+    assert linear is not None and linear.metadata["sort_order"] == "linear"
+    assert t.properties[SORT_PROPERTY] == f"{x},{y}"
+    assert _rows(t) == before
+
+
+def test_zorder_prunes_files_on_either_column(spark, tmp_path):
+    unclustered = _grid_table(spark, tmp_path / "u")
+    linear = _grid_table(spark, tmp_path / "l")
+    zordered = _grid_table(spark, tmp_path / "z")
+    linear.cluster(by=["x", "y"], target_file_bytes=2048)
+    zordered.cluster(by=["x", "y"], order="zorder", target_file_bytes=2048)
+    n_files = len(zordered.snapshot().files)
+    assert n_files >= 8 and len(linear.snapshot().files) == n_files
+    hits = {name: {col: _files_overlapping(t, col, 3, 5) for col in ("x", "y")}
+            for name, t in (("none", unclustered), ("linear", linear), ("zorder", zordered))}
+    # the scrambled small files each cover almost the whole range of both columns
+    n_small = len(unclustered.snapshot().files)
+    assert n_small >= 4 and hits["none"] == {"x": n_small, "y": n_small}
+    # linear: only the first column prunes; z-order: both do
+    assert hits["linear"]["x"] <= n_files // 4 and hits["linear"]["y"] == n_files, hits
+    for col in ("x", "y"):
+        assert hits["zorder"][col] <= n_files // 2, (n_files, hits)
+    assert hits["zorder"]["y"] < hits["linear"]["y"]
+    # the same rows come back through a filtered read
+    got = zordered.read().filter("y between 3 and 5").count()
+    assert got == unclustered.read().filter("y between 3 and 5").count() == 3 * GRID
+
+
+def test_zorder_survives_a_rename(spark, tmp_path):
+    t = _grid_table(spark, tmp_path / "r")
+    t.cluster(by=["x", "y"], order="zorder", target_file_bytes=2048)
+    stored = t.properties[SORT_PROPERTY]
+    t.alter("ALTER TABLE t RENAME COLUMN y TO row_y")
+    clustered = len(t.snapshot().files)
+    t.write(spark.createDataFrame([(5000 + i, i, GRID - i, "new") for i in range(5)],
+                                  "id long, x long, row_y long, pad string"))
+    new_files = len(t.snapshot().files) - clustered
+    assert new_files >= 1
+    expected = _rows(t)
+    # the stored z-order, by field ID; the new write's files are the small ones
+    commit = t.cluster(target_file_bytes=3000)
+    assert commit is not None and commit.metadata["sort_order"] == "zorder"
+    assert commit.metadata["sort_columns"] == ["x", "row_y"]
+    assert commit.metadata["files_in"] == new_files
+    assert t.properties[SORT_PROPERTY] == stored
+    assert _rows(t) == expected and _arrow_rows(t) == expected
+    assert _files_overlapping(t, "row_y", 3, 5) <= len(t.snapshot().files) // 2
+
+
+def test_zorder_mistakes_name_the_thing(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "zm", "id bigint not null, tags map<string, string>, "
+                           "ts bigint, v string", primary_key="id")
+    t.write(spark.createDataFrame([(1, {"a": "b"}, 5, "x"), (2, None, 6, "y")],
+                                  "id long, tags map<string, string>, ts long, v string"))
+    n = len(t.history())
+    with pytest.raises(InvalidArgumentError, match=r"two or more columns.*'ts'"):
+        t.cluster(by="ts", order="zorder")
+    with pytest.raises(InvalidArgumentError, match="two or more columns"):
+        t.cluster(by=["ts", "ts"], order="zorder")
+    with pytest.raises(ColumnNotFoundError, match="tz"):
+        t.cluster(by=["ts", "tz"], order="zorder")
+    with pytest.raises(InvalidArgumentError, match="'tags'"):
+        t.cluster(by=["ts", "tags"], order="zorder")
+    with pytest.raises(InvalidArgumentError, match="'hilbert'"):
+        t.cluster(by=["ts", "v"], order="hilbert")
+    with pytest.raises(InvalidArgumentError, match="two or more columns"):
+        t.cluster(order="zorder")  # no stored order to z-order
+    assert len(t.history()) == n and SORT_PROPERTY not in t.properties
