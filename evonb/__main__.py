@@ -250,7 +250,8 @@ def _cluster(t: Table, args: argparse.Namespace) -> int:
     by = [c.strip() for c in args.by.split(",") if c.strip()] if args.by is not None else None
     target = (None if args.target_file_mb is None
               else int(args.target_file_mb * 1024 * 1024))  # below 1 byte: refused
-    commit = t.cluster(by=by, target_file_bytes=target, where=args.where)
+    commit = t.cluster(by=by, order="zorder" if args.zorder else None,
+                       target_file_bytes=target, where=args.where)
     return _report_commit(t, commit, args, "nothing to cluster")
 
 
@@ -396,6 +397,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_table(p)
     p.add_argument("--by", metavar="COLUMNS", default=None,
                    help="sort by these columns (comma-separated); saved as the table's order")
+    p.add_argument("--zorder", action="store_true",
+                   help="z-order the --by columns (two or more) instead of sorting linearly")
     p.add_argument("--target-file-mb", type=float, default=None, metavar="N",
                    help="target file size in MiB (default: the table's, else 128)")
     p.add_argument("--where", default=None, metavar="PREDICATE",

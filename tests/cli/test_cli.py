@@ -267,6 +267,13 @@ def test_cluster_sorts_by_the_given_columns_then_has_nothing_to_do(fresh, spark)
     assert refused.returncode == 1 and "Cannot cluster by 'tags'" in refused.stderr
     # in file order: sorted by price ascending, nulls first (id 2 has no price)
     assert [r["id"] for r in data("read", fresh.path, "--columns", "id")] == [2, 1]
+    # --zorder: the same columns z-ordered, a new order, kept as such
+    z = data("cluster", fresh.path, "--by", "price,id", "--zorder")
+    assert (z["operation"], z["files_removed"], z["rows_written"]) == ("cluster", 1, 2)
+    assert evonb.open_table(fresh.path).properties["evonb.clustering.sort.ids"] == (
+        "zorder:" + ",".join(str(fresh.schema.find_id(c)) for c in ("price", "id")))
+    refused = run("cluster", fresh.path, "--by", "price", "--zorder")
+    assert refused.returncode == 1 and "two or more columns" in refused.stderr
 
 
 # -------------------------------------------------------------------------- errors

@@ -380,6 +380,10 @@ def test_cluster_sorts_with_progress_then_has_nothing_to_do(evo, trips, spark, c
     assert len(evo("read trips").rows) == 5
     again = evo("cluster trips")
     assert again.result is None and "cluster trips: nothing to do" in repr(again)
+    z = evo("cluster trips by (ts, trip_id) zorder")
+    assert z.result.metadata["sort_order"] == "zorder"
+    assert z.result.metadata["sort_columns"] == ["ts", "trip_id"]
+    assert evo("cluster trips").result is None  # the kept order is the z-order
     with pytest.raises(UsageError, match="nope"):
         evo("cluster trips by (nope)")
     with pytest.raises(UsageError, match="target-file-mb"):

@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 USAGES = {
     "compact": "%evo compact <table> [--upgrade-schema false]",
-    "cluster": "%evo cluster <table> [by (a, b)] [--target-file-mb n] [--where \"<predicate over "
-               "partition columns>\"]",
+    "cluster": "%evo cluster <table> [by (a, b) [zorder]] [--target-file-mb n] [--where "
+               "\"<predicate over partition columns>\"]",
     "rewrite": ("%evo rewrite [--on-cast-error null] alter table <name> alter column <c> type <t>"
                 "   or   %evo rewrite <table> --purge-dropped"),
     "clean": "%evo clean <table> [--retain-commits n] [--retain-hours h] "
@@ -40,7 +40,8 @@ _NUMBERS = {"cluster": {"target-file-mb": number("target-file-mb", 0)},
             "clean": {"retain-commits": whole("retain-commits", 1),
                       "retain-hours": number("retain-hours", 0),
                       "keep-schema-versions": whole("keep-schema-versions", 1)}}
-_BY = re.compile(r"(?<![\w-])by\s*(\(([^)]*)\)|([\w.`]+))", re.IGNORECASE)
+_BY = re.compile(r"(?<![\w-])by\s*(\(([^)]*)\)|([\w.`]+))(\s+zorder(?![\w-]))?",
+                 re.IGNORECASE)
 MIB = 1024 * 1024
 OPTIONS = {service: {**checks, **{o.replace("-", "_"): c for o, c in checks.items()}}
            for service, checks in _NUMBERS.items()}
@@ -146,7 +147,10 @@ def _cluster_words(text: str, usage: str) -> tuple[str, dict[str, Any]]:
     columns = [c.strip().strip("`") for c in inner.split(",") if c.strip()]
     if not columns:
         raise UsageError(f"'by' needs at least one column. Usage: {usage}")
-    return text[:found.start()] + " " + text[found.end():], {"by": columns}
+    given: dict[str, Any] = {"by": columns}
+    if found.group(4):
+        given["order"] = "zorder"
+    return text[:found.start()] + " " + text[found.end():], given
 
 
 def cluster(ctx: Context, text: str) -> ServiceResult:
