@@ -83,6 +83,7 @@ from evonb.table.rollback import (
 )
 from evonb.table.schema_store import SchemaStore
 from evonb.table.table import BaseTable, _read_layout
+from evonb.table.timeline import CHECKPOINT_DIR, is_checkpoint_name, parse_checkpoint
 
 
 # --------------------------------------------------------------------------------- report
@@ -362,6 +363,7 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
                     "schema_version": tl.completed[-1][2]["schema_version"]
                     if tl.completed else None}
     _check_completion_order(tl, report)
+    _check_checkpoints(root, tl, report)
     _check_iceberg(root, config, report)
     for rel in odd:
         report.notes.append(Problem("unexpected-file", rel, "not a schema or layout file name"))
@@ -377,6 +379,39 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
     _check_schemas(root, tl, schemas, layouts, live_versions, report)
     _check_orphans(tl, files, report)
     return report
+
+
+def _check_checkpoints(root: Path, tl: _Timeline, report: CheckReport) -> None:
+    """Notes on timeline checkpoints that readers ignore: unreadable ones, and ones whose copy
+    of a completed file differs from the file (readers prove every copy against the store's
+    version token, so neither changes a read: a checkpoint is a cache)."""
+    folder = evo_dir(root) / TIMELINE_DIR / CHECKPOINT_DIR
+    commits = {timeline_file(ts, action): data for ts, action, data in tl.completed}
+    fix = "ignored by readers (a cache): delete it"
+    for name in sorted(file_io().names(folder)):
+        rel = timeline_rel(f"{CHECKPOINT_DIR}/{name}")
+        if is_temp_name(name):
+            continue
+        if not is_checkpoint_name(name):
+            report.notes.append(Problem("checkpoint", rel, f"not a checkpoint file name; {fix}"))
+            continue
+        try:
+            entries = parse_checkpoint(read_json(root / rel), str(root / rel))
+        except FileNotFoundError:  # replaced by a newer one since the listing
+            continue
+        except MetadataCorruptError as exc:
+            report.notes.append(Problem("checkpoint", rel, f"{_reason(exc)}; {fix}"))
+            continue
+        for file, content in sorted(entries.items()):
+            if file not in commits:  # rolled back or archived since: not used
+                continue
+            try:
+                same = json.loads(content) == commits[file]
+            except ValueError:
+                same = False
+            if not same:
+                report.notes.append(Problem(
+                    "checkpoint", rel, f"its copy of {file} differs from the commit file; {fix}"))
 
 
 def _check_iceberg(root: Path, config: TableConfig, report: CheckReport) -> None:

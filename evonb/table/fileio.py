@@ -47,6 +47,7 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Hashable
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
@@ -322,6 +323,10 @@ class _Routing(FileIO):
 
     def exists(self, path: PathLike) -> bool:
         return object_store_io().exists(path) if is_object_path(path) else super().exists(path)
+
+    def content_version(self, path: PathLike, data: bytes) -> Hashable | None:
+        return (object_store_io().content_version(path, data) if is_object_path(path)
+                else super().content_version(path, data))
 
     def is_folder(self, folder: PathLike) -> bool:
         return (object_store_io().is_folder(folder) if is_object_path(folder)

@@ -95,6 +95,13 @@ class FileIO(ABC):
         """Place ``src`` at ``dst`` (replacing it) and remove ``src``; for files no commit names
         yet, so it need not be atomic."""
 
+    def content_version(self, path: PathLike, data: bytes) -> Hashable | None:
+        """The version token a file at ``path`` holding exactly ``data`` has, where the store
+        derives it from the content alone (so a copy of a file's bytes can be proved to be
+        the file's by its listing); None where it does not (the default: local versions are
+        inode and modification time)."""
+        return None
+
     def size(self, path: PathLike) -> int:
         """The file's size in bytes."""
         return self.info(path).size

@@ -115,6 +115,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.clean.keep_schema_versions": _whole(1),
     "evonb.rollback.pending.timeout": _number(-1),
     "evonb.lock.timeout": _number(0),
+    "evonb.timeline.checkpoint.every": _whole(0),
     "evonb.conflict.policy": _text,  # and a known name: PLUGINS
     "evonb.iceberg.enabled": _boolean,
 }

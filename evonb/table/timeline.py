@@ -23,30 +23,50 @@ written before completion times existed have none: their completion time is thei
 were written under a rule that made commits complete in instant order), and they all come before
 the commits that have one. :meth:`Timeline.completed` lists commits in completion order, and
 snapshots, time travel, incremental reads and conflict checks all use that order.
+
+**Checkpoints.** Reading the timeline needs every completed file's content (its completion
+time orders it): on object storage, one request per commit. So on a store whose version tokens
+are derived from the content (S3's ETag of an object written in one PUT:
+:meth:`~evonb.table.fileio.FileIO.content_version`), the writer that completes a commit also
+writes a checkpoint once ``evonb.timeline.checkpoint.every`` commits (default
+:data:`DEFAULT_CHECKPOINT_EVERY`; ``0``: never) completed after the latest one:
+``checkpoints/<completion>.checkpoint.json`` in the timeline folder, written once under a
+unique name (``write_if_absent``), holding the bytes of every completed file up to it. A reader
+lists the timeline folder as always (one request per 1,000 files on S3) and takes a completed
+file's bytes from the latest checkpoint only when they hash to the version token the listing
+gives for that file: a checkpoint can never be trusted over a commit file. It is a pure cache:
+a commit removed since (rollback, archival) is not listed and so not used, a commit added since
+is read from its file, a checkpoint that does not parse is skipped (``evonb check`` reports
+it), and deleting checkpoints changes nothing but the number of requests. Local tables write
+none (their version tokens prove nothing about content; reading a local file is cheap). The
+commit protocol does not depend on checkpoints.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import random
+import re
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
-from evonb.errors import CommitNotFoundError, ConflictError, MetadataCorruptError
+from evonb.errors import CommitNotFoundError, ConflictError, EvoError, MetadataCorruptError
 from evonb.table.commit import CommitMetadata
-from evonb.table.fileio import file_io
+from evonb.table.config import TableConfig
+from evonb.table.fileio import FileInfo, file_io
 from evonb.table.fsutil import (
-    FileCache,
     atomic_write_json,
     evo_dir,
     is_temp_name,
+    parse_json_bytes,
     read_json,
     table_path,
 )
@@ -88,6 +108,51 @@ commit point: :meth:`Timeline.complete`)."""
 
 REQUESTED_ATTEMPTS = 12
 """How often :meth:`Timeline.requested` retries with a later instant after a clash."""
+
+CHECKPOINT_DIR = "checkpoints"
+"""The folder of checkpoints, inside the timeline folder (see the module docstring)."""
+
+CHECKPOINT_PROPERTY = "evonb.timeline.checkpoint.every"
+"""The table property: write a checkpoint every this many completed commits (``0``: never)."""
+
+DEFAULT_CHECKPOINT_EVERY = 50
+
+CHECKPOINT_FORMAT = 1
+
+CHECKPOINTS_KEPT = 2
+"""Checkpoints left in place after a new one is written (a reader may still be reading the one
+before)."""
+
+_CHECKPOINT_NAME = re.compile(r"(?P<completion>\d{17})\.checkpoint\.json")
+
+
+def checkpoint_name(completion: str) -> str:
+    """The file name of the checkpoint that ends at the commit completed at ``completion``."""
+    return f"{completion}.checkpoint.json"
+
+
+def is_checkpoint_name(name: str) -> bool:
+    """Whether ``name`` is a checkpoint's file name."""
+    return _CHECKPOINT_NAME.fullmatch(name) is not None
+
+
+def parse_checkpoint(data: Any, where: str) -> dict[str, str]:
+    """The entries of a checkpoint's JSON: the content of each completed file by its name;
+    :class:`MetadataCorruptError` naming ``where`` if it is not a checkpoint."""
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise MetadataCorruptError(where, f"not a checkpoint of format {CHECKPOINT_FORMAT}")
+    commits = data.get("commits")
+    if not isinstance(commits, list):
+        raise MetadataCorruptError(where, "a checkpoint's 'commits' must be a list")
+    out: dict[str, str] = {}
+    for entry in commits:
+        if (not isinstance(entry, dict) or not isinstance(entry.get("file"), str)
+                or parse_timeline_file(entry["file"]) is None
+                or not isinstance(entry.get("content"), str)):
+            raise MetadataCorruptError(where, f"a checkpoint entry is malformed: {entry!r:.200}")
+        out[entry["file"]] = entry["content"]
+    return out
+
 
 class State(Enum):
     """The state of an instant; completed is the commit point."""
@@ -223,8 +288,12 @@ class Timeline:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = table_path(root)
         self.path = evo_dir(root) / TIMELINE_DIR
+        self.checkpoints = self.path / CHECKPOINT_DIR
         self.io = file_io()
-        self._cache: FileCache[CommitRecord] = FileCache()
+        # Completed files by name: the version token of the listing they were read under, the
+        # parsed record and the bytes; and the last checkpoint read (name, version, entries).
+        self._records: dict[str, tuple[Hashable, CommitRecord, bytes]] = {}
+        self._checkpoint: tuple[str, Hashable, dict[str, str]] | None = None
         self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -258,27 +327,153 @@ class Timeline:
     def completed(self) -> list[CommitRecord]:
         """Every completed commit, in completion order (see the module docstring).
 
-        The folder is listed on every call; parsed metadata is cached by file name, size and
-        modification time, so repeated calls only stat the files.
+        The folder is listed on every call; parsed metadata is kept by file name and the
+        version token the listing gives, so repeated calls read nothing else. Files not read
+        yet come from the latest checkpoint where it holds them unchanged (see the module
+        docstring), else from the files themselves.
         """
-        done = [i for i in self._scan() if i.state is State.COMPLETED]
+        return self._completed(self._listing())[0]
+
+    def _listing(self) -> dict[str, FileInfo]:
+        return {f.name: f for f in self.io.list(self.path) if not is_temp_name(f.name)}
+
+    def _completed(self, listed: Mapping[str, FileInfo]
+                   ) -> tuple[list[CommitRecord], dict[str, str]]:
+        """The completed commits of a listing, in completion order, and the file name of each
+        by instant."""
+        done = []
+        for name in listed:
+            parsed = parse_timeline_file(name)
+            if parsed is not None and parsed.state == State.COMPLETED.value:
+                done.append(Instant(parsed.instant, parsed.action, State.COMPLETED))
         records: list[CommitRecord] = []
+        files: dict[str, str] = {}
         with self._cache_lock:
+            unread = [i for i in done if not self._fresh(i.file_name, listed)]
+            if len(unread) > 1:
+                self._from_checkpoint(unread, listed)
             for inst in done:
-                try:
-                    records.append(self._cache.get(
-                        self.path / inst.file_name, lambda p, i=inst: self._read_record(i, p),
-                        key=inst.file_name))
-                except FileNotFoundError:  # removed since the listing (rollback)
-                    continue
-            self._cache.retain(i.file_name for i in done)
+                name = inst.file_name
+                version = listed[name].version
+                hit = self._records.get(name)
+                if hit is None or hit[0] != version:
+                    try:
+                        hit = (version, *self._read_record(inst))
+                    except FileNotFoundError:  # removed since the listing (rollback)
+                        continue
+                    self._records[name] = hit
+                records.append(hit[1])
+                files[inst.timestamp] = name
+            live = {i.file_name for i in done}
+            for stale in [k for k in self._records if k not in live]:
+                del self._records[stale]
         records.sort(key=lambda r: r.order)
-        return records
+        return records, files
 
-    def _read_record(self, inst: Instant, path: Path) -> CommitRecord:
+    def _fresh(self, name: str, listed: Mapping[str, FileInfo]) -> bool:
+        hit = self._records.get(name)
+        return hit is not None and hit[0] == listed[name].version
 
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint_names(self) -> list[str]:
+        """The checkpoints' file names, oldest first."""
+        return sorted(n for n in self.io.names(self.checkpoints) if is_checkpoint_name(n))
+
+    def _from_checkpoint(self, unread: list[Instant], listed: Mapping[str, FileInfo]) -> None:
+        """Fill the cache with the commits of ``unread`` whose content the latest readable
+        checkpoint holds, each proved to be the listed file's by the store's version token
+        (:meth:`~evonb.table.fileio.FileIO.content_version`); call under the cache lock."""
+        entries = self._latest_checkpoint()
+        for inst in unread:
+            text = entries.get(inst.file_name)
+            if text is None:
+                continue
+            path = self.path / inst.file_name
+            raw = text.encode("utf-8")
+            version = listed[inst.file_name].version
+            if self.io.content_version(path, raw) != version:
+                continue  # not the listed file's content: the file is read instead
+            try:
+                record = self._parse_record(inst, parse_json_bytes(raw, str(path)))
+            except EvoError:
+                continue
+            self._records[inst.file_name] = (version, record, raw)
+
+    def _latest_checkpoint(self) -> dict[str, str]:
+        """The entries of the newest checkpoint that parses (the one before is tried when the
+        newest fails); empty if there is none, or the store cannot prove entries anyway."""
+        if self.io.content_version(self.checkpoints, b"") is None:
+            return {}
+        listed = {f.name: f for f in self.io.list(self.checkpoints) if is_checkpoint_name(f.name)}
+        for name in sorted(listed, reverse=True)[:CHECKPOINTS_KEPT]:
+            version = listed[name].version
+            if self._checkpoint is not None and self._checkpoint[:2] == (name, version):
+                return self._checkpoint[2]
+            try:
+                entries = parse_checkpoint(read_json(self.checkpoints / name),
+                                           str(self.checkpoints / name))
+            except (OSError, EvoError):  # unreadable or removed: ignored (check reports it)
+                continue
+            self._checkpoint = (name, version, entries)
+            return entries
+        return {}
+
+    def checkpoint_every(self) -> int:
+        """The table's checkpoint interval (:data:`CHECKPOINT_PROPERTY`); the default when the
+        table's config cannot be read or the value is not a whole number."""
+        try:
+            every = TableConfig.load(self.root).int_property(CHECKPOINT_PROPERTY,
+                                                             DEFAULT_CHECKPOINT_EVERY)
+        except (OSError, EvoError):
+            return DEFAULT_CHECKPOINT_EVERY
+        return max(every, 0)
+
+    def write_checkpoint(self, *, every: int | None = None) -> str | None:
+        """Write a checkpoint of every completed commit if at least ``every`` (default: the
+        table's :data:`CHECKPOINT_PROPERTY`) completed after the latest one, on a store whose
+        version tokens prove content (:meth:`~evonb.table.fileio.FileIO.content_version`:
+        elsewhere readers could not use it); its file name, or None when none was written.
+        Older checkpoints but :data:`CHECKPOINTS_KEPT` - 1 are removed."""
+        if self.io.content_version(self.checkpoints, b"") is None:
+            return None
+        every = self.checkpoint_every() if every is None else every
+        if every <= 0:
+            return None
+        names = self.checkpoint_names()
+        match = _CHECKPOINT_NAME.fullmatch(names[-1]) if names else None
+        last = match["completion"] if match else ""
+        records, files = self._completed(self._listing())
+        if not records or sum(r.completion > last for r in records) < every:
+            return None
+        with self._cache_lock:
+            commits = [{"file": files[r.instant],
+                        "content": self._records[files[r.instant]][2].decode("utf-8")}
+                       for r in records if self._records.get(files[r.instant], (0, 0, b""))[2]]
+        name = checkpoint_name(records[-1].completion)
+        body = {"format": CHECKPOINT_FORMAT, "completion": records[-1].completion,
+                "commits": commits}
+        try:
+            self.io.write_if_absent(self.checkpoints / name,
+                                    json.dumps(body, separators=(",", ":")).encode())
+        except FileExistsError:
+            return None
+        for old in names[: max(len(names) - (CHECKPOINTS_KEPT - 1), 0)]:
+            self.io.delete(self.checkpoints / old)
+        return name
+
+    def _read_record(self, inst: Instant) -> tuple[CommitRecord, bytes]:
+        """A completed file's record, and its bytes where checkpoints can use them (on a store
+        whose version tokens prove content; else empty)."""
+        path = self.path / inst.file_name
+        if self.io.content_version(path, b"") is None:
+            return self._parse_record(inst, read_json(path)), b""
+        raw = self.io.read(path)
+        return self._parse_record(inst, parse_json_bytes(raw, str(path))), raw
+
+    def _parse_record(self, inst: Instant, data: Any) -> CommitRecord:
         # Never a silently wrong read, nor an error from deep inside a replay.
-        meta = CommitMetadata.parse(read_json(path), where=str(path), require_schema=False)
+        meta = CommitMetadata.parse(data, where=str(self.path / inst.file_name),
+                                    require_schema=False)
         return CommitRecord(inst.timestamp, inst.action, meta)
 
     def pending(self) -> list[Instant]:
@@ -477,6 +672,8 @@ class Timeline:
                 winner=inst.timestamp,
             ) from None
         self._keep_copy(inst, meta.to_json())
+        with suppress(OSError, EvoError):  # a cache: the commit has happened regardless
+            self.write_checkpoint()
         return CommitRecord(inst.timestamp, inst.action, meta)
 
     def _keep_copy(self, inst: Instant, body: dict[str, Any]) -> None:
@@ -514,17 +711,24 @@ class Timeline:
             raise CommitNotFoundError(ts, self._nearest(self.completed(), ts), what="commit")
         for inst in sorted(files, key=lambda i: -i.state.rank):
             self.io.delete(self.path / inst.file_name)
-        for inst in files:
-            self._cache.discard(inst.file_name)
+        with self._cache_lock:
+            for inst in files:
+                self._records.pop(inst.file_name, None)
 
 
 __all__ = [
     "ACTIONS",
+    "CHECKPOINT_DIR",
+    "CHECKPOINT_PROPERTY",
     "COMMIT_COPY_KEY",
     "COMPLETION_KEY",
+    "DEFAULT_CHECKPOINT_EVERY",
     "CommitRecord",
     "Instant",
     "InstantRef",
     "State",
     "Timeline",
+    "checkpoint_name",
+    "is_checkpoint_name",
+    "parse_checkpoint",
 ]

@@ -6,13 +6,18 @@ from __future__ import annotations
 import logging
 import socket
 import uuid
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
 from evonb.table.fileio import object_store_io
+
+T = TypeVar("T")
 
 ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
        "AWS_REGION": "us-east-1", "AWS_MAX_ATTEMPTS": "1"}
@@ -83,4 +88,33 @@ def keys(client, bucket: str, prefix: str = "") -> list[str]:  # type: ignore[no
     return sorted(o["Key"] for p in pages for o in p.get("Contents", ()))
 
 
-__all__ = ["ENV", "S3Server", "keys"]
+
+
+def upload(client, local: Path, bucket: str, prefix: str) -> int:  # type: ignore[no-untyped-def]
+    """Copy the table folder ``local`` to ``bucket`` under ``prefix`` (one PUT per file, as a
+    sync tool does); the number of files."""
+    n = 0
+    for path in sorted(local.rglob("*")):
+        if path.is_file():
+            client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(local).as_posix()}",
+                              Body=path.read_bytes())
+            n += 1
+    return n
+
+
+def count_requests(op: Callable[[], T]) -> tuple[T, Counter[str]]:
+    """``op()`` and the S3 requests evonb's client made for it, by API operation."""
+    events = object_store_io()._client.meta.events  # type: ignore[attr-defined]
+    seen: Counter[str] = Counter()
+
+    def note(model: Any, **_: Any) -> None:
+        seen[model.name] += 1
+
+    events.register("before-call.s3", note)
+    try:
+        return op(), seen
+    finally:
+        events.unregister("before-call.s3", note)
+
+
+__all__ = ["ENV", "S3Server", "count_requests", "keys", "upload"]
