@@ -17,7 +17,9 @@ def test_cluster_cases_run_against_their_bars(spark, tmp_path):
                     spark=spark, workdir=tmp_path / "work", out=lines.append)
     assert doc["summary"]["ERROR"] == 0, lines
     by = {r["name"]: r for r in doc["results"]}
-    assert sorted(by) == ["cluster.filter", "cluster.full_scan", "cluster.rewrite"]
+    assert sorted(by) == ["cluster.filter", "cluster.full_scan", "cluster.rewrite",
+                          "cluster.zorder_filter"]
+    assert by.pop("cluster.zorder_filter")["status"] == "INFO"  # report only
     assert by["cluster.full_scan"]["bar"] == by["cluster.filter"]["bar"] == "<= 0.333x"
     assert by["cluster.rewrite"]["bar"] == "<= 1.3x"
     for r in by.values():
