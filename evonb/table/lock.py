@@ -10,10 +10,12 @@ For tables in object storage, which has no ``flock``, the default is :class:`Lea
 lease object created with the store's conditional create.
 
 The table property ``evonb.lock.provider`` names the provider: ``"file"`` (the default:
-``flock`` locally, a lease in object storage), ``"lease"``,
-``"noop"`` (no locking: single-writer setups and tests only), or the name of an entry point in
-the group ``evonb.lock_providers`` that an installed package registers (never a module path:
-see :mod:`evonb.table.plugins`). The class the entry point names is built with
+``flock`` locally, a lease in object storage), ``"flock"`` (``flock`` only: an error for a
+table in object storage), ``"lease"``, ``"noop"`` (no locking: single-writer setups and tests
+only), or the name of an entry point in the group ``evonb.lock_providers`` that an installed
+package registers (never a module path: see :mod:`evonb.table.plugins`). Built-in or not,
+every provider is resolved by name through :func:`lock_provider_from_name` and used only
+through :class:`LockProvider`. The class an entry point names is built with
 ``Class.from_table(root, properties)`` when it has such a classmethod, else ``Class(root)``,
 and must implement :class:`LockProvider`.
 """
@@ -53,7 +55,15 @@ LEASE_FILE = "lock.lease"
 
 @runtime_checkable
 class LockProvider(Protocol):
-    """A mutual-exclusion lock for one table's writers."""
+    """A mutual-exclusion lock for one table's writers.
+
+    ``acquire`` and ``release`` are required. A provider whose hold can lapse while its holder
+    still runs (a lease with an expiry) also defines ``verify()``, which the writer calls right
+    before its commit point and which raises :class:`ConflictError` if the hold has lapsed
+    (the commit is then not made). A provider that renews its hold does so itself (for
+    instance from a thread, with a conditional write on the version it holds); renewal is not
+    part of the interface.
+    """
 
     def acquire(self, timeout: float) -> None:
         """Block up to ``timeout`` seconds (``math.inf``: forever; ``0``: one try).
@@ -314,8 +324,19 @@ def _default_lock(root: Path, props: Mapping[str, str]) -> LockProvider:
     return FileLock.for_table(root, props)
 
 
+def _flock(root: Path, props: Mapping[str, str]) -> LockProvider:
+    """``flock``: flock on a local table only."""
+    if is_object_path(root):
+        raise EvoError(f"The lock provider 'flock' cannot lock the table at {root}: object "
+                       "storage has no flock",
+                       hint=f"use {LOCK_PROVIDER_PROPERTY}='lease' (or 'file', which means the "
+                            "lease there), or a provider with conditional writes")
+    return FileLock.for_table(root, props)
+
+
 _BUILTIN: dict[str, LockFactory] = {
     "file": _default_lock,
+    "flock": _flock,
     "lease": lambda root, props: LeaseLock.for_table(root, props),
     "noop": lambda root, props: NoOpLock(root),
 }
