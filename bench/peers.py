@@ -72,20 +72,38 @@ class Peer:
 
     name: str
     times: dict[str, list[float]] = field(default_factory=dict)
+    cpu: dict[str, list[float]] = field(default_factory=dict)  # reads: this process's CPU s
     unsupported: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # logical (evonb) name -> its column
     no_default: dict[str, Any] = field(default_factory=dict)  # column -> DEFAULT read as null
     final: pa.Table | None = None
     first: pa.Table | None = None
 
-    def record(self, step: str, seconds: float) -> None:
+    def record(self, step: str, seconds: float, cpu: float | None = None) -> None:
         self.times.setdefault(step, []).append(seconds)
+        if cpu is not None:
+            self.cpu.setdefault(step, []).append(cpu)
+
+    def clear(self) -> None:
+        self.times.clear()
+        self.cpu.clear()
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     out = fn()
     return time.perf_counter() - start, out
+
+
+def _read(peer: Peer, step: str, fn: Callable[[], Any], *, cpu: bool = True) -> Any:
+    """Time a read step: wall time, and (``cpu``) the CPU time of this process (every thread:
+    pyarrow's, the readers' thread pools, delta-rs's), which a loaded machine disturbs far
+    less."""
+    start, used = time.perf_counter(), time.process_time()
+    out = fn()
+    peer.record(step, time.perf_counter() - start,
+                time.process_time() - used if cpu else None)
+    return out
 
 
 # ------------------------------------------------------------------------------- the data
@@ -155,11 +173,9 @@ def run_evonb(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
     reads = {"spark": (lambda: t.read().toArrow(),
                        lambda: t.read(as_of=first.instant).toArrow()),
              "arrow": (lambda: t.to_arrow(), lambda: t.to_arrow(as_of=first.instant))}
-    for key, (full, old) in reads.items():
-        sec, readers[key].final = _timed(full)
-        readers[key].record("read", sec)
-        sec, readers[key].first = _timed(old)
-        readers[key].record("read_as_of_first", sec)
+    for key, (full, old) in reads.items():  # Spark's CPU is the JVM's: not counted
+        readers[key].final = _read(readers[key], "read", full, cpu=key != "spark")
+        readers[key].first = _read(readers[key], "read_as_of_first", old, cpu=key != "spark")
 
 
 # ------------------------------------------------------------------------------ pyiceberg
@@ -216,10 +232,9 @@ def run_pyiceberg(ctx: Context, peer: Peer, round_no: int, base: pa.Table,
     keys = In("id", source.column("id").to_pylist())
     sec, _ = _timed(lambda: ice.overwrite(source, overwrite_filter=keys))
     peer.record("upsert", sec)
-    sec, peer.final = _timed(lambda: ice.scan().to_arrow())
-    peer.record("read", sec)
-    sec, peer.first = _timed(lambda: ice.scan(snapshot_id=first).to_arrow())
-    peer.record("read_as_of_first", sec)
+    peer.final = _read(peer, "read", lambda: ice.scan().to_arrow())
+    peer.first = _read(peer, "read_as_of_first",
+                       lambda: ice.scan(snapshot_id=first).to_arrow())
 
 
 # ------------------------------------------------------------------------------- delta-rs
@@ -298,10 +313,9 @@ def run_delta(ctx: Context, peer: Peer, round_no: int, base: pa.Table, upsert: p
         .when_matched_update({c: f"s.`{c}`" for c in cols if c != "id"})
         .when_not_matched_insert({c: f"s.`{c}`" for c in cols}).execute()))
     peer.record("upsert", sec)
-    sec, peer.final = _timed(lambda: dt.to_pyarrow_table())
-    peer.record("read", sec)
-    sec, peer.first = _timed(lambda: DeltaTable(path, version=first).to_pyarrow_table())
-    peer.record("read_as_of_first", sec)
+    peer.final = _read(peer, "read", lambda: dt.to_pyarrow_table())
+    peer.first = _read(peer, "read_as_of_first",
+                       lambda: DeltaTable(path, version=first).to_pyarrow_table())
 
 
 # ------------------------------------------------------------------------------- the report
@@ -337,6 +351,12 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
         status = "PASS" if ratio <= 1.0 else "MISS"
     if ratio is not None and len(vs) > 1:
         notes.insert(0, f"evonb / faster peer ({fastest}) = {ratio:.2f}x")
+    cpu = {p.name: statistics.median(p.cpu[step]) for p in (evo, *others) if p.cpu.get(step)}
+    if evo.name in cpu and len(cpu) > 1:
+        e_cpu = cpu[evo.name]
+        notes.append("CPU s of the process (all threads): " + ", ".join(
+            f"{n} {c:.4f}" + (f" (evonb / {n} = {e_cpu / c:.2f}x)" if n != evo.name and c
+                              else "") for n, c in cpu.items()))
     return Result(
         benchmark="peers", name=name, status=status,
         evonb_label=label if evo.name == "evonb" else f"{evo.name}: {label}",
@@ -347,6 +367,7 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
         baseline_samples_s=list(next(p for p in others if p.name == fastest).times[step]
                                 if fastest else ()),
         notes=notes, metrics={"step": step, "medians_s": {evo.name: e, **vs},
+                              "cpu_medians_s": cpu,
                               "unsupported": {p.name: p.unsupported.get(step)
                                               for p in others if p.unsupported.get(step)}},
     )
@@ -405,7 +426,7 @@ def peers(ctx: Context) -> Iterator[Result]:
             ctx.log(f"    round {r + 1}/{rounds}: {peer.name} done")
         if r < ctx.warmup:  # warm-up rounds are not kept
             for p in (evo, *readers.values(), ice, delta):
-                p.times.clear()
+                p.clear()
         if r + 1 < rounds:  # the last round's tables are the ones checked below
             for folder in (f"evonb_{r}", f"delta_{r}"):
                 shutil.rmtree(ctx.workdir / folder, ignore_errors=True)

@@ -50,6 +50,11 @@ def test_every_step_is_reported_and_the_results_agree(peers_run):
     added = by["peers.alter.02"]["metrics"]["medians_s"]
     assert set(added) == {"evonb", "pyiceberg", "deltalake"}
     assert any(line.startswith("peers.upsert") for line in lines)
+    # the reads also carry each system's CPU time (less disturbed by a loaded machine)
+    cpu = by["peers.read.arrow"]["metrics"]["cpu_medians_s"]
+    assert set(cpu) == {"evonb (to_arrow)", "pyiceberg", "deltalake"}
+    assert all(c > 0 for c in cpu.values()), cpu
+    assert any(n.startswith("CPU s of the process") for n in by["peers.read.arrow"]["notes"])
 
 
 def _peer(name: str, ids: list[int], values: list[str]) -> Peer:
