@@ -5,6 +5,22 @@ metadata operation makes.
 The ratio shows what the store's round trips cost per commit (loopback: no network latency,
 so real stores add their request latency times the counts reported). The request counts are
 the portable figure: they do not depend on the server. No bar: it is a report.
+
+Two request-count cases follow (:func:`request_scaling`, :func:`planning_vs_listing`):
+
+- ``object_storage.requests_by_history``: the requests of ``open_table``, ``history``, an ALTER
+  and a read's planning (``open_table(...).snapshot()``) in a fresh process, for tables of 2,
+  100 and 1,000 commits (tiny: 2 and 100). Bar: the largest table costs at most 2 requests
+  more than the 100-commit one (timeline checkpoints: the count is bounded by the checkpoint
+  interval, not the history; only the timeline's LIST pages grow, one per 1,000 files).
+- ``object_storage.planning_vs_listing``: planning a table of many data files (10,000; quick:
+  2,000; tiny: 200) in 100 partition folders from its timeline, against listing its data
+  folders. Bar: at most 0.5x the listing's requests. The same files all in one folder are
+  reported too (no bar): listing them costs one request per 1,000 files.
+
+The tables are built on local disk and copied to the bucket file by file (a sync tool's
+PUTs), then committed to once in the bucket (which writes the checkpoint), since building a
+long history through the loopback server takes too long.
 ``python -m bench.object_storage`` prints the same without the suite's runner.
 """
 
@@ -18,6 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import count
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.harness import Case, Result, Side, skipped
@@ -108,6 +125,135 @@ def _format(counts: dict[str, Counter[str]]) -> list[str]:
             for name, c in counts.items()]
 
 
+HISTORIES = {"tiny": (2, 100), "quick": (2, 100, 1_000), "full": (2, 100, 1_000)}
+"""Commits of the tables of ``requests_by_history`` at each size."""
+
+PLAN_FILES = {"tiny": 200, "quick": 2_000, "full": 10_000}
+"""Data files of the table of ``planning_vs_listing`` at each size."""
+
+FOLDERS = 100
+"""Partition folders of the table of ``planning_vs_listing`` (the bar's layout)."""
+
+
+def upload(local: Path, bucket: str, prefix: str) -> int:
+    """Copy the folder ``local`` to ``bucket`` under ``prefix``, one PUT per file."""
+    import boto3
+
+    client = boto3.client("s3")
+    n = 0
+    for path in sorted(local.rglob("*")):
+        if path.is_file():
+            client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(local).as_posix()}",
+                              Body=path.read_bytes())
+            n += 1
+    return n
+
+
+def _counted(op: Callable[[], Any]) -> Counter[str]:
+    from evonb.table.fileio import object_store_io
+
+    object_store_io.cache_clear()
+    return request_counts({"op": op})["op"]
+
+
+def _history_operations(where: str) -> dict[str, Callable[[], Any]]:
+    import evonb
+
+    return {
+        "open_table": lambda: evonb.open_table(where),
+        "history": lambda: evonb.open_table(where).history(),
+        "alter": lambda: evonb.open_table(where).alter(
+            "ALTER TABLE t ALTER COLUMN v COMMENT 'again'"),
+        "planning": lambda: evonb.open_table(where).snapshot(),
+    }
+
+
+def request_scaling(bucket: str, workdir: Path, histories: tuple[int, ...],
+                    out: Callable[[str], None] = print) -> dict[int, dict[str, int]]:
+    """Requests of open_table, history, an ALTER and a read's planning, each in a fresh
+    process, for a table of each number of commits in ``histories``."""
+    import evonb
+
+    found: dict[int, dict[str, int]] = {}
+    for commits in histories:
+        local = workdir / f"history_{commits}"
+        t = evonb.create_table(str(local), "id bigint not null, v string", primary_key="id")
+        for i in range(commits - 2):
+            t.alter(f"ALTER TABLE t ALTER COLUMN v COMMENT 'c{i}'")
+        upload(local, bucket, f"h{commits}")
+        where = f"s3://{bucket}/h{commits}"
+        evonb.open_table(where).alter("ALTER TABLE t ADD COLUMN last int")  # writes a checkpoint
+        found[commits] = {name: sum(_counted(op).values())
+                          for name, op in _history_operations(where).items()}
+        out(f"{commits} commits: " + ", ".join(f"{k} {v}" for k, v in found[commits].items()))
+    return found
+
+
+def planning_vs_listing(bucket: str, workdir: Path, files: int, folders: int = FOLDERS,
+                        out: Callable[[str], None] = print) -> dict[str, Any]:
+    """Requests to find the files of a table of ``files`` data files in ``folders`` partition
+    folders (``1``: all in the table's folder) from its timeline, and by listing its data
+    folders."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import evonb
+    from evonb.table.fileio import file_io
+
+    name = f"many_{folders}"
+    local = workdir / name
+    for i in range(files):
+        part = i % folders
+        folder = local / f"part={part}" if folders > 1 else local
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"id": [i], "part": [part]}), folder / f"f{i:05d}.parquet")
+    evonb.convert(str(local))
+    upload(local, bucket, name)
+    root = Path(f"s3://{bucket}/{name}")
+    plan: list[Any] = []
+    listed: list[Any] = []
+
+    def from_timeline() -> None:
+        plan[:] = evonb.open_table(str(root)).snapshot().files
+
+    def by_listing() -> None:
+        io = file_io()
+        listed[:] = [f for f in io.list(root) if f.name.endswith(".parquet")]
+        listed.extend(f for d in io.folders(root) if d != ".evo" for f in io.list(root / d))
+
+    timeline, listing = _counted(from_timeline), _counted(by_listing)
+    assert len(plan) == len(listed) == files, (len(plan), len(listed), files)
+    a, b = sum(timeline.values()), sum(listing.values())
+    out(f"planning {files} files in {folders} folder(s): timeline {a} requests "
+        f"({dict(timeline)}), listing {b} requests ({dict(listing)}), ratio {a / b:.3f}")
+    return {"timeline": dict(timeline), "listing": dict(listing), "ratio": a / b,
+            "folders": folders}
+
+
+def _scaling_result(found: dict[int, dict[str, int]]) -> Result:
+    largest, middle = max(found), sorted(found)[-2] if len(found) > 1 else min(found)
+    ok = all(found[largest][k] <= found[middle][k] + 2 for k in found[largest])
+    return Result(
+        benchmark="object_storage", name="object_storage.requests_by_history",
+        status="PASS" if ok else "MISS",
+        bar=f"{largest} commits <= {middle} commits + 2 requests",
+        notes=[f"{c} commits: " + ", ".join(f"{k} {v}" for k, v in ops.items())
+               for c, ops in sorted(found.items())],
+        metrics={"requests": {str(c): ops for c, ops in found.items()}})
+
+
+def _planning_result(found: dict[str, Any], flat: dict[str, Any], files: int) -> Result:
+    return Result(
+        benchmark="object_storage", name="object_storage.planning_vs_listing",
+        status="PASS" if found["ratio"] <= 0.5 else "MISS", ratio=found["ratio"],
+        evonb_label=f"plan {files} files in {found['folders']} folders from the timeline",
+        baseline_label="list the data folders (requests)", bar="<= 0.5x requests",
+        notes=[f"timeline: {found['timeline']}", f"listing: {found['listing']}",
+               f"all files in one folder (no bar): timeline {flat['timeline']}, listing "
+               f"{flat['listing']}, ratio {flat['ratio']:.2f}"],
+        metrics={"partitioned": found, "one_folder": flat})
+
+
 def object_storage(ctx: Context) -> Iterator[Case | Result]:
     """DDL commit latency in a bucket on loopback S3 vs on local disk; requests per operation."""
     try:
@@ -135,11 +281,20 @@ def object_storage(ctx: Context) -> Iterator[Case | Result]:
             notes=_format(counts), same_calls=True,
             bar_text="report (no bar): loopback S3 has no network latency",
         )
+        histories = HISTORIES.get(ctx.size.name, HISTORIES["quick"])
+        yield _scaling_result(request_scaling(bucket, ctx.path("object_storage_histories"),
+                                              histories, out=ctx.log))
+        files = PLAN_FILES.get(ctx.size.name, PLAN_FILES["quick"])
+        where = ctx.path("object_storage_files")
+        yield _planning_result(planning_vs_listing(bucket, where, files, out=ctx.log),
+                               planning_vs_listing(bucket, where, files, 1, out=ctx.log), files)
 
 
-def run(*, repeat: int = 5, out: Callable[[str], None] = print) -> dict[str, Any]:
+def run(*, repeat: int = 5, out: Callable[[str], None] = print,
+        histories: tuple[int, ...] = (), files: int = 0) -> dict[str, Any]:
     """Standalone: the median DDL commit time in a bucket and on local disk, their ratio, and
-    the requests per operation."""
+    the requests per operation; with ``histories`` and ``files``, also
+    :func:`request_scaling` and :func:`planning_vs_listing`."""
     import statistics
     import tempfile
     import time
@@ -159,12 +314,22 @@ def run(*, repeat: int = 5, out: Callable[[str], None] = print) -> dict[str, Any
                 times[side].append(time.perf_counter() - start)
         medians = {k: statistics.median(v) for k, v in times.items()}
         counts = request_counts(_operations(where, n))
+        extra: dict[str, Any] = {}
+        if histories:
+            extra["by_history"] = request_scaling(bucket, Path(tmp) / "h", histories, out=out)
+        if files:
+            extra["planning"] = planning_vs_listing(bucket, Path(tmp) / "p", files, out=out)
+            extra["planning_one_folder"] = planning_vs_listing(bucket, Path(tmp) / "p", files,
+                                                               1, out=out)
     out(f"DDL commit: loopback S3 {medians['s3'] * 1000:.1f} ms, local disk "
         f"{medians['local'] * 1000:.1f} ms, ratio {medians['s3'] / medians['local']:.2f}x")
     for line in _format(counts):
         out(f"  {line}")
-    return {"median_s": medians, "requests": {k: dict(v) for k, v in counts.items()}}
+    return {"median_s": medians, "requests": {k: dict(v) for k, v in counts.items()}, **extra}
 
 
 if __name__ == "__main__":
-    run()
+    import sys
+
+    size = sys.argv[1] if len(sys.argv) > 1 else "tiny"
+    run(histories=HISTORIES[size], files=PLAN_FILES[size])
