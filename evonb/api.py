@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evonb.errors import EvoError
-from evonb.iceberg.publish import publish as publish_iceberg
 from evonb.iceberg.status import IcebergStatus, iceberg_status
 from evonb.schema.schema import Schema
 from evonb.services.clean import clean as clean_table
@@ -25,7 +24,6 @@ from evonb.services.progress import ProgressCallback
 from evonb.services.rewrite import rewrite as rewrite_table
 from evonb.spark.table import SparkTable, spark_schema
 from evonb.table import table as _table
-from evonb.table.after_change import register
 from evonb.table.config import TableConfig
 from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
 from evonb.table.fileio import file_io
@@ -42,9 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.types import StructType as SparkStructType
 
     from evonb.arrow.data_diff import DataDiff
-
-# Tables with evonb.iceberg.enabled publish Iceberg metadata after every change.
-register("iceberg", publish_iceberg)
 
 
 class Table(SparkTable):
