@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from evonb.errors import EvoError
+from evonb.schema.paths import walk
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BIGINT,
@@ -70,23 +72,27 @@ class UncompactedLogsError(IcebergExportError):
     metadata cannot express them, so its Iceberg view advances at each compaction."""
 
 
-def iceberg_type(t: Type, column: str = "?") -> str | dict[str, Any]:
-    """The Iceberg JSON type of an evonb type; :class:`IcebergExportError` naming ``column``
-    when Iceberg has no such type."""
+def iceberg_type(t: Type, column: str = "?", *, defaults: bool = False
+                 ) -> str | dict[str, Any]:
+    """The Iceberg JSON type of an evonb type (``defaults``: struct members carry their
+    defaults, format version 3); :class:`IcebergExportError` naming ``column`` when Iceberg
+    has no such type."""
     if isinstance(t, DecimalType):
         return f"decimal({t.precision}, {t.scale})"
     if isinstance(t, StructType):
         return {"type": "struct",
-                "fields": [_field(f, f"{column}.{f.name}") for f in t.fields]}
+                "fields": [_field(f, f"{column}.{f.name}", defaults) for f in t.fields]}
     if isinstance(t, ArrayType):
         e = t.element
         return {"type": "list", "element-id": e.id,
-                "element": iceberg_type(e.type, f"{column}.element"),
+                "element": iceberg_type(e.type, f"{column}.element", defaults=defaults),
                 "element-required": not e.nullable}
     if isinstance(t, MapType):
         k, v = t.key, t.value
-        return {"type": "map", "key-id": k.id, "key": iceberg_type(k.type, f"{column}.key"),
-                "value-id": v.id, "value": iceberg_type(v.type, f"{column}.value"),
+        return {"type": "map", "key-id": k.id,
+                "key": iceberg_type(k.type, f"{column}.key", defaults=defaults),
+                "value-id": v.id,
+                "value": iceberg_type(v.type, f"{column}.value", defaults=defaults),
                 "value-required": not v.nullable}
     name = _PRIMITIVES.get(t)
     if name is None:
@@ -96,9 +102,14 @@ def iceberg_type(t: Type, column: str = "?") -> str | dict[str, Any]:
     return name
 
 
-def _field(f: NestedField, column: str) -> dict[str, Any]:
+def _field(f: NestedField, column: str, defaults: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"id": f.id, "name": f.name, "required": not f.nullable,
-                           "type": iceberg_type(f.type, column)}
+                           "type": iceberg_type(f.type, column, defaults=defaults)}
+    if defaults and f.type.is_primitive:
+        if f.default is not None:
+            out["initial-default"] = default_json(out["type"], f.default)
+        if f.write_default is not None:
+            out["write-default"] = default_json(out["type"], f.write_default)
     if f.comment:
         out["doc"] = f.comment
     return out
@@ -118,12 +129,34 @@ class IcebergSchema:
         return {NAME_MAPPING_PROPERTY: json.dumps(self.name_mapping, separators=(",", ":"))}
 
 
-def schema_json(schema: Schema, schema_id: int = 0) -> dict[str, Any]:
-    """The Iceberg schema JSON object of ``schema`` (evonb's field IDs everywhere)."""
+def default_json(kind: str, value: Any) -> Any:
+    """A default ``value`` of Iceberg primitive type ``kind`` in Iceberg's single-value JSON
+    form (written by pyiceberg's own conversion)."""
+    from pyiceberg.conversions import to_json
+    from pyiceberg.types import NestedField as IceField
+
+    ice_type = IceField.model_validate(
+        {"id": 1, "name": "v", "type": kind, "required": False}).field_type
+    if kind.startswith("decimal("):
+        value = Decimal(value).quantize(Decimal(1).scaleb(-ice_type.scale))
+    return to_json(ice_type, value)
+
+
+def has_defaults(schema: Schema) -> bool:
+    """Whether a field of ``schema`` has a read or write default (Iceberg format version 3
+    carries them)."""
+    return any(i.field.default is not None or i.field.write_default is not None
+               for i in walk(schema.fields))
+
+
+def schema_json(schema: Schema, schema_id: int = 0, *, defaults: bool = False
+                ) -> dict[str, Any]:
+    """The Iceberg schema JSON object of ``schema`` (evonb's field IDs everywhere;
+    ``defaults``: with ``initial-default`` and ``write-default``, format version 3)."""
     return {
         "type": "struct",
         "schema-id": schema_id,
-        "fields": [_field(f, f.name) for f in schema.fields],
+        "fields": [_field(f, f.name, defaults) for f in schema.fields],
     }
 
 
@@ -192,4 +225,5 @@ def promotable(old: Any, new: Any) -> bool:
 
 
 __all__ = ["HIDDEN_FIELD_ID", "NAME_MAPPING_PROPERTY", "IcebergExportError", "IcebergSchema",
-           "iceberg_schema", "iceberg_type", "name_mapping", "promotable", "schema_json"]
+           "default_json", "has_defaults", "iceberg_schema", "iceberg_type", "name_mapping",
+           "promotable", "schema_json"]

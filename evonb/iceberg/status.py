@@ -10,8 +10,8 @@ one of:
 - ``current``: the published metadata shows the table's latest state;
 - ``behind``: a sync would publish more (a commit since, or a publication that failed);
 - ``blocked``: the latest state cannot be expressed in Iceberg (a column whose type change is
-  no Iceberg promotion, a read default, a cleaned state); the reason names the column and the
-  way out (``t.rewrite()``);
+  no Iceberg promotion, a required column older files lack, a cleaned state); the reason
+  names the column and the way out (``t.rewrite()``);
 - ``uncompacted``: a merge-on-read table has log blocks Iceberg cannot express; its Iceberg
   view advances at the next compaction.
 """

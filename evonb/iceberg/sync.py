@@ -8,7 +8,7 @@ writers), ``v<N>.metadata.json`` and ``version-hint.text`` holding ``N``. Schema
 a schema and move ``current-schema-id``. The data files are not copied: manifests point at them.
 
 Nothing is exported wrong. States Iceberg cannot express exactly (type changes that are no
-Iceberg promotion, read defaults of columns older files lack) and states no longer retained
+Iceberg promotion, required columns older files lack) and states no longer retained
 (files or schema versions removed by a clean) are skipped; when the latest state is one,
 publication stops at the last one exported and says why. Uncompacted
 merge-on-read log blocks are refused with :class:`UncompactedLogsError` (an
@@ -19,6 +19,11 @@ partition values come from its own rows (its footer statistics, or the column re
 included. A file whose rows hold more than one value of a partition column (Spark puts null
 and ``''`` in one ``__HIVE_DEFAULT_PARTITION__`` folder) is listed under an unpartitioned spec:
 read right, never pruned by partition.
+
+Read and write defaults are published as ``initial-default`` and ``write-default``, which
+need Iceberg format version 3: a table whose published schemas have defaults is published in
+it (pyiceberg's version 2 writers with its version 3 schemas, the manifest lists' row IDs set
+with fastavro), and stays in it.
 
 Every file is written through :func:`evonb.table.fileio.file_io`. pyiceberg is an optional
 library (``evonb[iceberg]``), imported when publishing.
@@ -43,6 +48,7 @@ from evonb.iceberg.schema import (
     NAME_MAPPING_PROPERTY,
     IcebergExportError,
     UncompactedLogsError,
+    has_defaults,
     iceberg_type,
     name_mapping,
     promotable,
@@ -62,6 +68,10 @@ from evonb.table.timeline import CommitRecord
 METADATA_DIR = "metadata"
 VERSION_HINT = "version-hint.text"
 FORMAT_VERSION = 2
+"""The Iceberg format version published, unless a schema has defaults: those need
+:data:`FORMAT_VERSION_DEFAULTS` (``initial-default`` and ``write-default``), and a table once
+published in it stays in it (Iceberg never goes back a format version)."""
+FORMAT_VERSION_DEFAULTS = 3
 logger = logging.getLogger(__name__)
 
 
@@ -91,10 +101,11 @@ def _millis(instant: str) -> int:
 class _Output:
     """A pyiceberg ``OutputFile`` that buffers and writes through evonb's ``file_io()``."""
 
-    def __init__(self, target: Path) -> None:
+    def __init__(self, target: Path, *, hold: bool = False) -> None:
         self.location = str(target)
         self._target = target
         self._data = b""
+        self._hold = hold  # keep the bytes only; the caller writes them
 
     def __len__(self) -> int:
         return len(self._data)
@@ -107,7 +118,8 @@ class _Output:
 
     def _publish(self, data: bytes) -> None:
         self._data = data
-        file_io().write(self._target, data)
+        if not self._hold:
+            file_io().write(self._target, data)
 
 
 class _Stream(io.BytesIO):
@@ -154,7 +166,8 @@ class Versions:
 
     def check_readable(self, file_version: str, version: str) -> None:
         """:class:`IcebergExportError` unless Iceberg reads files of ``file_version`` as
-        ``version`` exactly (same or promoted types, no read default for missing columns)."""
+        ``version`` exactly (same or promoted types; a column the files lack is optional or
+        has a read default)."""
         if (file_version, version) in self._checked:
             return
         old, _ = self.get(file_version)
@@ -174,8 +187,7 @@ class Versions:
                 else:
                     continue
             elif f.default is not None:
-                reason = (f"it has the read default {f.default!r} for rows of files written "
-                          "before it existed, which Iceberg format version 2 cannot carry")
+                continue  # Iceberg format version 3 carries it as the initial-default
             elif not f.nullable:
                 reason = "it is required but files written before it existed lack it"
             else:
@@ -445,6 +457,7 @@ class _Writing:
     sequences: dict[int, int]  # snapshot ID -> sequence number
     stats: dict[str, dict[str, Any]]  # path -> footer statistics, read once per sync
     unpartitioned: bool = False  # a manifest of the unpartitioned spec was written
+    fmt: int = FORMAT_VERSION  # the Iceberg format version published
 
 
 def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
@@ -458,7 +471,6 @@ def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
         FileFormat,
         ManifestEntry,
         ManifestEntryStatus,
-        write_manifest,
     )
     from pyiceberg.partitioning import PartitionSpec
     from pyiceberg.schema import Schema as IceSchema
@@ -468,7 +480,8 @@ def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
         return []
     schema, _ = w.versions.get(snap.schema_version)
     ice_schema = IceSchema.model_validate(
-        schema_json(schema, w.versions.schema_id(snap.schema_version)))
+        schema_json(schema, w.versions.schema_id(snap.schema_version),
+                    defaults=w.fmt == FORMAT_VERSION_DEFAULTS))
     by_spec: dict[int, list[tuple[str, DataFile, int]]] = {}
     for path, (f, added_by) in sorted(snap.files.items()):
         _, values = _facts(w, path, f)
@@ -479,8 +492,8 @@ def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
         spec = w.spec if spec_id == 0 else _UNPARTITIONED
         w.unpartitioned |= spec_id == UNPARTITIONED_SPEC_ID
         output = _Output(w.folder / f"{snap.snapshot_id}-{w.tag}-m{spec_id}.avro")
-        writer = write_manifest(FORMAT_VERSION, PartitionSpec.model_validate(spec), ice_schema,
-                                output, snap.snapshot_id, "deflate")  # type: ignore[arg-type]
+        writer = _manifest_writer(w.fmt, PartitionSpec.model_validate(spec), ice_schema,
+                                  output, snap.snapshot_id)
         with writer:
             for path, f, added_by in files:
                 seq = w.sequences[added_by]
@@ -502,15 +515,74 @@ def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
     return out
 
 
-def _manifest_list(w: _Writing, snap: _Published, parent: int | None) -> str:
-    from pyiceberg.manifest import write_manifest_list
+def _manifest_writer(fmt: int, spec: Any, schema: Any, output: _Output, snapshot_id: int
+                     ) -> Any:
+    """pyiceberg's manifest writer of format version ``fmt``: its own for 2; for 3, its
+    version 2 writer with its version 3 file schema (pyiceberg reads version 3 manifests but
+    does not offer a writer yet; the data file fields version 3 adds are optional)."""
+    from pyiceberg.manifest import ManifestWriterV2, write_manifest
+
+    if fmt == FORMAT_VERSION:
+        return write_manifest(fmt, spec, schema, output, snapshot_id,  # type: ignore[arg-type]
+                              "deflate")
+
+    class _WriterV3(ManifestWriterV2):
+        @property
+        def version(self) -> Any:
+            return FORMAT_VERSION_DEFAULTS
+
+    return _WriterV3(spec, schema, output, snapshot_id, "deflate")  # type: ignore[arg-type]
+
+
+def _manifest_list(w: _Writing, snap: _Published, parent: int | None,
+                   first_row_id: int | None) -> tuple[str, int]:
+    """Write the manifest list of ``snap``; returns its location and, for format version 3,
+    the number of row IDs its data manifests take from ``first_row_id`` on (Iceberg's row
+    lineage: each data manifest's ``first_row_id`` is the next free one)."""
+    from pyiceberg.manifest import ManifestListWriterV2, write_manifest_list
 
     manifests = _manifest_files(w, snap)
-    output = _Output(w.folder / f"snap-{snap.snapshot_id}-{snap.sequence}-{w.tag}.avro")
-    with write_manifest_list(FORMAT_VERSION, output, snap.snapshot_id, parent,  # type: ignore[arg-type]
-                             snap.sequence, "deflate") as writer:
+    target = w.folder / f"snap-{snap.snapshot_id}-{snap.sequence}-{w.tag}.avro"
+    if w.fmt == FORMAT_VERSION:
+        output = _Output(target)
+        with write_manifest_list(FORMAT_VERSION, output, snap.snapshot_id, parent,  # type: ignore[arg-type]
+                                 snap.sequence, "deflate") as writer:
+            writer.add_manifests(manifests)
+        return output.location, 0
+
+    class _ListWriterV3(ManifestListWriterV2):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            self._format_version = FORMAT_VERSION_DEFAULTS  # type: ignore[assignment]
+            self._meta["format-version"] = str(FORMAT_VERSION_DEFAULTS)
+
+    held = _Output(target, hold=True)
+    with _ListWriterV3(held, snap.snapshot_id, parent, snap.sequence, "deflate") as writer:
         writer.add_manifests(manifests)
-    return output.location
+    data, taken = _with_first_row_ids(held._data, first_row_id or 0)
+    file_io().write(target, data)
+    return str(target), taken
+
+
+def _with_first_row_ids(avro: bytes, first_row_id: int) -> tuple[bytes, int]:
+    """The manifest list ``avro`` with ``first_row_id`` set on every data manifest (pyiceberg
+    leaves it null), in order from ``first_row_id``; and the number of row IDs taken."""
+    import fastavro
+
+    stream = io.BytesIO(avro)  # the bytes pyiceberg wrote, in memory
+    reader = fastavro.reader(stream)
+    schema = reader.writer_schema
+    meta = {k: v for k, v in reader.metadata.items() if not k.startswith("avro.")}
+    records = list(reader)
+    next_id = first_row_id
+    for record in records:
+        if record.get("content", 0) == 0 and record.get("first_row_id") is None:
+            record["first_row_id"] = next_id
+            next_id += (record.get("added_rows_count") or 0) + (
+                record.get("existing_rows_count") or 0)
+    out = io.BytesIO()
+    fastavro.writer(out, schema, records, codec="deflate", metadata=meta)
+    return out.getvalue(), next_id - first_row_id
 
 
 def _summary(snap: _Published) -> dict[str, str]:
@@ -588,21 +660,32 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
             last_seq += 1
             snap.sequence = last_seq
         before = snap.sequence
+    prev_fmt = previous[1].get("format-version", FORMAT_VERSION) if previous else FORMAT_VERSION
+    fmt = FORMAT_VERSION_DEFAULTS if prev_fmt == FORMAT_VERSION_DEFAULTS or any(
+        has_defaults(versions.get(v)[0]) for v in {current, *(s.schema_version for s in snaps)}
+    ) else FORMAT_VERSION
+    v3 = fmt == FORMAT_VERSION_DEFAULTS
+    # Row IDs (format version 3) never go back either.
+    next_row_id = previous[1].get("next-row-id", 0) if previous and v3 else 0
     w = _Writing(t, versions, folder, uuid.uuid4().hex[:12], {},
                  _spec_json(t, versions.get(current)[0]),
-                 {s.snapshot_id: s.sequence for s in snaps}, {})
+                 {s.snapshot_id: s.sequence for s in snaps}, {}, fmt=fmt)
     snapshots: list[dict[str, Any]] = []
     parent: int | None = None
     for snap in snaps:
         old = prior_snaps.get(snap.snapshot_id)
         manifest_list = None
         if (old is not None and old.get("parent-snapshot-id") == parent
+                and prev_fmt == fmt
                 and old.get("sequence-number") == snap.sequence
                 and old.get("schema-id") == versions.schema_id(snap.schema_version)
                 and file_io().exists(Path(old["manifest-list"]))):
             manifest_list = old["manifest-list"]
+            rows = (old.get("first-row-id"), old.get("added-rows")) if v3 else (None, None)
         if manifest_list is None:
-            manifest_list = _manifest_list(w, snap, parent)
+            manifest_list, taken = _manifest_list(w, snap, parent, next_row_id)
+            rows = (next_row_id, taken) if v3 else (None, None)
+            next_row_id += taken
         entry: dict[str, Any] = {
             "snapshot-id": snap.snapshot_id,
             "sequence-number": snap.sequence,
@@ -611,6 +694,8 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
             "summary": _summary(snap),
             "schema-id": versions.schema_id(snap.schema_version),
         }
+        if v3:
+            entry["first-row-id"], entry["added-rows"] = rows
         if parent is not None:
             entry["parent-snapshot-id"] = parent
         snapshots.append(entry)
@@ -620,14 +705,14 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     last_column_id = max(versions.get(v)[0].max_column_id for v, _ in used)
     mapping = name_mapping(versions.loaded[v] for v in sorted(versions.loaded))
     body: dict[str, Any] = {
-        "format-version": FORMAT_VERSION,
+        "format-version": fmt,
         "table-uuid": previous[1]["table-uuid"] if previous else str(uuid.uuid4()),
         "location": str(t.root),
         "last-sequence-number": max([last_seq, *(s.sequence for s in snaps)]),
         "last-updated-ms": 0,
         "last-column-id": last_column_id,
         "current-schema-id": current_id,
-        "schemas": [schema_json(versions.get(v)[0], i) for v, i in used],
+        "schemas": [schema_json(versions.get(v)[0], i, defaults=v3) for v, i in used],
         "default-spec-id": 0,
         "partition-specs": [w.spec, *([_UNPARTITIONED] if w.spec["fields"] and (
             w.unpartitioned or any(spec.get("spec-id") == UNPARTITIONED_SPEC_ID
@@ -644,6 +729,8 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
                          for s in snapshots],
         "metadata-log": [],
     }
+    if v3:
+        body["next-row-id"] = next_row_id
     ids = {s.commit.instant: s.snapshot_id for s in snaps}
     if previous is not None:
         n_prev, prev = previous

@@ -271,17 +271,41 @@ def test_type_change_that_is_no_promotion_blocks_until_rewrite(spark, tmp_path, 
         t.to_arrow(as_of=exported))
 
 
-def test_read_default_for_old_files_blocks(spark, tmp_path):
+def test_read_defaults_are_exported_as_initial_defaults_in_format_version_3(spark, tmp_path):
     t = evonb.create_table(tmp_path / "t", "id int")
     t.write(spark.sql("select cast(id as int) id from range(3)"))
+    assert json.loads(Path(sync(t).metadata_file).read_text())["format-version"] == 2
     t.alter("ALTER TABLE t ADD COLUMN d string DEFAULT 'dflt'")
+    t.alter("ALTER TABLE t ADD COLUMN n bigint DEFAULT 7")
+    t.alter("ALTER TABLE t ADD COLUMN amount decimal(9, 2) DEFAULT 1.5")
+    t.alter("ALTER TABLE t ADD COLUMN day date DEFAULT DATE '2024-02-29'")
+    t.write(spark.sql("select cast(id as int) id, 'v' d, 1 n, cast(2 as decimal(9, 2)) amount, "
+                      "date'2025-01-01' day from range(3, 4)"))
     result = sync(t)
-    assert result.blocked and re.search(r"'d'.*read default 'dflt'", result.blocked)
-    ice = _iceberg(t).scan().to_arrow()
-    assert ice.column_names == ["id"]  # the current schema stays the last expressible one
-    t.write(spark.sql("select cast(id as int) id, 'v' d from range(3, 4)"))
-    assert sync(t).blocked
-    assert _iceberg(t).scan().to_arrow().column_names == ["id"]
+    assert result.blocked is None
+    meta = json.loads(Path(result.metadata_file).read_text())
+    assert meta["format-version"] == 3  # the first format version with initial-default
+    fields = {f["name"]: f for f in meta["schemas"][-1]["fields"]}
+    assert [fields[c].get("initial-default") for c in ("id", "d", "n", "amount", "day")] == [
+        None, "dflt", 7, "1.50", "2024-02-29"]
+    ice = _iceberg(t)
+    assert ice.metadata.format_version == 3
+    rows = _rows(ice.scan().to_arrow())
+    assert rows == _rows(t.to_arrow())
+    assert [(r["d"], r["n"], str(r["amount"]), str(r["day"])) for r in rows] == [
+        ("dflt", 7, "1.50", "2024-02-29")] * 3 + [("v", 1, "2.00", "2025-01-01")]
+    # row lineage: each snapshot's row IDs start where the last ones ended
+    snaps = meta["snapshots"]
+    assert [s["first-row-id"] for s in snaps] == [0, snaps[0]["added-rows"]]
+    assert meta["next-row-id"] == sum(s["added-rows"] for s in snaps)
+    for commit, sid in result.snapshots.items():  # time travel, each in its own schema
+        assert _rows(ice.scan(snapshot_id=sid).to_arrow()) == _rows(t.to_arrow(as_of=commit))
+    assert t.iceberg_status().state == "current"
+    t.write(spark.sql("select cast(id as int) id, 'w' d from range(4, 5)"))
+    later = sync(t)  # a table once in format version 3 stays in it; row IDs go on
+    again = json.loads(Path(later.metadata_file).read_text())
+    assert again["format-version"] == 3 and again["next-row-id"] > meta["next-row-id"]
+    assert _rows(_iceberg(t).scan().to_arrow()) == _rows(t.to_arrow())
 
 
 def test_identity_partitions(spark, tmp_path):
