@@ -749,8 +749,29 @@ class _Run:
             else:
                 out.mode = "overwrite"
                 frame = rows.filter("__evo_kind <> 'delete'").select(*data)
+                if table.primary_key:
+                    self.refuse_shared_keys(frame)
             out.commit = table.write(frame, out.mode)
         return out
+
+    def refuse_shared_keys(self, frame: DataFrame) -> None:
+        """Refuse a result in which two rows hold one record key (an UPDATE or MERGE that set
+        a row's key to one another row keeps): written, every later upsert or delete of that
+        key would be ambiguous. One Spark job, before anything is written."""
+        from pyspark.sql import functions as F
+
+        keys = [self.by_lower[k.lower()] for k in self.table.primary_key]
+        shared = (frame.groupBy(*[F.col(_quote(k)) for k in keys]).count()
+                  .filter("count > 1").limit(1).collect())
+        if shared:
+            row = shared[0]
+            held = ", ".join(f"{k} = {row[k]!r}" for k in keys)
+            raise SQLStatementError(
+                f"{self.p.kind} would leave {row['count']} rows of {self.p.table!r} with the "
+                f"record key {held}; a record key identifies one row",
+                statement=self.text,
+                hint="change the key only to values no other row holds, or delete the row "
+                "that holds it in the same MERGE")
 
     def tally(self, rows: DataFrame, assigned: set[str]) -> tuple[dict[str, int], bool]:
         """The rows inserted, updated and deleted, and (tables with a record key) whether a

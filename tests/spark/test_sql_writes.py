@@ -107,6 +107,28 @@ def test_execute_on_a_table_and_its_guards(spark, warehouse):
 
 
 @pytest.mark.spark
+def test_a_statement_that_would_give_two_rows_one_key_is_refused(spark, warehouse):
+    t = evonb.create_table(warehouse / "keys", "k bigint not null, v string", primary_key="k",
+                           name="keys")
+    execute(t, "INSERT INTO keys VALUES (1, 'a'), (2, 'b')")
+    before = len(t.history())
+    with pytest.raises(SQLStatementError, match=r"2 rows of 'keys' with the record key k = 2"):
+        execute(t, "UPDATE keys SET k = 2 WHERE k = 1")
+    with pytest.raises(SQLStatementError, match="record key k = 1"):
+        execute(t, "MERGE INTO keys USING (SELECT 2 AS id) s ON keys.k = s.id "
+                   "WHEN MATCHED THEN UPDATE SET k = 1")
+    assert len(t.history()) == before
+    assert sorted(tuple(r) for r in t.read().collect()) == [(1, "a"), (2, "b")]
+    # A key moved to a value no other row holds is written (the whole table, exactly).
+    result = execute(t, "UPDATE keys SET k = 3 WHERE k = 1")
+    assert (result.mode, result.updated) == ("overwrite", 1)
+    assert sorted(tuple(r) for r in t.read().collect()) == [(2, "b"), (3, "a")]
+    # Two keys swapped in one statement end with one row per key.
+    execute(t, "UPDATE keys SET k = CASE k WHEN 2 THEN 3 ELSE 2 END")
+    assert sorted(tuple(r) for r in t.read().collect()) == [(2, "a"), (3, "b")]
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("key", ["k", None])
 def test_merge_insert_gives_left_out_columns_their_write_defaults(spark, warehouse, key):
     t = evonb.create_table(warehouse / "kv", "k bigint not null, v string", primary_key=key,
