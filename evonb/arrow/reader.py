@@ -8,11 +8,20 @@ log blocks): each file is read with the schema version it was written with
 column names) is applied exactly after the projection (and after the merge); on files without
 log blocks the part of it over columns read as they are stored is also pushed into the Parquet
 scan (row groups are skipped by their statistics).
+
+``columns`` names top-level columns or struct members by dotted path (``info.city``): a member
+comes out as a column named like the member, null where its struct is null, as Spark's
+``select("info.city")`` gives it. Only the columns read need be decoded: the hidden commit-time
+column is read only when ``meta_columns`` asks for it or a merge needs it. ``to_table`` reads
+several data files at once on a small thread pool (pyarrow decodes each file's columns on its
+own threads too) and keeps the files' order; ``batches`` streams file after file.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +33,7 @@ from evonb.arrow.evaluate import Frame, arrow_schema, arrow_type, evaluate
 from evonb.arrow.merge import DELETED, merge
 from evonb.errors import EvoError
 from evonb.schema.schema import Schema
-from evonb.schema.types import STRING, NestedField
+from evonb.schema.types import STRING, NestedField, StructType
 from evonb.spark.avro_log import _read_block, block_struct
 from evonb.spark.mor import _merge_columns, file_groups, since
 from evonb.table.file_checks import file_error
@@ -46,6 +55,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.table import BaseTable, CommitRef
 
 BATCH_ROWS = 65536
+"""Rows per record batch given by :meth:`ArrowRead.batches`."""
+SCAN_ROWS = 1 << 18
+"""Rows per batch the Parquet scan decodes at once (larger batches cost less per row)."""
+MAX_WORKERS = 8
+"""Data files :meth:`ArrowRead.to_table` reads at once, at most (and at most one per core)."""
 META_FIELD = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
 
 
@@ -73,32 +87,49 @@ class ArrowRead:
         self.full = full
         selected = self._selected(full, columns)
         meta = [META_FIELD] if meta_columns else []
-        self.output = arrow_schema([*selected, *meta])
+        self.meta_columns = meta_columns
+        self.output = arrow_schema([f for f, _ in selected] + meta)
+        self._paths = [path for _, path in selected] + [(META_COMMIT_TIME,)] * len(meta)
         self.filter = filter
         self.limit = limit
-        evaluated = list(selected)
-        if filter is not None and not _binds(filter, self.output):
-            chosen = {f.id for f in selected}
+        evaluated: list[NestedField] = []
+        for _, path in selected:  # the top-level columns the selection reads, once each
+            top = full.find((path[0],))
+            if all(f.id != top.id for f in evaluated):
+                evaluated.append(top)
+        if filter is not None and not _binds(filter, arrow_schema([*evaluated, *meta])):
+            chosen = {f.id for f in evaluated}
             evaluated += [f for f in full.fields if f.id not in chosen]
             _check_binds(filter, arrow_schema([*evaluated, *meta]))
         self.query = Schema(fields=tuple(evaluated), version_id=full.version_id,
                             max_column_id=full.max_column_id)
         self._merge: tuple[Schema, list[str], str | None, list[str]] | None = None
         self._plans: dict[tuple[str, bool], ScanGroup] = {}
+        self._groups: dict[str, list[DataFile]] | None = None
 
     @staticmethod
-    def _selected(full: Schema, columns: Sequence[str] | None) -> list[NestedField]:
+    def _selected(full: Schema, columns: Sequence[str] | None
+                  ) -> list[tuple[NestedField, tuple[str, ...]]]:
+        """Each selected field with its path of names from the top (a top-level column, or a
+        member of structs nested in structs)."""
         if columns is None:
-            return list(full.fields)
+            return [(f, (f.name,)) for f in full.fields]
         if isinstance(columns, str):
             columns = [columns]
         out = []
         for name in columns:
-            f = full.find(name)  # ColumnNotFoundError naming the closest column
-            if full.parent_of(f.id) != -1:
-                raise EvoError(f"columns selects top-level columns; {name!r} is nested",
-                               hint="select its top-level column")
-            out.append(f)
+            fid = full.find_id(name)  # ColumnNotFoundError naming the closest column
+            parent = full.parent_of(fid)
+            while parent != -1:
+                if not isinstance(full.field_by_id(parent).type, StructType):
+                    holder = full.path_of(parent)
+                    raise EvoError(
+                        f"columns selects top-level columns and struct members; {name!r} is "
+                        f"inside {holder!r}, an array or a map",
+                        hint=f"select {holder!r} and take the values from it")
+                parent = full.parent_of(parent)
+            info = full.info(fid)
+            out.append((info.field, info.path))
         return out
 
     # ------------------------------------------------------------------ public results
@@ -108,41 +139,62 @@ class ArrowRead:
         left = self.limit
         if left == 0:
             return
-        for batch in self._filtered():
-            if batch.num_rows == 0:
-                continue
-            if left is not None and batch.num_rows >= left:
-                yield batch.slice(0, left)
-                return
-            yield batch
-            if left is not None:
-                left -= batch.num_rows
+        for f in self.snap.files:
+            for table in self._file(f):
+                for batch in table.to_batches(BATCH_ROWS):
+                    if batch.num_rows == 0:
+                        continue
+                    if left is not None and batch.num_rows >= left:
+                        yield batch.slice(0, left)
+                        return
+                    yield batch
+                    if left is not None:
+                        left -= batch.num_rows
 
     def to_table(self) -> pa.Table:
-        """All of :meth:`batches` as one table."""
-        return pa.Table.from_batches(list(self.batches()), schema=self.output)
+        """All of :meth:`batches` as one table; without a ``limit``, several data files are
+        read at once (the rows keep the order of :meth:`batches`)."""
+        files = self.snap.files
+        workers = min(len(files), os.cpu_count() or 1, MAX_WORKERS)
+        if self.limit is not None or workers < 2:
+            return pa.Table.from_batches(list(self.batches()), schema=self.output)
+        self._prepare()
+        with ThreadPoolExecutor(max_workers=workers,
+                                thread_name_prefix="evonb-arrow-read") as pool:
+            parts = [t for tables in pool.map(lambda f: list(self._file(f)), files)
+                     for t in tables]
+        if not parts:
+            return self.output.empty_table()
+        return pa.concat_tables(parts)
 
     # ------------------------------------------------------------------ the work
-    def _filtered(self) -> Iterator[pa.RecordBatch]:
-        names = self.output.names
-        for table in self._projected():
-            if self.filter is not None:
-                table = table.filter(self.filter)
-            table = table.select(names)
-            columns = [_conform(table.column(i), f.type) for i, f in enumerate(self.output)]
-            yield from pa.Table.from_arrays(columns, schema=self.output).to_batches(
-                    BATCH_ROWS)
+    def _prepare(self) -> None:
+        """Plans (and the merge's columns) made before threads share them."""
+        groups = file_groups(self.snap) if self.snap.logs else {}
+        for f in self.snap.files:
+            logs = groups.get(f.path) or ()
+            self._plan(f.version, ext=bool(logs))
+            for log in logs:
+                self._plan(log.version, ext=True)
+        self._groups = groups
 
-    def _projected(self) -> Iterator[pa.Table]:
-        """Tables in the query's columns plus ``_evo_commit_time``."""
-        snap = self.snap
-        groups = file_groups(snap) if snap.logs else {}
-        for f in snap.files:
-            logs = groups.get(f.path)
-            if logs:
-                yield self._merged(f, logs)
-            else:
-                yield from self._plain(f)
+    def _file(self, f: DataFile) -> Iterator[pa.Table]:
+        """The rows of data file ``f`` (merged with its log blocks) as tables of
+        :attr:`output`, filtered."""
+        if self._groups is None:
+            self._groups = file_groups(self.snap) if self.snap.logs else {}
+        logs = self._groups.get(f.path)
+        tables = [self._merged(f, logs)] if logs else self._plain(f)
+        for table in tables:
+            yield self._finish(table)
+
+    def _finish(self, table: pa.Table) -> pa.Table:
+        """A projected table (the query's columns) filtered and cut to :attr:`output`."""
+        if self.filter is not None:
+            table = table.filter(self.filter)
+        columns = [_conform(_member(table, path), f.type)
+                   for path, f in zip(self._paths, self.output, strict=True)]
+        return pa.Table.from_arrays(columns, schema=self.output)
 
     def _plan(self, version: str, *, ext: bool = False) -> ScanGroup:
         """The projection of files of ``version`` onto the query (``ext``: extended with the
@@ -163,22 +215,25 @@ class ArrowRead:
 
     def _plain(self, f: DataFile) -> Iterator[pa.Table]:
         plan = self._plan(f.version)
-        meta = _meta_expr(f)
+        meta = _meta_expr(f) if self.meta_columns else None  # read only when asked for
         path = str(self.table.root / f.path)
+        dataset = _open(path)
         pushed = None
         if self.filter is not None:
-            pushed = self._pushdown(plan, path)
-        for frame in _scan(path, plan, self.table.version(f.version), pushed, meta):
+            pushed = self._pushdown(plan, path, dataset.schema)
+        for frame in _scan(path, plan, self.table.version(f.version), pushed, meta, dataset):
             yield _project(plan, meta, frame)
 
-    def _pushdown(self, plan: ScanGroup, path: str) -> pc.Expression | None:
+    def _pushdown(self, plan: ScanGroup, path: str, file_schema: pa.Schema | None = None
+                  ) -> pc.Expression | None:
         """The filter over this file's stored columns (by position), when every column it
         reads is read as it is stored; else None (the filter is applied after projection)."""
         stored = {e.name: name for name, e in plan.columns if isinstance(e, Col)}
-        try:
-            file_schema = _dataset(path).schema
-        except (OSError, pa.ArrowException):
-            return None
+        if file_schema is None:
+            try:
+                file_schema = _dataset(path).schema
+            except (OSError, pa.ArrowException):
+                return None
         naming = pa.schema([
             pa.field(stored.get(f.name, f"\x00{i}"), f.type)
             for i, f in enumerate(file_schema)])
@@ -192,8 +247,8 @@ class ArrowRead:
         plan = self._plan(base.version, ext=True)
         meta = _meta_expr(base)
         path = str(self.table.root / base.path)
-        frames = [_project(plan, meta, fr)
-                  for fr in _scan(path, plan, self.table.version(base.version), None, meta)]
+        frames = [_project(plan, meta, fr) for fr in _scan(
+            path, plan, self.table.version(base.version), None, meta, _open(path))]
         out_schema = arrow_schema([*ext.fields, META_FIELD])
         rows = _concat(frames, out_schema)
         records = _concat([self._log_records(ext, log) for log in logs],
@@ -240,8 +295,9 @@ class IncrementalRead:
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The rows as record batches of :attr:`output`."""
+        kept = list(range(len(self.output)))  # the commit time comes last
         for batch in self._read.batches():
-            yield batch.select(self.output.names) if self._drop else batch
+            yield batch.select(kept) if self._drop else batch
 
     def to_table(self) -> pa.Table:
         """All of :meth:`batches` as one table."""
@@ -261,21 +317,33 @@ def _dataset(path: str) -> ds.Dataset:
     return ds.dataset(where, format="parquet", filesystem=fs)
 
 
+def _open(path: str) -> ds.Dataset:
+    """The Parquet file at ``path`` as a dataset (a file that cannot be read: an evonb
+    error naming it)."""
+    try:
+        return _dataset(path)
+    except FileNotFoundError:
+        raise file_error(path, "it does not exist") from None
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise file_error(path, exc) from exc
+
+
 def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],
-          pushed: pc.Expression | None, meta: Expr) -> Iterator[Frame]:
+          pushed: pc.Expression | None, meta: Expr | None, dataset: ds.Dataset
+          ) -> Iterator[Frame]:
     """The file's physical columns that ``plan`` (and ``meta``) read, batch by batch, in the
     types of the file's schema version."""
     schema, layout = version
     types = {f.name: arrow_type(f.type) for f in physical_struct(schema, layout).fields}
     types[META_COMMIT_TIME] = pa.string()
     needed = sorted(set().union(*(referenced_columns(e) for _, e in plan.columns),
-                                referenced_columns(meta)))
+                                referenced_columns(meta) if meta is not None else set()))
     name = Path(path).name
     try:
-        dataset = _dataset(path)
         present = set(dataset.schema.names)
         read = [c for c in needed if c in present]
-        scanner = dataset.scanner(columns=read, filter=pushed, batch_size=BATCH_ROWS)
+        scanner = dataset.scanner(columns=read, filter=pushed, batch_size=SCAN_ROWS,
+                                  use_threads=True)
         for batch in scanner.to_batches():
             columns: dict[str, pa.Array] = {}
             for c in needed:
@@ -292,12 +360,22 @@ def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],
         raise file_error(path, exc) from exc
 
 
-def _project(plan: ScanGroup, meta: Expr, frame: Frame) -> pa.Table:
+def _project(plan: ScanGroup, meta: Expr | None, frame: Frame) -> pa.Table:
     arrays = [evaluate(e, frame) for _, e in plan.columns]
     names = [name for name, _ in plan.columns]
-    arrays.append(evaluate(meta, frame))
-    names.append(META_COMMIT_TIME)
+    if meta is not None:
+        arrays.append(evaluate(meta, frame))
+        names.append(META_COMMIT_TIME)
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def _member(table: pa.Table, path: tuple[str, ...]) -> pa.ChunkedArray:
+    """The column at ``path`` (a top-level column, then struct members), null where a struct
+    on the way is null (Spark's field access)."""
+    column = table.column(path[0])
+    for name in path[1:]:
+        column = pc.struct_field(column, [column.type.get_field_index(name)])
+    return column
 
 
 def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:

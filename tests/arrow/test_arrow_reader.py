@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pytest
 
 import evonb
-from evonb.errors import EvoError
+from evonb.errors import ColumnNotFoundError, EvoError
 
 pytestmark = pytest.mark.spark
 
@@ -182,6 +182,9 @@ def test_limit_and_batches(table):
     assert first.num_rows == 1 and next(stream, None) is None
     frame = table.to_pandas(columns=["id", "label"])
     assert list(frame.columns) == ["id", "label"] and len(frame) == full.num_rows
+    # to_arrow reads files at once on threads, in the order to_batches streams them
+    assert len(table.snapshot().files) > 1
+    assert full.equals(pa.Table.from_batches(batches, schema=full.schema))
 
 
 def test_mistakes(table):
@@ -191,8 +194,76 @@ def test_mistakes(table):
         table.to_arrow(filter=pc.field("nope") > 3)
     with pytest.raises(EvoError):
         table.to_arrow(limit=-1)
-    with pytest.raises(EvoError):
-        table.to_arrow(columns=["info.aa"])
+    with pytest.raises(EvoError, match="'tags'"):  # a member of an array's elements
+        table.to_arrow(columns=["tags.x"])
+
+
+def test_nested_columns(table):
+    """Struct members by dotted path: the same columns (named like the member, null where
+    the struct is null), rows and types as Spark's ``select`` through ``read(columns=...)``,
+    across the rename of ``info.a`` and the drop and re-add of ``info.b``."""
+    cols = ["info.aa", "id", "INFO.B", "info"]
+    got = table.to_arrow(columns=cols)
+    assert got.column_names == ["aa", "id", "b", "info"]
+    assert got.column("aa").null_count >= 1  # rows whose struct is null
+    _same(got, table.read(columns=cols).toArrow())
+    commits = _commits(table)
+    first = commits[0]
+    _same(table.to_arrow(first, columns=["info.a", "info.b"]),
+          table.read(first, columns=["info.a", "info.b"]).toArrow())
+    for instant in commits:
+        _same(table.to_arrow(instant, schema="latest", columns=["info.b", "info.aa", "id"]),
+              table.read(instant, schema="latest", columns=["info.b", "info.aa", "id"])
+              .toArrow())
+    read_b = list(table.to_batches(columns=["info.b"], limit=2))
+    assert {tuple(b.schema.names) for b in read_b} == {("b",)}
+    assert sum(b.num_rows for b in read_b) == 2
+    assert table.to_pandas(columns=["info.aa"]).columns.tolist() == ["aa"]
+
+
+def test_nested_columns_with_filter(table):
+    from pyspark.sql import functions as F
+
+    got = table.to_arrow(columns=["info.aa", "info.b"], filter=pc.field("id") >= 3)
+    expected = table.read().filter(F.col("id") >= 3).select("info.aa", "info.b").toArrow()
+    _same(got, expected)
+    got = table.to_arrow(columns=["id", "info.b"], filter=pc.field("info", "aa") > 2)
+    expected = table.read().filter(F.col("info.aa") > 2).select("id", "info.b").toArrow()
+    assert got.num_rows >= 1
+    _same(got, expected)
+
+
+def test_members_of_nested_structs(spark, tmp_path):
+    """Members two structs deep, renamed, dropped and re-added, by path as Spark selects
+    them; a null outer or inner struct gives null members."""
+    t = evonb.create_table(tmp_path / "deep", "id bigint not null, "
+                           "s struct<t:struct<u:int,v:string>,w:int>", primary_key="id")
+    rows = [(1, ((1, "v1"), 10)), (2, (None, 20)), (3, None)]
+    t.write(spark.createDataFrame(rows, "id bigint, s struct<t:struct<u:int,v:string>,w:int>"))
+    t.alter("ALTER TABLE t RENAME COLUMN s.t.u TO uu; ALTER TABLE t DROP COLUMN s.t.v")
+    t.alter("ALTER TABLE t ADD COLUMNS (s.t.v string)")
+    t.write(spark.createDataFrame([(4, ((4, "new"), 40))],
+                                  "id bigint, s struct<t:struct<uu:int,v:string>,w:int>"))
+    cols = ["s.t.uu", "id", "S.T.V", "s.t", "s.w"]
+    got = t.to_arrow(columns=cols)
+    assert got.column_names == ["uu", "id", "v", "t", "w"]
+    by_id = {r["id"]: r for r in got.to_pylist()}
+    assert by_id[1]["uu"] == 1 and by_id[1]["v"] is None  # v was dropped, then re-added
+    assert by_id[2]["uu"] is None and by_id[3]["w"] is None and by_id[4]["v"] == "new"
+    _same(got, t.read(columns=cols).toArrow())
+    first = _commits(t)[0]
+    _same(t.to_arrow(first, columns=["s.t.u", "s.t.v"]),
+          t.read(first, columns=["s.t.u", "s.t.v"]).toArrow())
+
+
+def test_unknown_nested_column_is_the_spark_readers_error(table):
+    with pytest.raises(ColumnNotFoundError) as spark_error:
+        table.read(columns=["info.aax"])
+    with pytest.raises(ColumnNotFoundError) as arrow_error:
+        table.to_arrow(columns=["info.aax"])
+    assert str(arrow_error.value) == str(spark_error.value)
+    assert "'info.aax'" in str(arrow_error.value)
+    assert "did you mean 'info.aa'?" in str(arrow_error.value)
 
 
 def test_no_jvm_in_a_fresh_process(table):
