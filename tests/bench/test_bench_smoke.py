@@ -7,12 +7,31 @@ a ratio, or a skip for a stated reason (pyiceberg not installed, merge-on-read n
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.spark
 
 STATUSES = {"PASS", "MISS", "INFO", "SKIP"}
+OWN_TESTS = ("peers", "cluster", "random_upsert")
+"""Groups run at the tiny size by a test file of their own (test_<group>_bench.py), which
+checks their cases in more detail: not run a second time here."""
+COUNTED = {"object_storage.requests_by_history", "object_storage.planning_vs_listing"}
+"""Comparisons of request counts, not times: no samples, the counts in their metrics."""
+
+
+def _requests(found: object) -> list[int]:
+    """Every request count in a (nested) metrics document."""
+    if isinstance(found, dict):
+        return [n for v in found.values() for n in _requests(v)]
+    return [found] if isinstance(found, int) and not isinstance(found, bool) else []
+
+
+def _selected() -> list[str]:
+    from bench import BENCHMARKS
+
+    return [name for name in BENCHMARKS if name not in OWN_TESTS]
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +42,7 @@ def results(spark, tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench")
     out = folder / "results.json"
     lines: list[str] = []
-    payload = run_suite(size="tiny", repeat=1, warmup=0, json_path=out, spark=spark,
+    payload = run_suite(_selected(), size="tiny", repeat=1, warmup=0, json_path=out, spark=spark,
                         workdir=folder / "work", out=lines.append)
     on_disk = json.loads(out.read_text())
     assert on_disk["results"] == json.loads(json.dumps(payload["results"], default=str))
@@ -35,13 +54,20 @@ def test_every_benchmark_reports(results):
 
     doc, lines = results
     assert doc["size"] == "tiny" and doc["environment"]["cores"] >= 1
-    assert doc["benchmarks"] == list(BENCHMARKS)
+    assert doc["benchmarks"] == _selected()
+    assert all((Path(__file__).parent / f"test_{name}_bench.py").exists() for name in OWN_TESTS)
     by_benchmark = {r["benchmark"] for r in doc["results"]}
-    assert by_benchmark == set(BENCHMARKS), lines
+    assert by_benchmark == set(BENCHMARKS) - set(OWN_TESTS), lines
+    assert {r["name"] for r in doc["results"]} >= COUNTED
     for r in doc["results"]:
         assert r["status"] in STATUSES, (r["name"], r["status"], r["notes"])
         # pyiceberg is in the test extra and merge-on-read exists: nothing may be skipped
         assert r["status"] != "SKIP", r
+        if r["name"] in COUNTED:
+            counts = _requests(r["metrics"])
+            assert counts and all(n > 0 for n in counts), r
+            assert r["status"] in ("PASS", "MISS") and r["bar"], r
+            continue
         assert r["evonb_median_s"] > 0 and r["baseline_median_s"] > 0, r
         assert r["ratio"] == pytest.approx(r["evonb_median_s"] / r["baseline_median_s"])
         assert len(r["evonb_samples_s"]) == len(r["baseline_samples_s"]) == 1
@@ -58,7 +84,7 @@ def test_expected_cases(results):
     names = {r["name"]: r for r in doc["results"]}
     expected = {"evolved_read.scan", "evolved_read.filter", "evolved_read.arrow_vs_pyiceberg",
                 "ddl.scale", "ddl.vs_pyiceberg", "time_travel", "planning", "cow_upsert",
-                "mor_compaction", "mor_read", "random_upsert.cow", "random_upsert.mor",
+                "mor_compaction", "mor_read",
                 "notebook_alter", "first_rows.fresh_process",
                 "iceberg_export.upsert", "iceberg_export.write", "iceberg_export.pyiceberg_read"}
     assert expected <= set(names)
