@@ -365,8 +365,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--as-of", metavar="REF", help="read the table as of this commit")
     p.add_argument("--schema", metavar="REF",
                    help="read in this schema version (v1, a version id, a commit)")
-    p.add_argument("--columns", metavar="A,B", help="top-level columns to read, comma "
-                   "separated")
+    p.add_argument("--columns", metavar="A,B", help="columns to read, comma separated; "
+                   "struct members by dotted path (info.city)")
     p.add_argument("--limit", type=int, default=20, metavar="N",
                    help="at most N rows (default 20; 0: every row)")
 

@@ -63,7 +63,8 @@ class Table(SparkTable):
                  limit: int | None = None, meta_columns: bool = False) -> pa.Table:
         """The table as a pyarrow Table, read without Spark (no JVM): the same rows, columns
         and types as :meth:`read` (``as_of``, ``schema``, ``meta_columns`` alike).
-        ``columns`` selects top-level columns; ``filter`` is a ``pyarrow.compute``
+        ``columns`` selects columns, struct members by dotted path (``'info.city'``
+        gives a column ``city``, as :meth:`read` does); ``filter`` is a ``pyarrow.compute``
         expression over the query's column names; ``limit`` caps the rows."""
         from evonb.arrow.reader import ArrowRead  # pyarrow: loaded on the first Arrow read
 

@@ -35,7 +35,7 @@ unique name (``write_if_absent``), holding the bytes of every completed file up 
 lists the timeline folder as always (one request per 1,000 files on S3) and takes a completed
 file's bytes from the latest checkpoint only when they hash to the version token the listing
 gives for that file: a checkpoint can never be trusted over a commit file. It is a pure cache:
-a commit removed since (rollback, archival) is not listed and so not used, a commit added since
+a commit removed since (a rollback) is not listed and so not used, a commit added since
 is read from its file, a checkpoint that does not parse is skipped (``evonb check`` reports
 it), and deleting checkpoints changes nothing but the number of requests. Local tables write
 none (their version tokens prove nothing about content; reading a local file is cheap). The
