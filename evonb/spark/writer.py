@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evonb.schema.spark_fields import FIELD_ID_KEY
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import remove_data_files, staging_dir
 from evonb.table.key_stats import footer_stats
@@ -72,6 +73,22 @@ def estimated_files(df: DataFrame, target_bytes: int) -> int | None:
     return max(1, -(-size // target_bytes))
 
 
+def without_field_ids(df: DataFrame) -> DataFrame:
+    """``df`` with no ``parquet.field.id`` in its columns' metadata, so the files written from
+    it carry no Parquet field IDs (nor Spark's copy of them in the footer's schema).
+
+    Spark can put field IDs on top-level columns and struct members only, never on list
+    elements or map keys and values, and readers that find IDs in a file trust them over a
+    name mapping: DuckDB's Iceberg reader then reads the nested values of such files as null.
+    Files without any are read by name everywhere: evonb reads by physical name, and the
+    Iceberg export's name mapping names every column (:mod:`evonb.iceberg.schema`)."""
+    for field in df.schema.fields:
+        if FIELD_ID_KEY in field.metadata:
+            kept = {k: v for k, v in field.metadata.items() if k != FIELD_ID_KEY}
+            df = df.withMetadata(field.name, kept)
+    return df
+
+
 def write_files(
     df: DataFrame,
     *,
@@ -100,6 +117,7 @@ def write_files(
     from pyspark.sql import functions as F
 
     staging = staging_dir(root, instant)
+    df = without_field_ids(df)
     hidden = [f"__evo_p{i}" for i in range(len(partition_columns))]
     for name, column in zip(hidden, partition_columns, strict=True):
         df = df.withColumn(name, F.col(f"`{column}`"))
