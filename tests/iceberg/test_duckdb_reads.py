@@ -2,7 +2,7 @@
 Parquet readers, in C++), reads the Iceberg metadata evonb publishes exactly as evonb reads the
 table: renames, a drop and re-add under one name, widening, nested struct members and list
 elements, a partition column, a filter on a renamed column, and every published snapshot in
-its own schema.
+its own schema, and read defaults published in format version 3.
 
 DuckDB's extensions come from their PyPI packages and are loaded from there: nothing is
 downloaded. DuckDB trusts Parquet field IDs over the name mapping as soon as a file carries
@@ -123,3 +123,23 @@ def test_filters_on_renamed_partition_and_nested_columns(evolved):
                        ("WHERE info.town = 'c5'", [5]), ("WHERE w > 1000", [6, 7, 8])]:
         _, rows = _duck(con, t, where=where)
         assert [r[0] for r in rows] == ids, where
+
+
+def test_read_defaults_in_format_version_3(spark, tmp_path):
+    """Read defaults published as Iceberg v3 ``initial-default``: DuckDB fills them into the
+    rows written before the columns existed, as evonb does."""
+    t = evonb.create_table(tmp_path / "t", "id int")
+    t.write(spark.sql("select cast(id as int) id from range(3)"))
+    t.alter("ALTER TABLE t ADD COLUMN d string DEFAULT 'dflt'; "
+            "ALTER TABLE t ADD COLUMN n bigint DEFAULT 7; "
+            "ALTER TABLE t ADD COLUMN day date DEFAULT DATE '2024-02-29'")
+    t.write(spark.sql("select cast(id as int) id, 'v' d, 1 n, date'2025-01-01' day "
+                      "from range(3, 4)"))
+    result = sync(t)
+    assert result.blocked is None
+    con = _connect()
+    columns, rows = _duck(con, t)
+    assert (columns, rows) == _evonb(t)
+    assert [r[1:3] for r in rows] == [("dflt", 7)] * 3 + [("v", 1)]
+    for commit, sid in result.snapshots.items():
+        assert _duck(con, t, snapshot=sid) == _evonb(t, as_of=commit), commit
