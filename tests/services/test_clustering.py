@@ -4,12 +4,19 @@ stored sort order (by field ID) and inline clustering."""
 
 from __future__ import annotations
 
+import math
+
 import pyarrow.parquet as pq
 import pytest
 
 import evonb
 from evonb.errors import ColumnNotFoundError, ConflictError, InvalidArgumentError
-from evonb.services.clustering import INLINE_PROPERTY, SORT_PROPERTY, commits_since_clustering
+from evonb.services.clustering import (
+    INLINE_PROPERTY,
+    SMALL_FRACTION,
+    SORT_PROPERTY,
+    commits_since_clustering,
+)
 from evonb.services.progress import ProgressLog
 
 pytestmark = pytest.mark.spark
@@ -285,14 +292,17 @@ def test_zorder_survives_a_rename(spark, tmp_path):
     t.cluster(by=["x", "y"], order="zorder", target_file_bytes=2048)
     stored = t.properties[SORT_PROPERTY]
     t.alter("ALTER TABLE t RENAME COLUMN y TO row_y")
-    clustered = len(t.snapshot().files)
+    clustered = {f.path: f.bytes for f in t.snapshot().files}
     t.write(spark.createDataFrame([(5000 + i, i, GRID - i, "new") for i in range(5)],
                                   "id long, x long, row_y long, pad string"))
-    new_files = len(t.snapshot().files) - clustered
-    assert new_files >= 1
+    added = [f.bytes for f in t.snapshot().files if f.path not in clustered]
+    new_files = len(added)
+    assert new_files >= 1 and max(added) < min(clustered.values())
     expected = _rows(t)
-    # the stored z-order, by field ID; the new write's files are the small ones
-    commit = t.cluster(target_file_bytes=3000)
+    # the stored z-order, by field ID; the new write's files are the small ones: a target
+    # whose small-file cut lies between their sizes and the clustered files' sizes
+    cut = (max(added) + min(clustered.values())) / 2
+    commit = t.cluster(target_file_bytes=math.ceil(cut / SMALL_FRACTION))
     assert commit is not None and commit.metadata["sort_order"] == "zorder"
     assert commit.metadata["sort_columns"] == ["x", "row_y"]
     assert commit.metadata["files_in"] == new_files
