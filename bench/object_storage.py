@@ -135,11 +135,14 @@ FOLDERS = 100
 """Partition folders of the table of ``planning_vs_listing`` (the bar's layout)."""
 
 
-def upload(local: Path, bucket: str, prefix: str) -> int:
-    """Copy the folder ``local`` to ``bucket`` under ``prefix``, one PUT per file."""
-    import boto3
+def upload(local: Path, bucket: str, prefix: str, client: Any = None) -> int:
+    """Copy the folder ``local`` to ``bucket`` under ``prefix``, one PUT per file (as a sync
+    tool does), with ``client`` (default: a boto3 client configured from the environment);
+    the number of files."""
+    if client is None:
+        import boto3
 
-    client = boto3.client("s3")
+        client = boto3.client("s3")
     n = 0
     for path in sorted(local.rglob("*")):
         if path.is_file():

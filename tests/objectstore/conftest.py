@@ -8,7 +8,6 @@ import socket
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import boto3
@@ -90,18 +89,6 @@ def keys(client, bucket: str, prefix: str = "") -> list[str]:  # type: ignore[no
 
 
 
-def upload(client, local: Path, bucket: str, prefix: str) -> int:  # type: ignore[no-untyped-def]
-    """Copy the table folder ``local`` to ``bucket`` under ``prefix`` (one PUT per file, as a
-    sync tool does); the number of files."""
-    n = 0
-    for path in sorted(local.rglob("*")):
-        if path.is_file():
-            client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(local).as_posix()}",
-                              Body=path.read_bytes())
-            n += 1
-    return n
-
-
 def count_requests(op: Callable[[], T]) -> tuple[T, Counter[str]]:
     """``op()`` and the S3 requests evonb's client made for it, by API operation."""
     events = object_store_io()._client.meta.events  # type: ignore[attr-defined]
@@ -117,4 +104,4 @@ def count_requests(op: Callable[[], T]) -> tuple[T, Counter[str]]:
         events.unregister("before-call.s3", note)
 
 
-__all__ = ["ENV", "S3Server", "count_requests", "keys", "upload"]
+__all__ = ["ENV", "S3Server", "count_requests", "keys"]

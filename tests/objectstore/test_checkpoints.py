@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 
 import evonb
+from bench.object_storage import upload
 from evonb.table.check import check_table
 from evonb.table.fileio import object_store_io
 from evonb.table.timeline import CHECKPOINT_PROPERTY
-from tests.objectstore.conftest import count_requests, keys, upload
+from tests.objectstore.conftest import count_requests, keys
 
 CHECKPOINTS = ".evo/timeline/checkpoints/"
 
@@ -29,7 +30,7 @@ def _in_bucket(tmp_path: Path, s3_client, bucket: str, name: str, commits: int, 
     """A table of ``commits`` commits built locally, copied to the bucket, then one more
     commit there (which writes the checkpoint: local tables write none)."""
     _history_table(tmp_path / name, commits - 1, every)
-    upload(s3_client, tmp_path / name, bucket, name)
+    upload(tmp_path / name, bucket, name, client=s3_client)
     where = f"s3://{bucket}/{name}"
     evonb.open_table(where).alter("ALTER TABLE t ADD COLUMN last int")
     return where
