@@ -80,7 +80,8 @@ class SparkTable(BaseTable):
 
         ``as_of`` reads the data as of that commit, in the schema in force then; ``schema``
         (``"latest"``, a version id or a commit) projects it onto another schema version.
-        ``meta_columns`` adds ``_evo_commit_time``, the instant that wrote each row.
+        ``columns`` selects columns (struct members by dotted path); ``meta_columns`` adds
+        ``_evo_commit_time``, the instant that wrote each row, last (with ``columns`` too).
         ``query="read_optimized"`` reads the base files only (merge-on-read tables: without
         the log blocks not compacted yet).
         """
@@ -97,7 +98,8 @@ class SparkTable(BaseTable):
         df = read_snapshot(self, snap, query_schema, meta=meta_columns,
                            read_optimized=query == "read_optimized")
         if columns:
-            df = df.select(*[_col_ref(query_schema, query_schema.find_id(c)) for c in columns])
+            picked = [_col_ref(query_schema, query_schema.find_id(c)) for c in columns]
+            df = df.select(*picked, *([META_COMMIT_TIME] if meta_columns else []))
         return df
 
     def read_incremental(

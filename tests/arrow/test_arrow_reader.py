@@ -134,6 +134,14 @@ def test_latest(table):
     _same(table.to_arrow(meta_columns=True), table.read(meta_columns=True).toArrow())
 
 
+def test_columns_with_meta_columns_keep_the_commit_time_in_both_readers(table):
+    cols = ["id", "info.aa"]
+    got = table.to_arrow(columns=cols, meta_columns=True)
+    assert got.column_names == ["id", "aa", "_evo_commit_time"]
+    _same(got, table.read(columns=cols, meta_columns=True).toArrow())
+    assert set(got.column("_evo_commit_time").to_pylist()) <= set(_commits(table))
+
+
 def test_every_commit_own_and_latest_schema(table):
     for instant in _commits(table):
         _same(table.to_arrow(instant), table.read(instant).toArrow())
