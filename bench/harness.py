@@ -55,6 +55,10 @@ class Case:
     notes: list[str] = field(default_factory=list)
     inner: tuple[int, int] = (1, 1)
     same_calls: bool = False  # both sides make as many calls per sample (state that grows)
+    cpu: bool = False
+    """Both sides run in this process (no Spark job): also record each sample's CPU time of
+    this process (every thread), which load from other work disturbs far less than wall time."""
+    cpu_samples: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
 
 
 @dataclass
@@ -75,6 +79,8 @@ class Result:
     notes: list[str] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     calls_per_sample: list[int] = field(default_factory=list)
+    evonb_cpu_samples_s: list[float] = field(default_factory=list)
+    baseline_cpu_samples_s: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,17 +91,20 @@ MIN_SAMPLE_S = 0.2
 MAX_INNER = 50
 
 
-def _timed(side: Side, inner: int = 1) -> float:
+def _timed(side: Side, inner: int = 1, cpu: list[float] | None = None) -> float:
     """Seconds per call of ``side``, averaged over ``inner`` back-to-back calls (each after its
-    untimed ``prepare``)."""
-    total = 0.0
+    untimed ``prepare``); the CPU seconds of this process per call are appended to ``cpu``."""
+    total = used = 0.0
     gc.collect()
     for _ in range(inner):
         if side.prepare is not None:
             side.prepare()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         side.run()
         total += time.perf_counter() - start
+        used += time.process_time() - cpu_start
+    if cpu is not None:
+        cpu.append(used / inner)
     return total / inner
 
 
@@ -112,18 +121,23 @@ def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[
     back per sample (so timer and scheduler noise average out); a sample is the mean per call.
     """
     inner = {id(case.evonb): 0, id(case.baseline): 0}
+    cpu: dict[int, list[float]] = {id(case.evonb): [], id(case.baseline): []}
 
     def sample(side: Side) -> float:
+        used: list[float] = []
         if inner[id(side)] == 0:
-            first = _timed(side)
+            first = _timed(side, 1, used)
             if first >= MIN_SAMPLE_S:
                 inner[id(side)] = 1
+                cpu[id(side)].append(used[-1])
                 return first
             inner[id(side)] = _inner(min(first, _timed(side)))
         if case.same_calls and all(inner.values()):
             k = max(inner.values())
             inner.update(dict.fromkeys(inner, k))
-        return _timed(side, inner[id(side)])
+        wall = _timed(side, inner[id(side)], used)
+        cpu[id(side)].append(used[-1])
+        return wall
 
     evo: list[float] = []
     base: list[float] = []
@@ -138,6 +152,7 @@ def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[
             evo.append(e)
             base.append(b)
     case.inner = (inner[id(case.evonb)], inner[id(case.baseline)])
+    case.cpu_samples = (cpu[id(case.evonb)][warmup:], cpu[id(case.baseline)][warmup:])
     return evo, base
 
 
@@ -167,6 +182,12 @@ def evaluate(benchmark: str, case: Case, *, repeat: int, warmup: int,
     if case.inner != (1, 1):
         result.notes.append(f"calls per sample (mean): evonb {case.inner[0]}, baseline "
                             f"{case.inner[1]}")
+    if case.cpu and all(case.cpu_samples):
+        result.evonb_cpu_samples_s, result.baseline_cpu_samples_s = map(list, case.cpu_samples)
+        ce, cb = map(statistics.median, case.cpu_samples)
+        result.notes.append(f"CPU time of this process (every thread), median per call: evonb "
+                            f"{fmt_s(ce)}, baseline {fmt_s(cb)}, ratio {ce / cb:.2f}x"
+                            if cb > 0 else "CPU time of the baseline: none measured")
     if case.after is not None:
         case.after(result)
     if profiler is not None:

@@ -142,7 +142,7 @@ def iceberg_export(ctx: Context) -> Iterator[Case | Result]:
                    lambda: exported.scan().to_arrow()),
         baseline=Side("pyiceberg scan().to_arrow() of its own table, same rows and evolution",
                       lambda: own.scan().to_arrow()),
-        bar=1.1,
+        bar=1.1, cpu=True,
         notes=[f"{len(EVOLUTION)} schema changes (evolved_read's, without read defaults); "
                f"evonb files: {len(t.snapshot().files)}, pyiceberg's own: "
                f"{len(list(own.scan().plan_files()))}; both reads return the same rows"],

@@ -268,7 +268,7 @@ def _arrow_same_files(t: Table) -> Iterator[Case | Result]:
         evonb=Side("t.to_arrow() (no JVM)", lambda: t.to_arrow()),
         baseline=Side("pyiceberg scan().to_arrow() of the same table, through its published "
                       "Iceberg metadata", lambda: ice.scan().to_arrow()),
-        bar=1.0,
+        bar=1.0, cpu=True,
         notes=[f"the same {len(t.snapshot().files)} data files and {len(EVOLUTION)} schema "
                f"changes on both sides (read defaults as Iceberg v3 initial-default); both "
                f"reads return the same {ours.num_rows:,} rows"],
