@@ -54,6 +54,12 @@ read would have to pick one), ``combine`` (one row per key, by the precombine co
 DEFAULT_DUPLICATES = "error"
 DIRECT_MERGE_PROPERTY = "evonb.write.direct_merge.bytes"
 DEFAULT_DIRECT_MERGE_BYTES = 16 * 1024 * 1024
+SPLIT_MERGE_PROPERTY = "evonb.write.split_merge.bytes"
+"""Table property: a copy-on-write upsert whose files to rewrite come to more than this many
+bytes splits their rows by the incoming keys, so only the stored rows of incoming keys go
+through the merge's shuffle (see :meth:`WriteJob._merge`); smaller rewrites shuffle every row
+into one merge, which writes fewer files."""
+DEFAULT_SPLIT_MERGE_BYTES = 128 * 1024 * 1024
 PRIORITY = "__evo_priority"
 SEQ = "__evo_seq"
 
@@ -338,15 +344,23 @@ class WriteJob:
         # One window picks, per key, the row with the largest precombine value; on a tie an
         # incoming row over the stored one, and the latest incoming row over earlier ones (the
         # incoming rows deduplicated first, then merged: the same winner).
-        both = existing.withColumn(PRIORITY, F.lit(0)).withColumn(SEQ, F.lit(None).cast("long"))
-        both = both.unionByName(incoming.withColumn(PRIORITY, F.lit(1))
-                                .withColumn(SEQ, F.monotonically_increasing_id()))
-        if small:
-            # One partition is clustered by any key: the window then needs no shuffle, and
-            # the merge and the write run as one stage.
-            both = both.coalesce(1)
         rule = ordering(precombine=precombine, commit=PRIORITY, sequence=SEQ)
-        return first_per_key(both, keys, rule).drop(PRIORITY, SEQ), touched
+        split = self.config.int_property(SPLIT_MERGE_PROPERTY, DEFAULT_SPLIT_MERGE_BYTES)
+        if small or sum(f.bytes for f in touched) <= split:
+            both = _with_incoming(existing, incoming)
+            if small:
+                # One partition is clustered by any key: the window then needs no shuffle,
+                # and the merge and the write run as one stage.
+                both = both.coalesce(1)
+            return first_per_key(both, keys, rule).drop(PRIORITY, SEQ), touched
+        # Only the stored rows whose key comes in meet the incoming rows in the window; the
+        # others pass through as they were read, without a shuffle (semi and anti joins with
+        # the incoming keys, broadcast by Spark when they are small). Stored rows of a key
+        # that does not come in are never merged with each other.
+        matched = existing.join(raw_keys, keys, "left_semi")
+        rest = existing.join(raw_keys, keys, "left_anti")
+        winners = first_per_key(_with_incoming(matched, incoming), keys, rule)
+        return rest.unionByName(winners.drop(PRIORITY, SEQ)), touched
 
     def _check_unique_keys(self, schema: Schema) -> None:
         """Insert with ``evonb.write.insert_duplicates='error'``: no two incoming rows may
@@ -423,6 +437,16 @@ class WriteJob:
                            instant=instant, schema_change=schema_change,
                            key_ranges=(self.key_ranges or []) if inserts else None,
                            seen=self.seen)
+
+
+def _with_incoming(stored: DataFrame, incoming: DataFrame) -> DataFrame:
+    """Stored and incoming rows as one frame for :func:`first_per_key`: each with its
+    priority (incoming over stored on a tie) and the incoming rows' arrival order."""
+    from pyspark.sql import functions as F
+
+    both = stored.withColumn(PRIORITY, F.lit(0)).withColumn(SEQ, F.lit(None).cast("long"))
+    return both.unionByName(incoming.withColumn(PRIORITY, F.lit(1))
+                            .withColumn(SEQ, F.monotonically_increasing_id()))
 
 
 def strip_metadata(struct: SparkStructType) -> SparkStructType:

@@ -93,6 +93,7 @@ def check_plugins(properties: Mapping[str, Any], *, root: Path | None = None) ->
 KNOWN: dict[str, _Check] = {
     "evonb.write.target.file.bytes": _whole(0),
     "evonb.write.direct_merge.bytes": _whole(0),
+    "evonb.write.split_merge.bytes": _whole(0),
     "evonb.write.add_columns": _boolean,
     "evonb.write.fill_missing": _boolean,
     "evonb.write.type_widening": _one_of("auto", "error"),

@@ -9,7 +9,9 @@ Each latest snapshot and each commit at the end is also read by the JVM-free Arr
 (``Table.to_arrow``), which must agree with the model too.
 
 A table's flavour is drawn once per history (:class:`Flavour`): copy-on-write or merge-on-read,
-partitioned or not, publishing Iceberg metadata at every commit or not, and for merge-on-read
+partitioned or not, publishing Iceberg metadata at every commit or not, for copy-on-write
+whether small upserts merge their candidate files whole (the default) or always take the exact
+key lookup and the split merge (``evonb.write.direct_merge.bytes = 0``), and for merge-on-read
 the log-block format (Avro or Parquet) and the reader (evonb's JVM sources, or the fallback:
 Python workers for blocks and Spark's own filter for replaced base rows). At the end of a
 merge-on-read history the other reader reads the latest snapshot and the oldest readable commit
@@ -91,6 +93,7 @@ class Flavour:
     log_format: str = "avro"
     jvm: bool = True
     iceberg: bool = False
+    direct_merge: bool = True  # copy-on-write: small upserts merge their candidates whole
 
     def properties(self, jvm: bool | None = None) -> dict[str, str]:
         on = self.jvm if jvm is None else jvm
@@ -99,6 +102,9 @@ class Flavour:
                   "evonb.iceberg.enabled": str(self.iceberg).lower()}
         if self.table_type == "mor":
             props["evonb.mor.log_format"] = self.log_format
+        elif not self.direct_merge:  # the exact key lookup and the split merge, every time
+            props["evonb.write.direct_merge.bytes"] = "0"
+            props["evonb.write.split_merge.bytes"] = "0"
         return props
 
     @classmethod
@@ -106,7 +112,8 @@ class Flavour:
         mor, rest = pick % 2, pick // 2
         partitioned, rest = bool(rest % 2), rest // 2
         if not mor:
-            return cls("cow", partitioned, iceberg=bool(rest % 2))
+            return cls("cow", partitioned, iceberg=bool(rest % 2),
+                       direct_merge=not rest // 2 % 2)
         log_format, rest = ("avro", "parquet")[rest % 2], rest // 2
         return cls("mor", partitioned, log_format, jvm=bool(rest % 2),
                    iceberg=bool(rest // 2 % 2))
