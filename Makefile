@@ -1,7 +1,7 @@
 # The two commands of the README: `make quickstart` (the main job) and `make test`.
 PYTHON ?= python3
 
-.PHONY: quickstart test test-no-rename stress-full test-binder model-full lab bench lint setup
+.PHONY: quickstart test test-no-rename stress-full test-binder test-bench model-full lab bench lint setup
 
 quickstart:
 	@bash scripts/setup.sh
@@ -31,6 +31,11 @@ stress-full:
 test-binder:
 	@bash scripts/setup.sh --test
 	EVONB_BINDER_BUILD=1 $(PYTHON) -m pytest tests/notebooks/test_binder_build.py -p no:cacheprovider
+
+# The benchmark harness run at its tiny size, every group (CI runs it; `make test` leaves it out).
+test-bench:
+	@bash scripts/setup.sh --test
+	EVONB_BENCH_TESTS=1 $(PYTHON) -m pytest tests/bench -p no:cacheprovider
 
 # The reference-model test at the size of a release check (not in CI): 1,000 random histories.
 # EVONB_MODEL_SEED=<seed> replays a run; the seed is printed at its start.

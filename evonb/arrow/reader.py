@@ -59,7 +59,11 @@ BATCH_ROWS = 65536
 SCAN_ROWS = 1 << 18
 """Rows per batch the Parquet scan decodes at once (larger batches cost less per row)."""
 MAX_WORKERS = 8
-"""Data files :meth:`ArrowRead.to_table` reads at once, at most (and at most one per core)."""
+"""Data files :meth:`ArrowRead.to_table` reads at once, at most."""
+MIN_WORKERS = 4
+"""Data files :meth:`ArrowRead.to_table` reads at once on machines with fewer cores than this
+(when it has as many files): one file's read waits on storage part of the time, and on a
+machine busy with other work more threads keep the read's share of the cores."""
 META_FIELD = NestedField(2**31 - 1, META_COMMIT_TIME, STRING)
 
 
@@ -155,7 +159,7 @@ class ArrowRead:
         """All of :meth:`batches` as one table; without a ``limit``, several data files are
         read at once (the rows keep the order of :meth:`batches`)."""
         files = self.snap.files
-        workers = min(len(files), os.cpu_count() or 1, MAX_WORKERS)
+        workers = min(len(files), max(os.cpu_count() or 1, MIN_WORKERS), MAX_WORKERS)
         if self.limit is not None or workers < 2:
             return pa.Table.from_batches(list(self.batches()), schema=self.output)
         self._prepare()
