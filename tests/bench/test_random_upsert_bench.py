@@ -18,8 +18,11 @@ def test_random_upsert_cases(spark, tmp_path):
                     out=lines.append)
     assert doc["summary"]["ERROR"] == 0, lines
     by = {r["name"]: r for r in doc["results"]}
-    assert sorted(by) == ["random_upsert.cow", "random_upsert.mor"]
+    assert sorted(by) == ["random_upsert.cow", "random_upsert.cow_split", "random_upsert.mor"]
     cow, mor = by["random_upsert.cow"], by["random_upsert.mor"]
+    split = by["random_upsert.cow_split"]
+    assert split["status"] == "INFO" and split["evonb_median_s"] > 0
+    assert split["baseline_median_s"] > 0
     assert cow["status"] == "INFO" and cow["bar"] == "report only"
     assert mor["status"] in ("PASS", "MISS") and mor["bar"] == "<= 0.15x"
     tiny = SIZES["tiny"]
