@@ -104,3 +104,31 @@ def test_pyiceberg_null_list_as_a_large_list(state) -> None:
     state.drop_write_and_revert(pick=4705, vseed=137730)
     state.drop_write_and_revert(pick=14, vseed=1591)
     state.drop_column(pick=10527)
+
+
+@pytest.mark.spark
+def test_nothing_publishable_after_clean_keeps_a_retyped_state(state) -> None:
+    """A copy-on-write table publishing Iceberg metadata: ``a.x`` retyped int -> double (a new
+    type generation, not an Iceberg promotion), reverted, then ``clean(keep=1)``: the oldest
+    retained commit already reads int files as double, so no state can be published and
+    ``sync`` refuses with the column and ``t.rewrite()`` (the model expected a refusal only for
+    log blocks). Found by the model test (seed 3716260026); a defect of the model."""
+    state.create(flavour=62276)
+    state.compact()
+    state.add_column(default=3210, name=56086, pos=2145, type_pick=48922, where=130)
+    state.insert(vseed=68268467)
+    state.rename_into_freed_name(other=1620, pick=1568)
+    state.compact()
+    state.rename_column(name=7131, pick=120)
+    state.add_column(default=51719, name=55, pos=172, type_pick=2251, where=490)
+    state.rename_into_freed_name(other=9599, pick=7279)
+    state.change_type(pick=14589, to=65536)
+    state.change_type(pick=380, to=446)
+    state.revert(pick=8681)
+    state.add_column(default=60927, name=143, pos=15, type_pick=4096, where=114)
+    state.insert(vseed=1)
+    state.clean(keep=1)
+    before = machine.ICEBERG["blocked"]
+    state.flush()
+    state.iceberg_checks()  # the refusal, judged (the teardown checks everything else)
+    assert machine.ICEBERG["blocked"] == before + 1
