@@ -91,9 +91,9 @@ MIN_SAMPLE_S = 0.2
 MAX_INNER = 50
 
 
-def _timed(side: Side, inner: int = 1, cpu: list[float] | None = None) -> float:
+def _timed(side: Side, inner: int = 1) -> tuple[float, float]:
     """Seconds per call of ``side``, averaged over ``inner`` back-to-back calls (each after its
-    untimed ``prepare``); the CPU seconds of this process per call are appended to ``cpu``."""
+    untimed ``prepare``): wall time, and the CPU time of this process (every thread)."""
     total = used = 0.0
     gc.collect()
     for _ in range(inner):
@@ -103,9 +103,7 @@ def _timed(side: Side, inner: int = 1, cpu: list[float] | None = None) -> float:
         side.run()
         total += time.perf_counter() - start
         used += time.process_time() - cpu_start
-    if cpu is not None:
-        cpu.append(used / inner)
-    return total / inner
+    return total / inner, used / inner
 
 
 def _inner(seconds: float) -> int:
@@ -124,19 +122,18 @@ def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[
     cpu: dict[int, list[float]] = {id(case.evonb): [], id(case.baseline): []}
 
     def sample(side: Side) -> float:
-        used: list[float] = []
         if inner[id(side)] == 0:
-            first = _timed(side, 1, used)
-            if first >= MIN_SAMPLE_S:
+            wall, used = _timed(side)
+            if wall >= MIN_SAMPLE_S:
                 inner[id(side)] = 1
-                cpu[id(side)].append(used[-1])
-                return first
-            inner[id(side)] = _inner(min(first, _timed(side)))
+                cpu[id(side)].append(used)
+                return wall
+            inner[id(side)] = _inner(min(wall, _timed(side)[0]))
         if case.same_calls and all(inner.values()):
             k = max(inner.values())
             inner.update(dict.fromkeys(inner, k))
-        wall = _timed(side, inner[id(side)], used)
-        cpu[id(side)].append(used[-1])
+        wall, used = _timed(side, inner[id(side)])
+        cpu[id(side)].append(used)
         return wall
 
     evo: list[float] = []

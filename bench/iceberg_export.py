@@ -29,6 +29,7 @@ from bench.suite import (
     build_iceberg_evolved,
     has_pyiceberg,
 )
+from bench.util import same_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from bench.suite import Context
@@ -64,13 +65,6 @@ def _evolved_export(ctx: Context) -> Table:
     if result.blocked:
         raise AssertionError(f"the evolved table is not exported: {result.blocked}")
     return t
-
-
-def _same_rows(a: Any, b: Any) -> bool:
-    """Whether two Arrow reads hold the same columns and rows (nullability aside)."""
-    if a.column_names != b.column_names or a.num_rows != b.num_rows:
-        return False
-    return bool(a.sort_by("id").equals(b.cast(a.schema).sort_by("id")))
 
 
 def iceberg_export(ctx: Context) -> Iterator[Case | Result]:
@@ -134,7 +128,7 @@ def iceberg_export(ctx: Context) -> Iterator[Case | Result]:
     t = _evolved_export(ctx)
     exported = StaticTable.from_metadata(t.iceberg_status().metadata_file or "")
     own = build_iceberg_evolved(ctx, t, name="evolved_export_baseline")
-    if not _same_rows(exported.scan().to_arrow(), own.scan().to_arrow()):
+    if not same_rows(exported.scan().to_arrow(), own.scan().to_arrow()):
         raise AssertionError("pyiceberg reads different rows from the export and its own table")
     yield Case(
         name="iceberg_export.pyiceberg_read",

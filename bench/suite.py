@@ -20,6 +20,7 @@ from bench.util import (
     collect_with_metrics,
     commit_arrow_files,
     full_aggregate,
+    same_rows,
     small_batches,
     spark_conf,
 )
@@ -258,10 +259,9 @@ def _arrow_same_files(t: Table) -> Iterator[Case | Result]:
     result = sync(t)
     if result.blocked:
         raise AssertionError(f"the evolved table is not exported: {result.blocked}")
-    ice = StaticTable.from_metadata(t.iceberg_status().metadata_file or "")
-    ours, theirs = t.to_arrow(), ice.scan().to_arrow()
-    if ours.column_names != theirs.column_names or not ours.sort_by("id").equals(
-            theirs.cast(ours.schema).sort_by("id")):
+    ice = StaticTable.from_metadata(result.metadata_file)
+    ours = t.to_arrow()
+    if not same_rows(ours, ice.scan().to_arrow()):
         raise AssertionError("t.to_arrow() and pyiceberg read different rows from one table")
     yield Case(
         name="evolved_read.to_arrow_vs_pyiceberg",
@@ -724,10 +724,6 @@ def _random_keys(ctx: Context, path: Path) -> int:
 def random_upsert(ctx: Context) -> Iterator[Case | Result]:
     """Upserting 1% of the keys drawn at random over all files (copy-on-write and
     merge-on-read) vs Spark rewriting the whole table with the same changes."""
-    import shutil
-
-    import evonb
-
     spark, size = ctx.spark, ctx.size
     key_path = ctx.path("random_keys")
     n_keys = _random_keys(ctx, key_path)
@@ -758,9 +754,7 @@ def random_upsert(ctx: Context) -> Iterator[Case | Result]:
         current: list[Table] = []
 
         def fresh_copy(t: Table = t, copy: Path = copy, current: list[Table] = current) -> None:
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.copytree(t.root, copy)
-            current[:] = [evonb.open_table(copy)]
+            current[:] = [_fresh_copy(t, copy)]
 
         def checked(result: Result, current: list[Table] = current, files: int = files) -> None:
             table = current[0]
@@ -800,21 +794,25 @@ def random_upsert(ctx: Context) -> Iterator[Case | Result]:
             yield _split_merge_case(t, copy, updates, n_keys)
 
 
+def _fresh_copy(t: Table, copy: Path) -> Table:
+    """A fresh copy of ``t``'s folder at ``copy`` (an earlier one removed), opened."""
+    import evonb
+
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(t.root, copy)
+    return evonb.open_table(copy)
+
+
 def _split_merge_case(t: Table, copy: Path, updates: Callable[[], DataFrame],
                       n_keys: int) -> Case:
     """The copy-on-write random upsert with the stored rows split by the incoming keys (the
     default for large rewrites) against the same upsert merged in one window."""
-    import shutil
-
-    import evonb
     from evonb.spark.writes import SPLIT_MERGE_PROPERTY
 
     current: list[Table] = []
 
     def fresh(split: bool) -> None:
-        shutil.rmtree(copy, ignore_errors=True)
-        shutil.copytree(t.root, copy)
-        table = evonb.open_table(copy)
+        table = _fresh_copy(t, copy)
         table.set_properties({SPLIT_MERGE_PROPERTY: "0" if split else str(2**62)})
         current[:] = [table]
 

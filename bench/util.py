@@ -60,6 +60,14 @@ def spark_conf(spark: SparkSession, **settings: str) -> Iterator[None]:
                 spark.conf.set(k, v)
 
 
+def same_rows(a: pa.Table, b: pa.Table) -> bool:
+    """Whether two Arrow reads hold the same columns and rows, in any order (by ``id``;
+    nullability aside)."""
+    if a.column_names != b.column_names or a.num_rows != b.num_rows:
+        return False
+    return bool(a.sort_by("id").equals(b.cast(a.schema).sort_by("id")))
+
+
 def full_aggregate(df: DataFrame) -> list[Any]:
     """A full-scan aggregate touching every column: sums of numbers, max of strings,
     a count of true booleans, and the row count."""
