@@ -21,6 +21,7 @@ last part) and return None for a name that does not follow the pattern.
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ INSTANT = re.compile(INSTANT_PATTERN)
 
 
 def _last(name: str) -> str:
-    return PurePosixPath(name).name
+    return name.rstrip("/").rpartition("/")[2]
 
 
 # --------------------------------------------------------------------------- metadata paths
@@ -106,8 +107,10 @@ def timeline_file(instant: str, action: str, state: str = COMPLETED) -> str:
     return f"{instant}.{action}" if state == COMPLETED else f"{instant}.{action}.{state}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_timeline_file(name: str) -> TimelineName | None:
-    """The instant, action and state of a timeline file name, or None."""
+    """The instant, action and state of a timeline file name, or None (cached: the timeline is
+    listed and parsed on every commit, and its names never change meaning)."""
     m = _TIMELINE.fullmatch(_last(name))
     if m is None:
         return None

@@ -3,6 +3,7 @@ requested plan, so that recovery rolls back only attempts whose process is gone.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from datetime import UTC, datetime
@@ -20,10 +21,17 @@ def _process_start(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
+@functools.lru_cache(maxsize=8)
+def _own_start(pid: int) -> str | None:
+    """This process's start time, read once per pid (a forked child has its own): it never
+    changes, and reading ``/proc`` costs milliseconds on every commit."""
+    return _process_start(pid)
+
+
 def writer_info() -> dict[str, Any]:
     """Who is writing: recorded in the requested plan of every write and service."""
     pid = os.getpid()
-    return {"host": socket.gethostname(), "pid": pid, "pid_start": _process_start(pid),
+    return {"host": socket.gethostname(), "pid": pid, "pid_start": _own_start(pid),
             "started": datetime.now(UTC).isoformat(timespec="milliseconds")}
 
 

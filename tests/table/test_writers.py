@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 
-from evonb.table.writers import writer_gone, writer_info
+from evonb.table.writers import _process_start, writer_gone, writer_info
 
 
 def test_this_process_is_recorded_and_is_not_gone():
@@ -15,6 +16,25 @@ def test_this_process_is_recorded_and_is_not_gone():
     assert me["pid"] == os.getpid() and me["host"] == socket.gethostname()
     assert me["pid_start"] is not None  # read from /proc on Linux
     assert writer_gone(me) is False
+
+
+def test_a_forked_child_records_its_own_process_not_its_parents():
+    parent = writer_info()  # this process's start time, now cached
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own record, through the pipe
+        os.write(write_end, json.dumps(writer_info()).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        child = json.loads(fh.read())
+    try:
+        assert child["pid"] == pid != parent["pid"]
+        # read while the child is still a zombie, so /proc still has it
+        assert child["pid_start"] == _process_start(pid) is not None
+        assert child["pid_start"] != parent["pid_start"]
+    finally:
+        os.waitpid(pid, 0)
 
 
 def test_a_finished_process_is_gone_and_a_reused_pid_too():
