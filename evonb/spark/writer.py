@@ -89,6 +89,14 @@ def without_field_ids(df: DataFrame) -> DataFrame:
     return df
 
 
+ROW_GROUP_ROWS_OPTION = "parquet.block.row.count.limit"
+ROW_GROUP_ROWS = 1024 * 1024
+"""Rows per Parquet row group at most, as pyarrow and pyiceberg write them: Spark's writer
+alone cuts row groups by bytes only (128 MB), so a large file would be one row group, which a
+reader decodes as one unit (no row groups to read in parallel or to skip by statistics). A
+table sets another limit with ``evonb.write.parquet.block.row.count.limit``."""
+
+
 def write_files(
     df: DataFrame,
     *,
@@ -126,8 +134,9 @@ def write_files(
         max_files = min(max_files, planned) if max_files else planned
     if max_files:
         df = df.coalesce(max_files)  # never more tasks than the plan has
-    writer = df.write.mode("overwrite").option("compression", "snappy")
-    for key, value in (options or {}).items():
+    writer = (df.write.mode("overwrite").option("compression", "snappy")
+              .option(ROW_GROUP_ROWS_OPTION, str(ROW_GROUP_ROWS)))
+    for key, value in (options or {}).items():  # a table's evonb.write.parquet.* win
         writer = writer.option(key, value)
     if hidden:
         writer = writer.partitionBy(*hidden)

@@ -30,6 +30,28 @@ def test_parquet_options_are_the_write_parquet_properties():
     assert parquet_options(SimpleNamespace(properties={})) == {}
 
 
+def _row_groups(t):
+    import pyarrow.parquet as pq
+
+    return sorted(pq.ParquetFile(t.root / f.path).metadata.num_row_groups
+                  for f in t.snapshot().files)
+
+
+@pytest.mark.spark
+def test_row_groups_hold_a_million_rows_at_most_unless_the_table_says(spark, tmp_path):
+    from evonb.spark.writer import ROW_GROUP_ROWS
+
+    t = evonb.create_table(tmp_path / "big", "id bigint not null")
+    t.write(spark.range(0, ROW_GROUP_ROWS + 10, 1, 1))  # one file, over the limit by 10 rows
+    assert _row_groups(t) == [2]
+    small = evonb.create_table(
+        tmp_path / "small", "id bigint not null",
+        properties={"evonb.write.parquet.block.row.count.limit": "1000"})
+    small.write(spark.range(0, 2_500, 1, 1))
+    assert _row_groups(small) == [3]
+    assert small.to_arrow().column("id").to_pylist() == list(range(2_500))
+
+
 def test_strip_metadata_drops_field_ids_at_every_depth():
     from pyspark.sql import types as T
 
