@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.clustering import cluster
+from bench.cpu import local_spark_cpu_clock
 from bench.harness import (
     HEADER,
     Case,
@@ -74,6 +75,8 @@ def run_suite(
     started = time.perf_counter()
     spark = spark or evonb.session()
     env = environment(spark)
+    clock = local_spark_cpu_clock(spark)
+    env["cpu_clock"] = "this process + the Spark JVM" if clock else "none"
     out(f"evonb benchmarks: size={size} repeat={repeat} warmup={warmup} "
         f"cores={env['cores']} load={env['load_average']} spark={env['pyspark']} "
         f"pyiceberg={env['pyiceberg'] or '-'} ({env['date']})")
@@ -97,7 +100,8 @@ def run_suite(
             folder.mkdir(parents=True, exist_ok=True)
             try:
                 for item in BENCHMARKS[name](ctx):
-                    r = (evaluate(name, item, repeat=repeat, warmup=warmup, profiler=profiler)
+                    r = (evaluate(name, item, repeat=repeat, warmup=warmup, profiler=profiler,
+                                  clock=clock)
                          if isinstance(item, Case) else item)
                     results.append(r)
                     out(format_result(r))

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 Thunk = Callable[[], Any]
+Clock = Callable[[], float]
+"""CPU seconds used so far (by this process, or by it and the Spark JVM)."""
 
 
 @dataclass
@@ -56,8 +58,10 @@ class Case:
     inner: tuple[int, int] = (1, 1)
     same_calls: bool = False  # both sides make as many calls per sample (state that grows)
     cpu: bool = False
-    """Both sides run in this process (no Spark job): also record each sample's CPU time of
-    this process (every thread), which load from other work disturbs far less than wall time."""
+    """Both sides run in this process (no Spark job): record each sample's CPU time of this
+    process (every thread), which load from other work disturbs far less than wall time.
+    Other cases record the CPU time of this process and the local Spark JVM with its Python
+    workers, where the suite has such a clock (:mod:`bench.cpu`)."""
     cpu_samples: tuple[list[float], list[float]] = field(default_factory=lambda: ([], []))
 
 
@@ -91,18 +95,20 @@ MIN_SAMPLE_S = 0.2
 MAX_INNER = 50
 
 
-def _timed(side: Side, inner: int = 1) -> tuple[float, float]:
+def _timed(side: Side, inner: int = 1, clock: Clock = time.process_time
+           ) -> tuple[float, float]:
     """Seconds per call of ``side``, averaged over ``inner`` back-to-back calls (each after its
-    untimed ``prepare``): wall time, and the CPU time of this process (every thread)."""
+    untimed ``prepare``): wall time, and CPU time by ``clock`` (read outside the timed span)."""
     total = used = 0.0
     gc.collect()
     for _ in range(inner):
         if side.prepare is not None:
             side.prepare()
-        start, cpu_start = time.perf_counter(), time.process_time()
+        cpu_start = clock()
+        start = time.perf_counter()
         side.run()
         total += time.perf_counter() - start
-        used += time.process_time() - cpu_start
+        used += clock() - cpu_start
     return total / inner, used / inner
 
 
@@ -112,18 +118,22 @@ def _inner(seconds: float) -> int:
     return max(1, min(MAX_INNER, math.ceil(MIN_SAMPLE_S / max(seconds, 1e-6))))
 
 
-def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[float]]:
+def measure(case: Case, *, repeat: int, warmup: int, clock: Clock | None = None
+            ) -> tuple[list[float], list[float]]:
     """Run both sides ``warmup + repeat`` times, alternating which goes first; the kept samples.
 
     A side whose first call takes under :data:`MIN_SAMPLE_S` is called several times back to
     back per sample (so timer and scheduler noise average out); a sample is the mean per call.
+    Each sample's CPU time goes to ``case.cpu_samples``: by this process's clock for a
+    ``cpu`` case, by ``clock`` for others (none recorded without one).
     """
+    cpu_clock = time.process_time if case.cpu else clock
     inner = {id(case.evonb): 0, id(case.baseline): 0}
     cpu: dict[int, list[float]] = {id(case.evonb): [], id(case.baseline): []}
 
     def sample(side: Side) -> float:
         if inner[id(side)] == 0:
-            wall, used = _timed(side)
+            wall, used = _timed(side, clock=cpu_clock or time.process_time)
             if wall >= MIN_SAMPLE_S:
                 inner[id(side)] = 1
                 cpu[id(side)].append(used)
@@ -132,7 +142,7 @@ def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[
         if case.same_calls and all(inner.values()):
             k = max(inner.values())
             inner.update(dict.fromkeys(inner, k))
-        wall, used = _timed(side, inner[id(side)])
+        wall, used = _timed(side, inner[id(side)], clock=cpu_clock or time.process_time)
         cpu[id(side)].append(used)
         return wall
 
@@ -149,7 +159,8 @@ def measure(case: Case, *, repeat: int, warmup: int) -> tuple[list[float], list[
             evo.append(e)
             base.append(b)
     case.inner = (inner[id(case.evonb)], inner[id(case.baseline)])
-    case.cpu_samples = (cpu[id(case.evonb)][warmup:], cpu[id(case.baseline)][warmup:])
+    if cpu_clock is not None:
+        case.cpu_samples = (cpu[id(case.evonb)][warmup:], cpu[id(case.baseline)][warmup:])
     return evo, base
 
 
@@ -164,10 +175,12 @@ def bar_text(case: Case) -> str:
 
 
 def evaluate(benchmark: str, case: Case, *, repeat: int, warmup: int,
-             profiler: Callable[[Side], dict[str, Any]] | None = None) -> Result:
+             profiler: Callable[[Side], dict[str, Any]] | None = None,
+             clock: Clock | None = None) -> Result:
     """Time a case and judge it against its bar; with ``profiler``, profile one more
-    (untimed) run of each side."""
-    evo, base = measure(case, repeat=repeat, warmup=warmup)
+    (untimed) run of each side; ``clock`` measures the CPU time of cases that are not
+    ``cpu`` (see :func:`measure`). The bar is judged on wall time."""
+    evo, base = measure(case, repeat=repeat, warmup=warmup, clock=clock)
     e, b = statistics.median(evo), statistics.median(base)
     result = Result(
         benchmark=benchmark, name=case.name, status="INFO",
@@ -179,11 +192,13 @@ def evaluate(benchmark: str, case: Case, *, repeat: int, warmup: int,
     if case.inner != (1, 1):
         result.notes.append(f"calls per sample (mean): evonb {case.inner[0]}, baseline "
                             f"{case.inner[1]}")
-    if case.cpu and all(case.cpu_samples):
+    if all(case.cpu_samples):
         result.evonb_cpu_samples_s, result.baseline_cpu_samples_s = map(list, case.cpu_samples)
         ce, cb = map(statistics.median, case.cpu_samples)
-        result.notes.append(f"CPU time of this process (every thread), median per call: evonb "
-                            f"{fmt_s(ce)}, baseline {fmt_s(cb)}, ratio {ce / cb:.2f}x"
+        whose = ("this process (every thread)" if case.cpu
+                 else "this process and the Spark JVM with its Python workers")
+        result.notes.append(f"CPU time of {whose}, median per call: evonb {fmt_s(ce)}, "
+                            f"baseline {fmt_s(cb)}, ratio {ce / cb:.2f}x"
                             if cb > 0 else "CPU time of the baseline: none measured")
     if case.after is not None:
         case.after(result)
