@@ -95,16 +95,9 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
-def _schema_change(peer: Peer, step: str, fn: Callable[[], Any]) -> None:
-    """Time a schema change: wall time and this process's CPU time (every system changes a
-    schema in this process: evonb and pyiceberg in Python, delta-rs in Rust; none uses Spark)."""
-    used = time.process_time()
-    sec, _ = _timed(fn)
-    peer.record(step, sec, time.process_time() - used)
-
-
-def _read(peer: Peer, step: str, fn: Callable[[], Any], *, cpu: bool = True) -> Any:
-    """Time a read step: wall time, and (``cpu``) the CPU time of this process (every thread:
+def _timed_step(peer: Peer, step: str, fn: Callable[[], Any], *, cpu: bool = True) -> Any:
+    """Time one step: wall time, and (``cpu``: steps that run in this process, as every
+    schema change and every read but Spark's do) the CPU time of this process (every thread:
     pyarrow's, the readers' thread pools, delta-rs's), which a loaded machine disturbs far
     less."""
     start, used = time.perf_counter(), time.process_time()
@@ -172,7 +165,7 @@ def run_evonb(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
     sec, first = _timed(lambda: t.write(data))
     peer.record("write", sec)
     for i, (ddl, op) in enumerate(EVOLUTION, start=1):
-        _schema_change(peer, alter_step(i), lambda ddl=ddl: t.alter(f"ALTER TABLE {t.name} {ddl}"))
+        _timed_step(peer, alter_step(i), lambda ddl=ddl: t.alter(f"ALTER TABLE {t.name} {ddl}"))
         columns = _apply(columns, op)
     source = spark.createDataFrame(upsert)
     sec, _ = _timed(lambda: t.write(source, mode="upsert"))
@@ -181,8 +174,8 @@ def run_evonb(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
                        lambda: t.read(as_of=first.instant).toArrow()),
              "arrow": (lambda: t.to_arrow(), lambda: t.to_arrow(as_of=first.instant))}
     for key, (full, old) in reads.items():  # Spark's CPU is the JVM's: not counted
-        readers[key].final = _read(readers[key], "read", full, cpu=key != "spark")
-        readers[key].first = _read(readers[key], "read_as_of_first", old, cpu=key != "spark")
+        readers[key].final = _timed_step(readers[key], "read", full, cpu=key != "spark")
+        readers[key].first = _timed_step(readers[key], "read_as_of_first", old, cpu=key != "spark")
 
 
 # ------------------------------------------------------------------------------ pyiceberg
@@ -231,15 +224,15 @@ def run_pyiceberg(ctx: Context, peer: Peer, round_no: int, base: pa.Table,
                 u.delete_column(op[1])
 
     for i, (_, op) in enumerate(EVOLUTION, start=1):
-        _schema_change(peer, alter_step(i), lambda op=op: change(op))
+        _timed_step(peer, alter_step(i), lambda op=op: change(op))
     from pyiceberg.expressions import In
 
     source = upsert.cast(ice.schema().as_arrow())
     keys = In("id", source.column("id").to_pylist())
     sec, _ = _timed(lambda: ice.overwrite(source, overwrite_filter=keys))
     peer.record("upsert", sec)
-    peer.final = _read(peer, "read", lambda: ice.scan().to_arrow())
-    peer.first = _read(peer, "read_as_of_first",
+    peer.final = _timed_step(peer, "read", lambda: ice.scan().to_arrow())
+    peer.first = _timed_step(peer, "read_as_of_first",
                        lambda: ice.scan(snapshot_id=first).to_arrow())
 
 
@@ -305,7 +298,7 @@ def run_delta(ctx: Context, peer: Peer, round_no: int, base: pa.Table, upsert: p
             continue
         assert op[0] == "add", op
         new = DeltaField(op[1], PrimitiveType(delta_types[op[2]]), nullable=True)
-        _schema_change(peer, step, lambda new=new: dt.alter.add_columns([new]))
+        _timed_step(peer, step, lambda new=new: dt.alter.add_columns([new]))
         peer.names[op[1]] = op[1]
         peer.no_default[op[1]] = DEFAULTS[op[1]]
         peer.unsupported.setdefault(f"{step} (DEFAULT)", DELTA_NO_DEFAULT)
@@ -318,8 +311,8 @@ def run_delta(ctx: Context, peer: Peer, round_no: int, base: pa.Table, upsert: p
         .when_matched_update({c: f"s.`{c}`" for c in cols if c != "id"})
         .when_not_matched_insert({c: f"s.`{c}`" for c in cols}).execute()))
     peer.record("upsert", sec)
-    peer.final = _read(peer, "read", lambda: dt.to_pyarrow_table())
-    peer.first = _read(peer, "read_as_of_first",
+    peer.final = _timed_step(peer, "read", lambda: dt.to_pyarrow_table())
+    peer.first = _timed_step(peer, "read_as_of_first",
                        lambda: DeltaTable(path, version=first).to_pyarrow_table())
 
 
