@@ -11,6 +11,7 @@ is no such clock and the harness records only this process's CPU time where it c
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,8 +67,6 @@ def tree_cpu_seconds(pid: int) -> float:
 def local_spark_cpu_clock(spark: SparkSession) -> Callable[[], float] | None:
     """A clock of the CPU seconds used by this process and ``spark``'s local JVM (with its
     Python workers), or None where it cannot be read (not local mode, no ``/proc``)."""
-    import time
-
     master = spark.sparkContext.master or ""
     if not master.startswith("local") or not (PROC / "self" / "stat").exists():
         return None

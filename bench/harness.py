@@ -128,12 +128,13 @@ def measure(case: Case, *, repeat: int, warmup: int, clock: Clock | None = None
     ``cpu`` case, by ``clock`` for others (none recorded without one).
     """
     cpu_clock = time.process_time if case.cpu else clock
+    timing_clock = cpu_clock or time.process_time  # its samples are kept only with a clock
     inner = {id(case.evonb): 0, id(case.baseline): 0}
     cpu: dict[int, list[float]] = {id(case.evonb): [], id(case.baseline): []}
 
     def sample(side: Side) -> float:
         if inner[id(side)] == 0:
-            wall, used = _timed(side, clock=cpu_clock or time.process_time)
+            wall, used = _timed(side, clock=timing_clock)
             if wall >= MIN_SAMPLE_S:
                 inner[id(side)] = 1
                 cpu[id(side)].append(used)
@@ -142,7 +143,7 @@ def measure(case: Case, *, repeat: int, warmup: int, clock: Clock | None = None
         if case.same_calls and all(inner.values()):
             k = max(inner.values())
             inner.update(dict.fromkeys(inner, k))
-        wall, used = _timed(side, inner[id(side)], clock=cpu_clock or time.process_time)
+        wall, used = _timed(side, inner[id(side)], clock=timing_clock)
         cpu[id(side)].append(used)
         return wall
 
