@@ -32,7 +32,7 @@ from evonb.table.fsutil import remove_data_files
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.precombine import ordering
-from evonb.table.properties import setting
+from evonb.table.properties import check_parquet_option, setting
 from evonb.table.read_plan import physical_struct, plan_group
 from evonb.table.snapshot import DataFile
 from evonb.table.table import with_write_defaults
@@ -68,8 +68,10 @@ def parquet_options(config: Any) -> dict[str, str]:
     """Parquet writer options from table properties ``evonb.write.parquet.<option>``
     (e.g. ``evonb.write.parquet.block.size`` sets the row-group size in bytes)."""
     prefix = "evonb.write."
-    return {k[len(prefix):]: v for k, v in config.properties.items()
-            if k.startswith(prefix + "parquet.")}
+    options = {k: v for k, v in config.properties.items() if k.startswith(prefix + "parquet.")}
+    for name, value in options.items():  # a table made before the values were checked
+        check_parquet_option(name, value)
+    return {k[len(prefix):]: v for k, v in options.items()}
 
 
 class WriteJob:

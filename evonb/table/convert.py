@@ -53,7 +53,7 @@ from evonb.table.config import TableConfig
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import EVO_DIR, evo_dir
 from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
-from evonb.table.properties import check_plugins
+from evonb.table.properties import check_plugins, check_properties
 from evonb.table.snapshot import DataFile
 from evonb.table.table import BaseTable, TableMaker, check_key_columns
 from evonb.table.transaction import Transaction
@@ -139,6 +139,7 @@ def install(root: Path, plan: AdoptionPlan, *, make: TableMaker | None = None) -
         partition_by=plan.partition_by,
         properties=dict(plan.properties),
     )
+    check_properties(config.properties)  # known names and their values, Parquet options
     check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
     try:
         config = config.resolve_ids(plan.schema)

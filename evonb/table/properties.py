@@ -15,6 +15,7 @@ table uses it.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.clean.keep_schema_versions": _whole(1),
     "evonb.rollback.pending.timeout": _number(-1),
     "evonb.lock.timeout": _number(0),
+    "evonb.lock.lease": _number(0.001),
     "evonb.timeline.checkpoint.every": _whole(0),
     "evonb.conflict.policy": _text,  # and a known name: PLUGINS
     "evonb.iceberg.enabled": _boolean,
@@ -123,7 +125,91 @@ KNOWN: dict[str, _Check] = {
 """The properties evonb reads, each with the check of its value."""
 
 FREE_PREFIXES = ("evonb.write.parquet.",)
-"""Prefixes of properties passed on as they are (Parquet writer options)."""
+"""Prefixes of properties passed on to the writers (Parquet writer options): any option name
+is accepted, and the value of an option listed in :data:`PARQUET_OPTIONS` is checked."""
+
+_JAVA_INT = 2**31 - 1
+_JAVA_LONG = 2**63 - 1
+_CODECS = ("uncompressed", "none", "snappy", "gzip", "lzo", "brotli", "lz4", "lz4_raw", "zstd")
+
+
+def _java_whole(maximum: int) -> Callable[[str, str], object]:
+    def check(name: str, raw: str) -> object:
+        text = raw.strip()
+        # Java parses only plain digits: no underscores or fractions (Python's int() would
+        # take "1_000").
+        if not re.fullmatch(r"[+-]?[0-9]+", text) or not 1 <= int(text) <= maximum:
+            raise EvoError(f"Table property {name}={raw!r} is not a whole number from 1 to "
+                           f"{maximum}", hint="give the Parquet option a positive whole number")
+        return int(text)
+    return check
+
+
+def _java_boolean(name: str, raw: str) -> object:
+    if raw.strip().lower() not in ("true", "false"):
+        raise EvoError(f"Table property {name}={raw!r} is not a boolean",
+                       hint="use true or false")
+    return raw.strip().lower() == "true"
+
+
+def _java_word(*words: str) -> Callable[[str, str], object]:
+    def check(name: str, raw: str) -> object:
+        if raw.strip().lower() not in words:
+            raise EvoError(f"Table property {name}={raw!r} is not one of {', '.join(words)}",
+                           hint=f"use one of {', '.join(words)}")
+        return raw.strip().lower()
+    return check
+
+
+PARQUET_OPTIONS: dict[str, Callable[[str, str], object]] = {
+    "parquet.block.size": _java_whole(_JAVA_LONG),
+    "parquet.page.size": _java_whole(_JAVA_INT),
+    "parquet.dictionary.page.size": _java_whole(_JAVA_INT),
+    "parquet.block.row.count.limit": _java_whole(_JAVA_INT),
+    "parquet.page.row.count.limit": _java_whole(_JAVA_INT),
+    "parquet.page.size.row.check.min": _java_whole(_JAVA_INT),
+    "parquet.page.size.row.check.max": _java_whole(_JAVA_INT),
+    "parquet.bloom.filter.max.bytes": _java_whole(_JAVA_INT),
+    "parquet.bloom.filter.expected.ndv": _java_whole(_JAVA_LONG),
+    "parquet.enable.dictionary": _java_boolean,
+    "parquet.bloom.filter.enabled": _java_boolean,
+    "parquet.page.write-checksum.enabled": _java_boolean,
+    "parquet.validation": _java_boolean,
+    "parquet.compression": _java_word(*_CODECS),
+    "parquet.writer.version": _java_word("v1", "v2", "parquet_1_0", "parquet_2_0"),
+}
+"""The Parquet writer options whose values evonb checks, by option name (a per-column option,
+``parquet.bloom.filter.enabled#col``, is checked as its option). Spark's writer would fail
+on a bad number only when the first file is written, with a Java trace; evonb refuses it when
+the property is set and again before a write uses it."""
+
+
+def check_parquet_option(name: str, value: str) -> None:
+    """Check the value of a Parquet writer property ``evonb.write.parquet.<option>``."""
+    option = name[len("evonb.write."):].split("#", 1)[0]
+    check = PARQUET_OPTIONS.get(option)
+    if check is not None:
+        check(name, str(value))
+
+
+ADOPTED_PREFIX = "evonb.adopted."
+"""Properties a conversion records about the table it adopted (set by evonb, never by SET)."""
+
+
+def check_properties(properties: Mapping[str, Any]) -> None:
+    """Check every property of a new table the way :func:`changed_config` checks a change:
+    unknown ``evonb.*`` names, the values of known properties and of Parquet options."""
+    for name in properties:
+        if str(name).lower().startswith("evonb.") and not str(name).startswith(ADOPTED_PREFIX):
+            _check_name(str(name), fixed=False)
+    config = TableConfig(name="check", table_type="cow",
+                         properties={str(k): str(v) for k, v in properties.items()})
+    for name, value in config.properties.items():
+        check = KNOWN.get(name)
+        if check is not None:
+            check(config, name)
+        elif name.startswith(FREE_PREFIXES):
+            check_parquet_option(name, value)
 
 FIXED = {
     "primarykey": "the record key is fixed when the table is created",
@@ -136,15 +222,15 @@ FIXED = {
 """Properties that cannot change once the table exists, with why."""
 
 
-def _check_name(name: str) -> None:
+def _check_name(name: str, *, fixed: bool = True) -> None:
     if not isinstance(name, str) or not name.strip():
         raise EvoError(f"Table property name {name!r} is empty", hint="name the property")
-    reason = FIXED.get(name.lower())
+    reason = FIXED.get(name.lower()) if fixed else None
     if reason:
         raise EvoError(f"Table property {name} cannot change after the table is created: "
                        f"{reason}", hint="create a new table with it and copy the data")
-    if name.lower().startswith("evonb.") and name not in KNOWN and not name.startswith(
-            FREE_PREFIXES):
+    if (name.lower().startswith("evonb.") and name not in KNOWN and name not in PLUGINS
+            and name not in FIXED and not name.startswith(FREE_PREFIXES)):
         close = difflib.get_close_matches(name, list(KNOWN), n=1)
         hint = (f"did you mean {close[0]}?" if close
                 else "see the table properties in docs/services.md")
@@ -179,6 +265,8 @@ def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
         check = KNOWN.get(name)
         if check is not None:
             check(out, name)
+        elif name.startswith(FREE_PREFIXES):
+            check_parquet_option(name, out.properties[name])
     check_plugins({n: out.properties[n] for n in set_ if n in PLUGINS}, root=root)
     return out
 
@@ -191,5 +279,6 @@ def setting(config: TableConfig, name: str, default: str) -> str:
     return str(KNOWN[name](config, name))
 
 
-__all__ = ["FIXED", "FREE_PREFIXES", "KNOWN", "PLUGINS", "changed_config", "check_plugins",
+__all__ = ["ADOPTED_PREFIX", "FIXED", "FREE_PREFIXES", "KNOWN", "PARQUET_OPTIONS", "PLUGINS",
+           "changed_config", "check_parquet_option", "check_plugins", "check_properties",
            "setting"]

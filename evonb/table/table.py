@@ -53,7 +53,7 @@ from evonb.table.lock import lock_for_table
 from evonb.table.lru import LRU
 from evonb.table.names import SCHEMAS_DIR, layout_file
 from evonb.table.preview import preview_alter
-from evonb.table.properties import changed_config, check_plugins, setting
+from evonb.table.properties import changed_config, check_plugins, check_properties, setting
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest, version_ordinal
 from evonb.table.revert import REVERT, RevertPreview, plan_revert, revert_layout
@@ -174,6 +174,7 @@ def create_table(
     )
     config = config.resolve_ids(initial)
     check_key_columns(initial, config)
+    check_properties(config.properties)  # known names and their values, Parquet options
     check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
     _make_root(root)
     config.save(root, exclusive=True)

@@ -164,3 +164,89 @@ def test_a_table_already_open_sees_a_change_made_elsewhere(spark, tmp_path):
     t.write(spark.createDataFrame([(2, "c", 2)], cols), "upsert")
     assert t.history()[-1].action == "deltacommit"
     assert dict(t.properties) == {"owner": "ana"}
+
+
+def test_parquet_writer_options_are_checked_when_set_and_at_creation(tmp_path):
+    """A Parquet option's value is checked as Spark's writer would parse it (Java whole
+    numbers, booleans, codec names); other option names pass as they are. A bad one is
+    refused with the property named, at creation (nothing is left behind) and when set."""
+    config = TableConfig(name="t", table_type="cow")
+    bad = {
+        "evonb.write.parquet.block.size": ("12x", "not a whole number from 1 to"),
+        "evonb.write.parquet.page.size": (str(2**31), "from 1 to 2147483647"),
+        "evonb.write.parquet.block.row.count.limit": ("1_000", "not a whole number"),
+        "evonb.write.parquet.dictionary.page.size": ("0", "not a whole number"),
+        "evonb.write.parquet.enable.dictionary": ("yes", "not a boolean"),
+        "evonb.write.parquet.bloom.filter.enabled#id": ("maybe", "not a boolean"),
+        "evonb.write.parquet.compression": ("fast", "not one of uncompressed"),
+    }
+    for name, (value, message) in bad.items():
+        with pytest.raises(EvoError) as err:
+            changed_config(config, {name: value})
+        assert name in err.value.message and message in err.value.message, name
+        assert err.value.hint
+        with pytest.raises(EvoError) as err:
+            evonb.create_table(tmp_path / "t", "id bigint", properties={name: value})
+        assert name in err.value.message and message in err.value.message, name
+        assert not (tmp_path / "t").exists()
+    good = {"evonb.write.parquet.block.size": " 1048576 ",
+            "evonb.write.parquet.compression": "ZSTD",
+            "evonb.write.parquet.bloom.filter.enabled#id": "TRUE",
+            "evonb.write.parquet.some.future.option": "anything"}
+    assert dict(changed_config(config, good).properties) == good
+    t = evonb.create_table(tmp_path / "ok", "id bigint", properties=good)
+    assert dict(evonb.open_table(t.path).properties) == good
+
+
+def test_creation_checks_known_properties_and_names(tmp_path):
+    for props, message in [({"evonb.compaction.inline.every": "often"}, "not an integer"),
+                           ({"evonb.compaction.inline.evry": "1"},
+                            "Unknown table property evonb.compaction.inline.evry")]:
+        with pytest.raises(EvoError, match=message):
+            evonb.create_table(tmp_path / "t", "id bigint", properties=props)
+        assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.spark
+def test_a_bad_parquet_option_stored_by_an_older_version_stops_the_write(spark, tmp_path):
+    """A table whose config already holds a bad value (written before values were checked)
+    gets an evonb error before any file is written, not a Java trace from the writer."""
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, v string", primary_key="id")
+    path = TableConfig.path(t.root)
+    body = json.loads(path.read_text())
+    body["properties"] = {"evonb.write.parquet.block.size": "128MB"}
+    path.write_text(json.dumps(body))
+    t = evonb.open_table(t.path)
+    with pytest.raises(EvoError) as err:
+        t.write(spark.createDataFrame([(1, "a")], "id long, v string"), "insert")
+    assert "evonb.write.parquet.block.size='128MB'" in err.value.message
+    assert "Java" not in str(err.value) and "NumberFormatException" not in str(err.value)
+    assert len(t.history()) == 1 and not list(t.root.rglob("*.parquet"))
+
+
+def test_every_property_the_package_reads_is_a_name_the_checks_know():
+    """A property evonb reads (a ``*_PROPERTY`` constant naming ``evonb.*``) that the checks
+    did not know could not be set with ALTER TABLE, nor given at creation."""
+    import ast
+    from pathlib import Path
+
+    from evonb.table.properties import FIXED, KNOWN, PLUGINS
+
+    package = Path(evonb.__file__).parent
+    read = {}
+    for source in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)
+                    and node.value.value.startswith("evonb.")
+                    and any(isinstance(t, ast.Name) and t.id.endswith("PROPERTY")
+                            for t in node.targets)):
+                read[node.value.value] = source.name
+    assert len(read) >= 25, read
+    unknown = {n: f for n, f in read.items()
+               if n not in KNOWN and n not in PLUGINS and n.lower() not in FIXED}
+    assert not unknown, unknown
+    config = TableConfig(name="t", table_type="cow")
+    assert changed_config(config, {"evonb.lock.lease": "30"}).properties["evonb.lock.lease"] == "30"
+    with pytest.raises(EvoError, match=r"evonb\.lock\.lease=.0. is below"):
+        changed_config(config, {"evonb.lock.lease": "0"})
