@@ -248,5 +248,5 @@ def test_every_property_the_package_reads_is_a_name_the_checks_know():
     assert not unknown, unknown
     config = TableConfig(name="t", table_type="cow")
     assert changed_config(config, {"evonb.lock.lease": "30"}).properties["evonb.lock.lease"] == "30"
-    with pytest.raises(EvoError, match=r"evonb\.lock\.lease=.0. is below"):
+    with pytest.raises(EvoError, match=r"evonb\.lock\.lease=0\.0 is below"):
         changed_config(config, {"evonb.lock.lease": "0"})
