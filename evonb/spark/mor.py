@@ -619,7 +619,7 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
     # block only ever holds keys of its base file).
     candidates = job.key_candidates(bases) if bases else []
     written: list[DataFile] = []
-    located = None
+    kept: list[DataFrame] = []  # persisted for this write
     try:
         logs: list[DataFile] = []
         fresh = incoming
@@ -638,7 +638,13 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             in_range = job.key_filter(layout)
             if in_range is not None:
                 existing = existing.filter(in_range)
-            located = incoming.join(existing, keys, "left").persist()
+            # An inner join, so Spark may broadcast the incoming rows and stream the stored
+            # keys without shuffling them (a left join from the incoming rows could only
+            # broadcast the stored side); the incoming keys found nowhere are the rest.
+            incoming = incoming.persist()
+            kept.append(incoming)
+            located = existing.join(incoming, keys, "inner").persist()
+            kept.append(located)
             present = set(located.columns)
             types = {f.name: f.dataType for f in spark_read_type(physical.struct).fields}
             positions = config.bool_property(POSITIONS_PROPERTY, True)
@@ -650,7 +656,7 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
                 over = beats(incoming_pre, F.col(BASE_PRE), precombine_key(BASE_PRE))
             else:
                 over = F.lit(True)  # the precombine column is a key: always a tie
-            block = located.filter(F.col(FILE).isNotNull()).select(
+            block = located.select(
                 *[F.col(f"`{f.name}`") if f.name in present
                   else F.lit(None).cast(types[f.name]).alias(f.name) for f in physical.fields],
                 F.lit(instant).alias(META_COMMIT_TIME),
@@ -669,8 +675,8 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
                                     base_rows={f.path: f.rows for f in bases})
             logs = [f for f in logs if f.rows > 0]
             written.extend(logs)
-            fresh = located.filter(F.col(FILE).isNull()).drop(FILE, POS,
-                                                              *([BASE_PRE] if with_pre else []))
+            fresh = incoming.join(located.select(*[F.col(f"`{k}`") for k in keys]), keys,
+                                  "left_anti")
         if job.mode == "upsert":
             partition_cols = tuple(layout.name(i) for i in config.partition_ids)
             cores = spark.sparkContext.defaultParallelism
@@ -684,8 +690,8 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
         remove_data_files(table.root, written)
         raise
     finally:
-        if located is not None:
-            located.unpersist()
+        for df in kept:
+            df.unpersist()
     by_path = {f.path: f for f in bases}
     touched = sorted({f.base for f in written if f.kind == "log"})
     return written, [by_path[p] for p in touched if p in by_path]

@@ -10,6 +10,7 @@ import evonb
 from evonb.errors import EvoError
 from evonb.spark.avro_log import LOG_FORMAT_PROPERTY
 from evonb.spark.mor import file_groups, log_format, merge, resolve_logs, since, subset
+from evonb.table.config import TableConfig
 from evonb.table.data_file import DataFile
 from evonb.table.snapshot import Snapshot
 
@@ -69,7 +70,11 @@ def test_log_format_is_the_property_checked(tmp_path):
     t = evonb.create_table(tmp_path / "p", ddl, primary_key="id", table_type="mor",
                            properties={LOG_FORMAT_PROPERTY: " Parquet "})
     assert log_format(t) == "parquet"
-    t = evonb.create_table(tmp_path / "o", ddl, primary_key="id", table_type="mor",
+    with pytest.raises(EvoError, match="not one of avro, parquet"):
+        evonb.create_table(tmp_path / "o", ddl, primary_key="id", table_type="mor",
                            properties={LOG_FORMAT_PROPERTY: "orc"})
+    # a value stored before creation checked it is refused when used
+    path = TableConfig.path(t.root)
+    path.write_text(path.read_text().replace('" Parquet "', '"orc"'))
     with pytest.raises(EvoError, match="not a log format"):
-        log_format(t)
+        log_format(evonb.open_table(t.path))
