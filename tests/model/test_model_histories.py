@@ -1,7 +1,7 @@
 """The reference-model test: random histories of DDL, writes and services on real tables,
 compared with :mod:`tests.model.reference` after every step and at every commit at the end.
 
-``EVONB_MODEL_HISTORIES`` sets how many histories run (20 by default; CI's stress run (200) and
+``EVONB_MODEL_HISTORIES`` sets how many histories run (12 by default; CI's stress run (200) and
 ``make model-full`` run more) and ``EVONB_MODEL_STEPS`` their most steps (at least 15 each).
 The seed is drawn afresh per run and printed; ``EVONB_MODEL_SEED=<seed>`` replays a run. A
 failure prints the seed and hypothesis's shortest step list, a program to paste into
@@ -27,10 +27,10 @@ def _int(name: str, default: int) -> int:
     return int(os.environ.get(name) or default)
 
 
-@pytest.mark.stress
+@pytest.mark.model
 @pytest.mark.spark
 def test_random_histories_match_the_model(spark) -> None:
-    histories = _int("EVONB_MODEL_HISTORIES", 20)
+    histories = _int("EVONB_MODEL_HISTORIES", 12)
     steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", MIN_STEPS))
     seed = _int("EVONB_MODEL_SEED", random.SystemRandom().randrange(2**32))
     print(f"model test: seed {seed} ({histories} histories of {MIN_STEPS} to {steps} steps); "
