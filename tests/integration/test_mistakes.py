@@ -3,9 +3,12 @@ Also tables at paths Spark would read as glob patterns."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import evonb
+from evonb.table.config import TableConfig
 
 pytestmark = pytest.mark.spark
 
@@ -158,8 +161,19 @@ def test_type_widening_on_write_can_be_an_error(spark, warehouse):
 
 
 def test_a_bad_strict_write_property_value_is_refused(spark, warehouse):
-    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double", primary_key="id",
+    with pytest.raises(evonb.EvoError) as info:
+        evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double", primary_key="id",
                            properties={"evonb.write.insert_duplicates": "drop"})
+    assert "evonb.write.insert_duplicates='drop' is not one of allow, error, combine" in str(
+        info.value)
+    assert not (warehouse / "t").exists()
+    # a value stored before creation checked it is refused by the write that reads it
+    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double", primary_key="id")
+    path = TableConfig.path(t.root)
+    body = json.loads(path.read_text())
+    body["properties"] = {"evonb.write.insert_duplicates": "drop"}
+    path.write_text(json.dumps(body))
+    t = evonb.open_table(t.path)
     before = _state(t)
     with pytest.raises(evonb.EvoError) as info:
         t.write(spark.createDataFrame([(1, 1.0)], "id bigint, v double"))
