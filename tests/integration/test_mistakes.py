@@ -3,12 +3,10 @@ Also tables at paths Spark would read as glob patterns."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import evonb
-from evonb.table.config import TableConfig
+from tests.stored_config import with_stored_properties
 
 pytestmark = pytest.mark.spark
 
@@ -168,12 +166,9 @@ def test_a_bad_strict_write_property_value_is_refused(spark, warehouse):
         info.value)
     assert not (warehouse / "t").exists()
     # a value stored before creation checked it is refused by the write that reads it
-    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double", primary_key="id")
-    path = TableConfig.path(t.root)
-    body = json.loads(path.read_text())
-    body["properties"] = {"evonb.write.insert_duplicates": "drop"}
-    path.write_text(json.dumps(body))
-    t = evonb.open_table(t.path)
+    t = with_stored_properties(
+        evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double", primary_key="id"),
+        {"evonb.write.insert_duplicates": "drop"})
     before = _state(t)
     with pytest.raises(evonb.EvoError) as info:
         t.write(spark.createDataFrame([(1, 1.0)], "id bigint, v double"))

@@ -4,13 +4,11 @@ make, or that may undercount, leave the write as Spark plans it."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import evonb
 from evonb.spark.writer import TARGET_FILE_PROPERTY, estimated_files
-from evonb.table.config import TableConfig
+from tests.stored_config import with_stored_properties
 
 
 def _rows(spark, n=4000, parts=8):
@@ -86,12 +84,8 @@ def test_a_bad_target_is_a_clear_error(spark, warehouse):
     with pytest.raises(evonb.EvoError, match=TARGET_FILE_PROPERTY):
         evonb.create_table(warehouse / "t", "id bigint", properties={TARGET_FILE_PROPERTY: "lots"})
     # a value stored before creation checked it is refused by the write that reads it
-    t = evonb.create_table(warehouse / "t", "id bigint")
-    path = TableConfig.path(t.root)
-    body = json.loads(path.read_text())
-    body["properties"] = {TARGET_FILE_PROPERTY: "lots"}
-    path.write_text(json.dumps(body))
-    t = evonb.open_table(t.path)
+    t = with_stored_properties(evonb.create_table(warehouse / "t", "id bigint"),
+                               {TARGET_FILE_PROPERTY: "lots"})
     with pytest.raises(evonb.EvoError, match=TARGET_FILE_PROPERTY):
         t.write(spark.range(3))
     assert t.snapshot().files == ()

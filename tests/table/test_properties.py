@@ -15,6 +15,7 @@ from evonb.sql import SetProperties, UnsetProperties, parse_alter
 from evonb.sql.apply import property_changes
 from evonb.table.config import TableConfig
 from evonb.table.properties import changed_config
+from tests.stored_config import with_stored_properties
 
 
 def _config_text(t) -> str:
@@ -211,12 +212,9 @@ def test_creation_checks_known_properties_and_names(tmp_path):
 def test_a_bad_parquet_option_stored_by_an_older_version_stops_the_write(spark, tmp_path):
     """A table whose config already holds a bad value (written before values were checked)
     gets an evonb error before any file is written, not a Java trace from the writer."""
-    t = evonb.create_table(tmp_path / "t", "id bigint not null, v string", primary_key="id")
-    path = TableConfig.path(t.root)
-    body = json.loads(path.read_text())
-    body["properties"] = {"evonb.write.parquet.block.size": "128MB"}
-    path.write_text(json.dumps(body))
-    t = evonb.open_table(t.path)
+    t = with_stored_properties(
+        evonb.create_table(tmp_path / "t", "id bigint not null, v string", primary_key="id"),
+        {"evonb.write.parquet.block.size": "128MB"})
     with pytest.raises(EvoError) as err:
         t.write(spark.createDataFrame([(1, "a")], "id long, v string"), "insert")
     assert "evonb.write.parquet.block.size='128MB'" in err.value.message
