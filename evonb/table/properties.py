@@ -152,12 +152,14 @@ def _java_boolean(name: str, raw: str) -> object:
     return raw.strip().lower() == "true"
 
 
-def _java_word(*words: str) -> Callable[[str, str], object]:
+def _java_word(*words: str, case: bool = False) -> Callable[[str, str], object]:
+    """One of ``words``; in any case unless ``case`` (Java compares those exactly)."""
     def check(name: str, raw: str) -> object:
-        if raw.strip().lower() not in words:
+        word = raw.strip() if case else raw.strip().lower()
+        if word not in words:
             raise EvoError(f"Table property {name}={raw!r} is not one of {', '.join(words)}",
                            hint=f"use one of {', '.join(words)}")
-        return raw.strip().lower()
+        return word
     return check
 
 
@@ -176,7 +178,7 @@ PARQUET_OPTIONS: dict[str, Callable[[str, str], object]] = {
     "parquet.page.write-checksum.enabled": _java_boolean,
     "parquet.validation": _java_boolean,
     "parquet.compression": _java_word(*_CODECS),
-    "parquet.writer.version": _java_word("v1", "v2", "parquet_1_0", "parquet_2_0"),
+    "parquet.writer.version": _java_word("v1", "v2", "PARQUET_1_0", "PARQUET_2_0", case=True),
 }
 """The Parquet writer options whose values evonb checks, by option name (a per-column option,
 ``parquet.bloom.filter.enabled#col``, is checked as its option). Spark's writer would fail

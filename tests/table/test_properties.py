@@ -180,6 +180,7 @@ def test_parquet_writer_options_are_checked_when_set_and_at_creation(tmp_path):
         "evonb.write.parquet.enable.dictionary": ("yes", "not a boolean"),
         "evonb.write.parquet.bloom.filter.enabled#id": ("maybe", "not a boolean"),
         "evonb.write.parquet.compression": ("fast", "not one of uncompressed"),
+        "evonb.write.parquet.writer.version": ("V2", "not one of v1, v2, PARQUET_1_0"),
     }
     for name, (value, message) in bad.items():
         with pytest.raises(EvoError) as err:
@@ -192,6 +193,7 @@ def test_parquet_writer_options_are_checked_when_set_and_at_creation(tmp_path):
         assert not (tmp_path / "t").exists()
     good = {"evonb.write.parquet.block.size": " 1048576 ",
             "evonb.write.parquet.compression": "ZSTD",
+            "evonb.write.parquet.writer.version": "PARQUET_2_0",
             "evonb.write.parquet.bloom.filter.enabled#id": "TRUE",
             "evonb.write.parquet.some.future.option": "anything"}
     assert dict(changed_config(config, good).properties) == good
