@@ -59,13 +59,23 @@ def _boolean(config: TableConfig, name: str) -> object:
     return config.bool_property(name)
 
 
+def _word(*words: str, case: bool = False) -> Callable[[str, str], object]:
+    """A check of a raw value: one of ``words``, in any case unless ``case`` (Java compares
+    some option values exactly)."""
+    def check(name: str, raw: str) -> object:
+        word = raw.strip() if case else raw.strip().lower()
+        if word not in words:
+            raise EvoError(f"Table property {name}={raw!r} is not one of {', '.join(words)}",
+                           hint=f"use one of {', '.join(words)}")
+        return word
+    return check
+
+
 def _one_of(*words: str) -> _Check:
+    raw_check = _word(*words)
+
     def check(config: TableConfig, name: str) -> object:
-        value = (config.property(name) or "").strip().lower()
-        if value not in words:
-            raise EvoError(f"Table property {name}={config.property(name)!r} is not one of "
-                           f"{', '.join(words)}", hint=f"use one of {', '.join(words)}")
-        return value
+        return raw_check(name, config.property(name) or "")
     return check
 
 
@@ -152,17 +162,6 @@ def _java_boolean(name: str, raw: str) -> object:
     return raw.strip().lower() == "true"
 
 
-def _java_word(*words: str, case: bool = False) -> Callable[[str, str], object]:
-    """One of ``words``; in any case unless ``case`` (Java compares those exactly)."""
-    def check(name: str, raw: str) -> object:
-        word = raw.strip() if case else raw.strip().lower()
-        if word not in words:
-            raise EvoError(f"Table property {name}={raw!r} is not one of {', '.join(words)}",
-                           hint=f"use one of {', '.join(words)}")
-        return word
-    return check
-
-
 PARQUET_OPTIONS: dict[str, Callable[[str, str], object]] = {
     "parquet.block.size": _java_whole(_JAVA_LONG),
     "parquet.page.size": _java_whole(_JAVA_INT),
@@ -177,8 +176,8 @@ PARQUET_OPTIONS: dict[str, Callable[[str, str], object]] = {
     "parquet.bloom.filter.enabled": _java_boolean,
     "parquet.page.write-checksum.enabled": _java_boolean,
     "parquet.validation": _java_boolean,
-    "parquet.compression": _java_word(*_CODECS),
-    "parquet.writer.version": _java_word("v1", "v2", "PARQUET_1_0", "PARQUET_2_0", case=True),
+    "parquet.compression": _word(*_CODECS),
+    "parquet.writer.version": _word("v1", "v2", "PARQUET_1_0", "PARQUET_2_0", case=True),
 }
 """The Parquet writer options whose values evonb checks, by option name (a per-column option,
 ``parquet.bloom.filter.enabled#col``, is checked as its option). Spark's writer would fail
