@@ -14,6 +14,7 @@ import evonb.notebook.html as H
 from evonb.notebook.args import resolve_ref
 from evonb.notebook.sqlrefs import TableRef, changed_tables, rewrite, tokens
 from evonb.spark.sql_writes import STATEMENTS, SQLWriteResult, execute
+from evonb.spark.temp_views import statement_views
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -82,18 +83,19 @@ def run(ctx: Context, query: str, name: str, target: str | None = None) -> Commi
                          "alone: put each statement in a %evo sql of its own")
     table = ctx.open(name)
 
-    def view_for(ref: TableRef) -> str:
-        source = ctx.open(ref.name)
-        instant = source.commit(resolve_ref(source, ref.as_of or "")).instant
-        view = f"{ref.name}__as_of_{instant}"
-        source.read(as_of=instant).createOrReplaceTempView(view)
-        return view
+    with statement_views() as register:
+        def view_for(ref: TableRef) -> str:
+            source = ctx.open(ref.name)
+            instant = source.commit(resolve_ref(source, ref.as_of or "")).instant
+            view = f"{ref.name}__as_of_{instant}"
+            register(view, source.read(as_of=instant))
+            return view
 
-    rewritten, refs = rewrite(query, ctx.table_names(), view_for)
-    for other in dict.fromkeys(r.name for r in refs if r.as_of is None):
-        if other.lower() != name.lower():
-            ctx.open(other).read().createOrReplaceTempView(other)
-    result = execute(table, rewritten, name=name)
+        rewritten, refs = rewrite(query, ctx.table_names(), view_for)
+        for other in dict.fromkeys(r.name for r in refs if r.as_of is None):
+            if other.lower() != name.lower():
+                register(other, ctx.open(other).read())
+        result = execute(table, rewritten, name=name)
     if result.mode == "drop":
         ctx.locations.pop(name.strip().strip("`").lower(), None)
     if target:

@@ -1,6 +1,7 @@
 """Finding evonb table names in a Spark SQL query, and ``<table> AS OF '<commit>'`` clauses.
 
-A small scanner skips strings, backquoted names and comments, so only real identifiers match.
+A small scanner skips strings, backquoted names and comments (found by Spark's rules:
+:mod:`evonb.sql.spark_comments`), so only real identifiers match.
 Each ``name AS OF <ref>`` (also ``TIMESTAMP AS OF`` / ``VERSION AS OF``) is replaced by the name
 of a temporary view holding the table as of that commit, aliased back to the table's name.
 :func:`changed_tables` finds the statements that would change a table (INSERT, UPDATE, DELETE,
@@ -17,10 +18,11 @@ import sqlparse
 from sqlparse import sql as S
 from sqlparse import tokens as T
 
+from evonb.sql.spark_comments import STRING, blank_comments
+
 _TOKEN = re.compile(
-    r"""(?P<ws>\s+)
-      | (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
-      | (?P<str>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
+    rf"""(?P<ws>\s+)
+      | (?P<str>{STRING})
       | (?P<quoted>`(?:[^`]|``)*`)
       | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<number>\d+(?:\.\d+)?)
@@ -48,6 +50,8 @@ class Token:
         if self.kind == "quoted":
             return self.text[1:-1].replace("``", "`")
         if self.kind == "str":
+            if self.text[0] in "rR":  # a raw string: no escapes
+                return self.text[2:-1]
             quote = self.text[0]
             return self.text[1:-1].replace(quote * 2, quote).replace("\\" + quote, quote)
         return self.text
@@ -67,9 +71,9 @@ class TableRef:
 def tokens(query: str) -> list[Token]:
     """The significant tokens of ``query`` (no whitespace, no comments)."""
     out = []
-    for m in _TOKEN.finditer(query):
+    for m in _TOKEN.finditer(blank_comments(query)):
         kind = m.lastgroup or "other"
-        if kind not in ("ws", "comment"):
+        if kind != "ws":
             out.append(Token(kind, m.group(), m.start(), m.end()))
     return out
 
@@ -135,7 +139,7 @@ def changed_tables(query: str) -> list[TableChange]:
     """The statements of ``query`` that change a table, each with the table it names
     (unqualified names only; comments, case and quoting do not matter)."""
     out = []
-    for st in sqlparse.parse(query):
+    for st in sqlparse.parse(blank_comments(query)):
         kind = st.get_type()
         if kind not in CHANGING:
             continue

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import ColumnNotFoundError, EvoError, SQLStatementError
 from evonb.schema.defaults import sql_literal
+from evonb.spark.temp_views import statement_views
+from evonb.sql.spark_comments import STRING, blank_comments
 from evonb.table.history import Commit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,9 +48,8 @@ STATEMENTS = ("INSERT", "DELETE", "UPDATE", "MERGE", "DROP")
 """The statement types :func:`execute` runs."""
 
 _TOKEN = re.compile(
-    r"""(?P<ws>\s+)
-      | (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
-      | (?P<str>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
+    rf"""(?P<ws>\s+)
+      | (?P<str>{STRING})
       | (?P<quoted>`(?:[^`]|``)*`)
       | (?P<word>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?[A-Za-z]*)
@@ -81,9 +82,9 @@ class _Tok:
 def _tokens(text: str) -> list[_Tok]:
     out: list[_Tok] = []
     depth = 0
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN.finditer(blank_comments(text)):
         kind = m.lastgroup or "op"
-        if kind in ("ws", "comment"):
+        if kind == "ws":
             continue
         word = m.group().lower() if kind == "word" else ""
         out.append(_Tok(kind, m.group(), m.start(), m.end(), depth))
@@ -819,9 +820,10 @@ def execute(table: SparkTable, statement: str, *, name: str | None = None) -> SQ
     write.
 
     Other tables and views the statement reads must be known to the table's SparkSession;
-    the table itself is registered as a temporary view of its current snapshot under its
-    name. Raises :class:`SQLStatementError` (or another evonb error) for a statement that
-    does not parse, names unknown columns, stores values of an incompatible type or (MERGE)
+    the table itself is a temporary view of its current snapshot under its name while the
+    statement runs (:mod:`evonb.spark.temp_views`; a view of that name is gone afterwards).
+    Raises :class:`SQLStatementError` (or another evonb error) for a statement that does not
+    parse, names unknown columns, stores values of an incompatible type or (MERGE)
     matches a target row more than once; the table is then unchanged."""
     text = statement.strip().rstrip(";").strip()
     with _spark_errors(text, "Syntax"):
@@ -841,10 +843,11 @@ def execute(table: SparkTable, statement: str, *, name: str | None = None) -> SQ
         table.drop()
         return SQLWriteResult("DROP", parsed.table, None, "drop", text=text)
     run = _Run(table, parsed, text)
-    run.df.createOrReplaceTempView(parsed.table)
-    if parsed.kind == "INSERT":
-        return run.insert()
-    return run.changes()
+    with statement_views() as register:
+        register(parsed.table, run.df)
+        if parsed.kind == "INSERT":
+            return run.insert()
+        return run.changes()
 
 
 __all__ = ["STATEMENTS", "SQLWriteResult", "assignable", "execute", "parse", "target"]

@@ -148,6 +148,8 @@ MAGIC_CORPUS = [
     ("read t --limit 99999999999999999999999999999", "usage"),  # was a Java NumberFormatError
     ("sql --limit 99999999999999999999999999999 select * from t", "usage"),
     ("sql --limit inf select * from t", "usage"),
+    ("sql --limit=\r select * from t", "usage"),  # read stale files via a left view
+    ("sql --limit=1\r\n--c\rselect * from t", ("rows", 1)),  # \r ends a -- comment
     ("clean t --retain-commits 2", ("service", "clean")),
     ("clean t --retain-commits nan", "usage"),  # the four were TypeErrors
     ("clean t --retain-commits 1.5", "usage"),

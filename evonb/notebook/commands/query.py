@@ -13,6 +13,7 @@ from evonb.notebook.args import identifier, limit, parse_args, resolve_ref
 from evonb.notebook.preview import Preview
 from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrite
 from evonb.spark import session as managed
+from evonb.spark.temp_views import statement_views
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.api import Table
@@ -23,7 +24,9 @@ READ_USAGE = ("%evo read <table> [as of <commit>] [schema latest|<commit>] [--li
 SQL_USAGE = ("%evo sql [--limit n] [--to var] <query>   (tables by name; "
              "<table> as of '<commit>' reads it as of a commit; INSERT, UPDATE, DELETE, "
              "MERGE INTO and DROP TABLE <table> PURGE change an evonb table, one commit each)")
-_SQL_OPTION = re.compile(r"\s*--(limit|to)(?:=|\s+)(\S+)")
+_SQL_OPTION = re.compile(r"\s*--(limit|to)(?:=(\S*)|\s+(\S+)|\s*$)")
+"""An option before the query; ``--limit=`` with nothing after the ``=`` is a missing value,
+not a SQL comment."""
 
 
 def read(ctx: Context, text: str) -> Preview:
@@ -106,7 +109,8 @@ def _read_arrow(ctx: Context, table: Table, caption: str, rows: int, target: str
 
 
 def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
-    """Spark SQL over evonb tables, each a temporary view named like the table; INSERT,
+    """Spark SQL over evonb tables, each a temporary view named like the table for the
+    statement (dropped once Spark has analysed it: :mod:`evonb.spark.temp_views`); INSERT,
     UPDATE, DELETE, MERGE and DROP TABLE ... PURGE on an evonb table run as one evonb write
     (:mod:`evonb.notebook.sql_writes`), other changing statements are refused."""
     options: dict[str, str] = {}
@@ -114,7 +118,10 @@ def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
         match = _SQL_OPTION.match(text)
         if not match:
             break
-        options[match.group(1)] = match.group(2)
+        value = match.group(2) if match.group(2) is not None else match.group(3)
+        if not value:
+            raise UsageError(f"--{match.group(1)} needs a value. Usage: {SQL_USAGE}")
+        options[match.group(1)] = value
         text = text[match.end():]
     query = text.strip().rstrip(";").strip()
     if not query:
@@ -135,23 +142,23 @@ def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
             name = names[change.table.lower()]
             raise refusal(change, name, ctx.open(name).path)
 
-    def view_for(ref: TableRef) -> str:
-        table = ctx.open(ref.name)
-        instant = table.commit(resolve_ref(table, ref.as_of or "")).instant
-        view = f"{ref.name}__as_of_{instant}"
-        table.read(as_of=instant).createOrReplaceTempView(view)
-        return view
+    with statement_views() as register:
+        def view_for(ref: TableRef) -> str:
+            table = ctx.open(ref.name)
+            instant = table.commit(resolve_ref(table, ref.as_of or "")).instant
+            view = f"{ref.name}__as_of_{instant}"
+            register(view, table.read(as_of=instant))
+            return view
 
-    rewritten, refs = rewrite(query, ctx.table_names(), view_for)
-    spark = None
-    for name in dict.fromkeys(r.name for r in refs if r.as_of is None):
-        table = ctx.open(name)
-        table.read().createOrReplaceTempView(name)
-        spark = table.spark
-    if spark is None:
-
-        spark = managed.session()
-    df = spark.sql(rewritten)
+        rewritten, refs = rewrite(query, ctx.table_names(), view_for)
+        spark = None
+        for name in dict.fromkeys(r.name for r in refs if r.as_of is None):
+            table = ctx.open(name)
+            register(name, table.read())
+            spark = table.spark
+        if spark is None:
+            spark = managed.session()
+        df = spark.sql(rewritten)  # analysed here: the views may go once it returns
     if target:
         ctx.user_ns[target] = df
     stored = f"; the DataFrame is in {target!r}" if target else ""
