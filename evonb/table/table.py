@@ -660,9 +660,10 @@ class BaseTable:
 
     def check_protected(self, update: SchemaUpdate) -> None:
         """Refuse an update that drops or retypes a key, partition or precombine column."""
-        protected = {*self._config.primary_key_ids, *self._config.partition_ids}
-        if self._config.precombine_id is not None:
-            protected.add(self._config.precombine_id)
+        config = self._config  # one look at the config file (a request on object storage)
+        protected = {*config.primary_key_ids, *config.partition_ids}
+        if config.precombine_id is not None:
+            protected.add(config.precombine_id)
         for op in update.operations:
             if op.field_id in protected and op.kind in ("drop", "retype"):
                 verb = "dropped" if op.kind == "drop" else "retyped"
@@ -781,8 +782,9 @@ class BaseTable:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the table's commit lock (``evonb.lock.timeout`` seconds at most to get it)."""
-        lock = lock_for_table(self.root, self._config.properties)
-        timeout = self._config.float_property("evonb.lock.timeout", 60.0)
+        config = self._config
+        lock = lock_for_table(self.root, config.properties)
+        timeout = config.float_property("evonb.lock.timeout", 60.0)
         lock.acquire(timeout)
         self._held_lock = lock
         try:

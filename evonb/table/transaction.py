@@ -89,8 +89,9 @@ class Transaction:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """The table lock, held for the conflict check and the commit point."""
-        with self.table.locked():
+        """The table lock, held for the conflict check and the commit point; meanwhile the
+        timeline's completed commits come from one listing (:meth:`Timeline.listing_held`)."""
+        with self.table.locked(), self.table.timeline.listing_held():
             yield
 
     def roll_forward(self) -> None:

@@ -315,6 +315,44 @@ def test_completed_parses_each_file_once(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(tl.completed()) == 1999
 
 
+def test_a_held_listing_is_one_listing_until_this_timeline_commits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    tl = Timeline(tmp_path)
+    first = tl.complete(tl.requested("commit"), {})
+    listed: list[str] = []
+    real = type(tl.io).list
+    monkeypatch.setattr(type(tl.io), "list",
+                        lambda io, folder: listed.append(threading.current_thread().name)
+                        or real(io, folder))
+    second = tl.requested("commit")
+    with tl.listing_held():
+        assert tl.completed() == [first] and tl.last_completed() == first
+        assert tl.completed_after(first) == []
+        assert len(listed) == 1  # one listing for the three reads
+        # another thread reads the folder itself: it sees what is there now
+        (tl.path / f"{add_millis(second.timestamp, 5)}.clean").write_text("{}")
+        seen: list[int] = []
+        other = threading.Thread(target=lambda: seen.append(len(tl.completed())), name="other")
+        other.start()
+        other.join()
+        assert seen == [2] and listed.count("other") == 1
+        (tl.path / f"{add_millis(second.timestamp, 5)}.clean").unlink()
+        # this timeline completes a commit: the next read lists again and sees it
+        done = tl.complete(second, {})
+        assert tl.completed() == [first, done]
+        assert listed.count("MainThread") == 2  # complete's own reads used the held one
+        with tl.listing_held():  # nested: the outer block still holds
+            assert tl.completed() == [first, done]
+        assert listed.count("MainThread") == 2
+        tl.remove_completed(done)
+        assert tl.completed() == [first]
+        assert listed.count("MainThread") == 3
+    assert tl.completed() == [first] and tl.completed() == [first]  # outside: each lists
+    assert listed.count("MainThread") == 5
+
+
 def _reserve_many(root: str, action: str, n: int, queue: multiprocessing.Queue) -> None:
     tl = Timeline(root)
     queue.put([tl.requested(action).timestamp for _ in range(n)])
