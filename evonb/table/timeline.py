@@ -63,7 +63,9 @@ from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.fileio import FileInfo, file_io
 from evonb.table.fsutil import (
+    atomic_write_bytes,
     atomic_write_json,
+    dump_json,
     evo_dir,
     is_temp_name,
     parse_json_bytes,
@@ -367,6 +369,25 @@ class Timeline:
     def _changed(self) -> None:
         """This timeline completed or removed a commit: a held listing is out of date."""
         self._held.listing = None
+
+    def _published(self, inst: Instant, data: bytes) -> None:
+        """This timeline just published the completed file of ``inst`` with ``data``. On a
+        store whose version tokens come from the content (S3), a held listing gets the file
+        and the parsed-record cache its record, under the version a listing will give: the
+        checkpoint that may follow, and the reads after it under the lock, neither list the
+        folder again nor read back the file just written. Elsewhere the listing is dropped."""
+        path = self.path / inst.file_name
+        version = self.io.content_version(path, data)
+        held = self._held
+        if version is None:
+            held.listing = None
+            return
+        record = self._parse_record(inst, parse_json_bytes(data, str(path)))
+        with self._cache_lock:
+            self._records[inst.file_name] = (version, record, data)
+        if getattr(held, "listing", None) is not None:
+            held.listing = {**held.listing, inst.file_name: FileInfo(inst.file_name, len(data),
+                                                                     version)}
 
     def _completed(self, listed: Mapping[str, FileInfo]
                    ) -> tuple[list[CommitRecord], dict[str, str]]:
@@ -695,15 +716,16 @@ class Timeline:
             body = {**metadata, COMPLETION_KEY: completion}
             meta = CommitMetadata.from_json(body, where=f"commit {inst.timestamp}",
                                             require_schema=False)
+        data = dump_json(meta.to_json())
         try:
-            atomic_write_json(self.path / done.file_name, meta.to_json(), exclusive=True)
+            atomic_write_bytes(self.path / done.file_name, data, exclusive=True)
         except FileExistsError:
             self._changed()
             raise ConflictError(
                 f"Instant {inst.timestamp} ({inst.action}) is already completed",
                 winner=inst.timestamp,
             ) from None
-        self._changed()
+        self._published(done, data)
         self._keep_copy(inst, meta.to_json())
         with suppress(OSError, EvoError):  # a cache: the commit has happened regardless
             self.write_checkpoint()

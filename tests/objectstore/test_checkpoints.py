@@ -153,3 +153,39 @@ def test_rollback_past_a_checkpoint(tmp_path: Path, s3_client, bucket: str) -> N
     evonb.open_table(where).alter("ALTER TABLE t ADD COLUMN again int")
     assert evonb.open_table(where).schema.column_names[-1] == "again"
     assert check_table(where).ok
+
+
+def test_a_commit_lists_the_timeline_once_under_the_lock_and_never_reads_its_own_file(
+        bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    """Under the table lock the schema check, the conflict check, the completion time and the
+    checkpoint share one listing of the timeline, and the commit just published is known
+    without a request (its ETag is the MD5 of the bytes written)."""
+    where = f"s3://{bucket}/t"
+    t = evonb.create_table(where, "id bigint not null, v string", primary_key="id",
+                           properties={CHECKPOINT_PROPERTY: "2"})
+    t.alter("ALTER TABLE t ADD COLUMN a int")  # 2 commits: a checkpoint
+    t.alter("ALTER TABLE t ADD COLUMN b int")
+    events = object_store_io()._client.meta.events  # type: ignore[attr-defined]
+    calls: list[tuple[str, str]] = []
+
+    def note(model, params, **_):  # type: ignore[no-untyped-def]
+        calls.append((model.name, params.get("Key") or params.get("Prefix") or ""))
+
+    events.register("before-parameter-build.s3", note)
+    try:
+        evonb.open_table(where).alter("ALTER TABLE t ADD COLUMN c int")
+    finally:
+        events.unregister("before-parameter-build.s3", note)
+    instant = evonb.open_table(where).history()[-1].instant
+    written = f"t/.evo/timeline/{instant}.alter"
+    assert ("PutObject", written) in calls
+    assert ("GetObject", written) not in calls and ("HeadObject", written) not in calls
+    start = calls.index(("PutObject", "t/.evo/lock.lease"))
+    end = calls.index(("DeleteObject", "t/.evo/lock.lease"))
+    assert calls[start:end].count(("ListObjectsV2", "t/.evo/timeline/")) == 1, calls
+    # the checkpoint it wrote (2 commits after the first) holds the commit's stored bytes
+    names = sorted(_checkpoints(s3_client, bucket, "t"))
+    assert len(names) == 2
+    body = json.loads(s3_client.get_object(Bucket=bucket, Key=names[-1])["Body"].read())
+    stored = s3_client.get_object(Bucket=bucket, Key=written)["Body"].read().decode()
+    assert {c["file"]: c["content"] for c in body["commits"]}[f"{instant}.alter"] == stored
