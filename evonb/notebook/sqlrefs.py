@@ -1,7 +1,7 @@
 """Finding evonb table names in a Spark SQL query, and ``<table> AS OF '<commit>'`` clauses.
 
 A small scanner skips strings, backquoted names and comments (found by Spark's rules:
-:mod:`evonb.sql.spark_comments`), so only real identifiers match.
+:mod:`evonb.schema.spark_comments`), so only real identifiers match.
 Each ``name AS OF <ref>`` (also ``TIMESTAMP AS OF`` / ``VERSION AS OF``) is replaced by the name
 of a temporary view holding the table as of that commit, aliased back to the table's name.
 :func:`changed_tables` finds the statements that would change a table (INSERT, UPDATE, DELETE,
@@ -18,7 +18,7 @@ import sqlparse
 from sqlparse import sql as S
 from sqlparse import tokens as T
 
-from evonb.sql.spark_comments import STRING, blank_comments
+from evonb.schema.spark_comments import STRING, blank_comments
 
 _TOKEN = re.compile(
     rf"""(?P<ws>\s+)

@@ -19,6 +19,7 @@ from sqlparse import tokens as T
 
 from evonb.arguments import check_text
 from evonb.errors import DDLSyntaxError
+from evonb.schema.spark_comments import blank_comments, unclosed_comment
 
 WORD = "word"
 """An unquoted identifier or keyword; ``value`` is its text."""
@@ -160,18 +161,26 @@ def tokenize(text: str) -> list[Token]:
     Raises :class:`DDLSyntaxError` for unterminated strings, backquotes and comments.
     """
     check_text(text, "ddl", "'ALTER TABLE t ADD COLUMNS (note string)'")
-    pos_of = _Positions(text)
+    original = text
+    pos_of = _Positions(original)
     out: list[Token] = []
 
     def emit(kind: str, start: int, end: int, value: Any) -> None:
         line, column = pos_of.at(start)
-        out.append(Token(kind, text[start:end], value, start, end, line, column))
+        out.append(Token(kind, original[start:end], value, start, end, line, column))
 
     def fail(message: str, start: int, hint: str | None = None) -> DDLSyntaxError:
         line, column = pos_of.at(start)
         return DDLSyntaxError(
-            message, text=text, line=line, column=column, token=text[start], hint=hint
+            message, text=original, line=line, column=column, token=original[start], hint=hint
         )
+
+    unclosed = unclosed_comment(original)
+    if unclosed is not None:
+        raise fail("unterminated /* comment", unclosed, hint="close the comment with */")
+    # Comments as Spark reads them (nested /* */, -- ended by \r or \n) become blanks of the
+    # same length: offsets, lines and columns stay those of the original text.
+    text = blank_comments(original)
 
     def scan(pos: int, token_start: bool) -> int:
         """Emit the token at ``pos`` (or skip whitespace there); returns where it ends.
@@ -182,6 +191,13 @@ def tokenize(text: str) -> list[Token]:
         ch = text[pos]
         if ch.isspace():
             return pos + 1
+        if ch in "rR" and text[pos + 1 : pos + 2] in ("'", '"'):  # raw: no escapes
+            close = text.find(text[pos + 1], pos + 2)
+            if close < 0:
+                raise fail("unterminated string literal", pos + 1,
+                           hint=f"close the string with a matching {text[pos + 1]}")
+            emit(STR, pos, close + 1, text[pos + 2 : close])
+            return close + 1
         if ch in "'\"":
             scanned = _scan_string(text, pos)
             if scanned is None:

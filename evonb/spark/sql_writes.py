@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import ColumnNotFoundError, EvoError, SQLStatementError
 from evonb.schema.defaults import sql_literal
+from evonb.schema.spark_comments import STRING, blank_comments
 from evonb.spark.temp_views import statement_views
-from evonb.sql.spark_comments import STRING, blank_comments
 from evonb.table.history import Commit
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from evonb.notebook.sql_writes import written_table
 from evonb.notebook.sqlrefs import rewrite
+from evonb.schema.spark_comments import blank_comments
 from evonb.spark.sql_writes import parse
-from evonb.sql.spark_comments import blank_comments
 
 TABLES = ("t", "u", "trips")
 _RELATION = re.compile(r"UnresolvedRelation \[([^\]]*)\]")

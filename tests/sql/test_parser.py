@@ -626,3 +626,22 @@ def test_token_soup_raises_only_syntax_errors(prefix: str, soup: str) -> None:
     _only_syntax_errors(parse_ddl, prefix + soup)
     _only_syntax_errors(parse_type, soup)
     _only_syntax_errors(parse_columns_schema, soup)
+
+
+# Comments and raw strings as Spark's lexer reads them (each case checked against Spark 4's
+# parser: the column's comment it records, or its refusal).
+@pytest.mark.parametrize(("ddl", "comment"), [
+    ("ALTER TABLE t ADD COLUMN x int /* a /* b */ c */ COMMENT 'k'", "k"),  # nested
+    ("ALTER TABLE t ADD COLUMN x int --c\rCOMMENT 'z'", "z"),  # \r ends a -- comment
+    ("ALTER TABLE t ADD COLUMN x int COMMENT r'a\\'", "a\\"),  # raw: no escapes
+    ("ALTER TABLE t ADD COLUMN x int -- a\\\nCOMMENT 'hidden'", None),  # \ + newline continues
+])
+def test_comments_and_raw_strings_read_as_spark_reads_them(ddl: str, comment: str | None) -> None:
+    (statement,) = parse_ddl(ddl)
+    assert statement.columns[0].comment == comment
+
+
+def test_an_unclosed_nested_comment_is_refused_where_it_starts() -> None:
+    with pytest.raises(DDLSyntaxError, match="unterminated /\\* comment") as info:
+        parse_ddl("ALTER TABLE t ADD COLUMN x int /* a /* b */")
+    assert info.value.column == 32

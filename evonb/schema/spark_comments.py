@@ -1,7 +1,8 @@
 """Where Spark SQL's comments are, by the rules of Spark's own lexer.
 
-The scanners that find table names in a Spark SQL query (:mod:`evonb.notebook.sqlrefs`,
-:mod:`evonb.spark.sql_writes`) must hide exactly the text Spark hides, or a table that Spark
+The scanners of Spark SQL text (the DDL lexer :mod:`evonb.schema.ddl_lexer`, and those that find
+table names in a query: :mod:`evonb.notebook.sqlrefs`, :mod:`evonb.spark.sql_writes`) must hide
+exactly the text Spark hides, or a table that Spark
 reads is missed (and Spark resolves the name to something else) or a name in a comment is
 taken for a table. Spark's lexer differs from a plain regular expression in three ways that
 matter: a ``--`` comment ends at a carriage return as well as at a line feed (and a backslash
@@ -28,11 +29,17 @@ _BRACKET = re.compile(r"/\*|\*/")
 
 def comment_end(text: str, start: int) -> int | None:
     """The end of the comment starting at ``start`` (an unclosed ``/*`` runs to the end of
-    ``text``, as in Spark), or None when no comment starts there."""
+    ``text``), or None when no comment starts there."""
+    found = _comment(text, start)
+    return None if found is None else found[0]
+
+
+def _comment(text: str, start: int) -> tuple[int, bool] | None:
+    """(end, closed) of the comment starting at ``start``, or None."""
     if text.startswith("--", start):
         match = _LINE_COMMENT.match(text, start)
         assert match is not None
-        return match.end()
+        return match.end(), True
     if not text.startswith("/*", start):
         return None
     depth, pos = 0, start
@@ -40,8 +47,24 @@ def comment_end(text: str, start: int) -> int | None:
         depth += 1 if match.group() == "/*" else -1
         pos = match.end()
         if depth == 0:
-            return pos
-    return len(text)
+            return pos, True
+    return len(text), False
+
+
+def unclosed_comment(text: str) -> int | None:
+    """Where a ``/*`` that is never closed starts (Spark refuses such text), or None."""
+    pos = 0
+    while pos < len(text):
+        found = _comment(text, pos)
+        if found is not None:
+            if not found[1]:
+                return pos
+            pos = found[0]
+            continue
+        match = _SKIP.match(text, pos)
+        assert match is not None
+        pos = match.end()
+    return None
 
 
 def blank_comments(text: str) -> str:
@@ -63,4 +86,4 @@ def blank_comments(text: str) -> str:
     return "".join(out)
 
 
-__all__ = ["STRING", "blank_comments", "comment_end"]
+__all__ = ["STRING", "blank_comments", "comment_end", "unclosed_comment"]
