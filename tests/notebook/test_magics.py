@@ -337,6 +337,15 @@ def test_sql_views_last_one_statement(evo, trips, spark, ip):
         f"'{first}'")
     assert views() == []
     assert ip.user_ns["res"].count() == 3  # analysed while the view was there
+    # a Spark view over an evonb table could not be read later: refused, and the hint works
+    with pytest.raises(UsageError, match="does not create a Spark view over the evonb table"):
+        evo("sql CREATE TEMP VIEW trips_then AS SELECT * FROM trips")
+    assert not spark.catalog.tableExists("trips_then")
+    ip.user_ns["res"].createOrReplaceTempView("trips_then")
+    try:
+        assert spark.sql("select count(*) as n from trips_then").collect()[0].n == 3
+    finally:
+        spark.catalog.dropTempView("trips_then")
     # A -- comment ends at a carriage return, for Spark and now for evonb
     assert evo("sql --c\rselect count(*) as n from trips").rows == [{"n": 6}]
     evo("sql DROP TABLE trips PURGE")

@@ -11,7 +11,7 @@ from evonb.errors import UnsupportedStatementError
 from evonb.notebook import sql_writes
 from evonb.notebook.args import identifier, limit, parse_args, resolve_ref
 from evonb.notebook.preview import Preview
-from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrite
+from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrite, tokens
 from evonb.spark import session as managed
 from evonb.spark.temp_views import statement_views
 
@@ -141,6 +141,15 @@ def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
         if change.table.lower() in names:
             name = names[change.table.lower()]
             raise refusal(change, name, ctx.open(name).path)
+    view_over = _view_over(query, names)
+    if view_over is not None:
+        raise UnsupportedStatementError(
+            f"%evo sql does not create a Spark view over the evonb table {view_over!r}: an "
+            "evonb table is a view only while the statement naming it runs, so a view made "
+            "from it could not be read afterwards. Nothing was created.",
+            statement="CREATE VIEW", table=view_over,
+            hint=f"keep a DataFrame instead: %evo sql --to df SELECT ... FROM {view_over}, "
+                 "then df.createOrReplaceTempView('name') (it reads the table as it is now)")
 
     with statement_views() as register:
         def view_for(ref: TableRef) -> str:
@@ -163,6 +172,20 @@ def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
         ctx.user_ns[target] = df
     stored = f"; the DataFrame is in {target!r}" if target else ""
     return Preview.of(df, rows, f"Result of {' '.join(query.split())[:80]}{stored}")
+
+
+def _view_over(query: str, names: dict[str, str]) -> str | None:
+    """The evonb table (of ``names``) a ``CREATE ... VIEW ... AS`` statement reads, or None."""
+    toks = tokens(query)
+    if not toks or not toks[0].is_word("create"):
+        return None
+    words = [t.text.lower() for t in toks if t.kind == "word"]
+    if "view" not in words or "as" not in words or words.index("view") > words.index("as"):
+        return None
+    for tok in toks:
+        if tok.kind in ("word", "quoted") and tok.value.lower() in names:
+            return names[tok.value.lower()]
+    return None
 
 
 _INSTEAD = {
