@@ -4,6 +4,7 @@ shown as what they committed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ from evonb.spark.sql_writes import STATEMENTS, SQLWriteResult, execute
 from evonb.spark.temp_views import statement_views
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
     from evonb.notebook.context import Context
 
 
@@ -74,6 +77,22 @@ def written_table(query: str, names: dict[str, str]) -> str | None:
     return None
 
 
+def as_of_views(ctx: Context, register: Callable[[str, DataFrame], None]
+                ) -> Callable[[TableRef], str]:
+    """The ``view_for`` of :func:`~evonb.notebook.sqlrefs.rewrite`: each ``<table> AS OF
+    '<commit>'`` becomes a view of the table as of that commit, made with ``register`` (of
+    :func:`~evonb.spark.temp_views.statement_views`); returns the view's name."""
+
+    def view_for(ref: TableRef) -> str:
+        source = ctx.open(ref.name)
+        instant = source.commit(resolve_ref(source, ref.as_of or "")).instant
+        view = f"{ref.name}__as_of_{instant}"
+        register(view, source.read(as_of=instant))
+        return view
+
+    return view_for
+
+
 def run(ctx: Context, query: str, name: str, target: str | None = None) -> Committed:
     """Run ``query``, one statement changing the evonb table ``name``; other evonb tables it
     reads (``t AS OF '<commit>'`` too) are temporary views as in a query. ``target`` names a
@@ -84,14 +103,7 @@ def run(ctx: Context, query: str, name: str, target: str | None = None) -> Commi
     table = ctx.open(name)
 
     with statement_views() as register:
-        def view_for(ref: TableRef) -> str:
-            source = ctx.open(ref.name)
-            instant = source.commit(resolve_ref(source, ref.as_of or "")).instant
-            view = f"{ref.name}__as_of_{instant}"
-            register(view, source.read(as_of=instant))
-            return view
-
-        rewritten, refs = rewrite(query, ctx.table_names(), view_for)
+        rewritten, refs = rewrite(query, ctx.table_names(), as_of_views(ctx, register))
         for other in dict.fromkeys(r.name for r in refs if r.as_of is None):
             if other.lower() != name.lower():
                 register(other, ctx.open(other).read())
@@ -103,4 +115,4 @@ def run(ctx: Context, query: str, name: str, target: str | None = None) -> Commi
     return Committed(result)
 
 
-__all__ = ["STATEMENTS", "Committed", "run", "written_table"]
+__all__ = ["STATEMENTS", "Committed", "as_of_views", "run", "written_table"]

@@ -11,7 +11,7 @@ from evonb.errors import UnsupportedStatementError
 from evonb.notebook import sql_writes
 from evonb.notebook.args import identifier, limit, parse_args, resolve_ref
 from evonb.notebook.preview import Preview
-from evonb.notebook.sqlrefs import TableChange, TableRef, changed_tables, rewrite, tokens
+from evonb.notebook.sqlrefs import TableChange, changed_tables, rewrite, tokens
 from evonb.spark import session as managed
 from evonb.spark.temp_views import statement_views
 
@@ -152,14 +152,8 @@ def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
                  "then df.createOrReplaceTempView('name') (it reads the table as it is now)")
 
     with statement_views() as register:
-        def view_for(ref: TableRef) -> str:
-            table = ctx.open(ref.name)
-            instant = table.commit(resolve_ref(table, ref.as_of or "")).instant
-            view = f"{ref.name}__as_of_{instant}"
-            register(view, table.read(as_of=instant))
-            return view
-
-        rewritten, refs = rewrite(query, ctx.table_names(), view_for)
+        rewritten, refs = rewrite(query, ctx.table_names(),
+                                  sql_writes.as_of_views(ctx, register))
         spark = None
         for name in dict.fromkeys(r.name for r in refs if r.as_of is None):
             table = ctx.open(name)
