@@ -10,7 +10,7 @@ quickstart:
 # Everything but the stress tests (CI runs those at full size next, with `make stress-full`).
 test:
 	@bash scripts/setup.sh --test
-	$(PYTHON) -m pytest -m "not stress"
+	$(PYTHON) -m pytest -m "not stress" --durations=15
 
 # The table, services, concurrency and Iceberg tests over a FileIO that never renames or links
 # (evonb.table.fileio): the commit protocol needs neither (CI runs this after `make test`).
@@ -25,7 +25,8 @@ stress-full:
 	@bash scripts/setup.sh --test
 	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
 	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=200 \
-	$(PYTHON) -m pytest -m "stress or model" tests/stress tests/model -p no:cacheprovider
+	$(PYTHON) -m pytest -m "stress or model" tests/stress tests/model -p no:cacheprovider \
+		--durations=10
 
 # Binder's environment built as repo2docker builds it (a fresh virtual environment from binder/,
 # postBuild run in a copy of the repository), then every tutorial run on its kernel (CI runs it).
