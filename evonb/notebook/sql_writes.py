@@ -20,6 +20,7 @@ from evonb.spark.temp_views import statement_views
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
+    from evonb.api import Table
     from evonb.notebook.context import Context
 
 
@@ -77,11 +78,13 @@ def written_table(query: str, names: dict[str, str]) -> str | None:
     return None
 
 
-def as_of_views(ctx: Context, register: Callable[[str, DataFrame], None]
-                ) -> Callable[[TableRef], str]:
-    """The ``view_for`` of :func:`~evonb.notebook.sqlrefs.rewrite`: each ``<table> AS OF
-    '<commit>'`` becomes a view of the table as of that commit, made with ``register`` (of
-    :func:`~evonb.spark.temp_views.statement_views`); returns the view's name."""
+def statement_tables(ctx: Context, query: str, register: Callable[[str, DataFrame], None],
+                     *, written: str | None = None) -> tuple[str, list[Table]]:
+    """``query`` with every evonb table it reads made a view with ``register`` (of
+    :func:`~evonb.spark.temp_views.statement_views`): ``<table> AS OF '<commit>'`` becomes a
+    view of that commit, any other evonb table (but ``written``, the one the statement
+    changes) a view of its latest snapshot. Returns the rewritten query and the tables read
+    as they are now."""
 
     def view_for(ref: TableRef) -> str:
         source = ctx.open(ref.name)
@@ -90,7 +93,14 @@ def as_of_views(ctx: Context, register: Callable[[str, DataFrame], None]
         register(view, source.read(as_of=instant))
         return view
 
-    return view_for
+    rewritten, refs = rewrite(query, ctx.table_names(), view_for)
+    current = []
+    for name in dict.fromkeys(r.name for r in refs if r.as_of is None):
+        if written is None or name.lower() != written.lower():
+            table = ctx.open(name)
+            register(name, table.read())
+            current.append(table)
+    return rewritten, current
 
 
 def run(ctx: Context, query: str, name: str, target: str | None = None) -> Committed:
@@ -103,10 +113,7 @@ def run(ctx: Context, query: str, name: str, target: str | None = None) -> Commi
     table = ctx.open(name)
 
     with statement_views() as register:
-        rewritten, refs = rewrite(query, ctx.table_names(), as_of_views(ctx, register))
-        for other in dict.fromkeys(r.name for r in refs if r.as_of is None):
-            if other.lower() != name.lower():
-                register(other, ctx.open(other).read())
+        rewritten, _ = statement_tables(ctx, query, register, written=name)
         result = execute(table, rewritten, name=name)
     if result.mode == "drop":
         ctx.locations.pop(name.strip().strip("`").lower(), None)
@@ -115,4 +122,4 @@ def run(ctx: Context, query: str, name: str, target: str | None = None) -> Commi
     return Committed(result)
 
 
-__all__ = ["STATEMENTS", "Committed", "as_of_views", "run", "written_table"]
+__all__ = ["STATEMENTS", "Committed", "run", "statement_tables", "written_table"]

@@ -11,7 +11,7 @@ from evonb.errors import UnsupportedStatementError
 from evonb.notebook import sql_writes
 from evonb.notebook.args import identifier, limit, parse_args, resolve_ref
 from evonb.notebook.preview import Preview
-from evonb.notebook.sqlrefs import TableChange, changed_tables, rewrite, tokens
+from evonb.notebook.sqlrefs import TableChange, changed_tables, tokens
 from evonb.spark import session as managed
 from evonb.spark.temp_views import statement_views
 
@@ -152,15 +152,8 @@ def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
                  "then df.createOrReplaceTempView('name') (it reads the table as it is now)")
 
     with statement_views() as register:
-        rewritten, refs = rewrite(query, ctx.table_names(),
-                                  sql_writes.as_of_views(ctx, register))
-        spark = None
-        for name in dict.fromkeys(r.name for r in refs if r.as_of is None):
-            table = ctx.open(name)
-            register(name, table.read())
-            spark = table.spark
-        if spark is None:
-            spark = managed.session()
+        rewritten, read = sql_writes.statement_tables(ctx, query, register)
+        spark = read[0].spark if read else managed.session()
         df = spark.sql(rewritten)  # analysed here: the views may go once it returns
     if target:
         ctx.user_ns[target] = df
