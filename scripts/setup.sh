@@ -49,3 +49,18 @@ if [ ! -f "$stamp$want_test" ] || [ pyproject.toml -nt "$stamp$want_test" ]; the
   fi
   touch "$stamp$want_test"
 fi
+
+# Azurite, Microsoft's Azure Storage emulator (from the npm registry), for the tests of tables in
+# Azure storage: they start its Blob service on loopback. Needs Node.js (through apt if missing).
+if [ "$want_test" = "1" ]; then
+  azurite_dir="${EVONB_AZURITE_DIR:-$HOME/.cache/evonb/azurite}"
+  if [ ! -x "$azurite_dir/node_modules/.bin/azurite-blob" ]; then
+    if ! command -v npm >/dev/null 2>&1; then
+      echo "setup: installing Node.js for the Azure storage emulator"
+      apt_install nodejs npm
+    fi
+    echo "setup: installing Azurite (the Azure storage emulator) into $azurite_dir"
+    mkdir -p "$azurite_dir"
+    npm install --prefix "$azurite_dir" --no-audit --no-fund --loglevel=error azurite@3 >/dev/null
+  fi
+fi

@@ -28,10 +28,11 @@ Implementations:
   ``write_if_absent`` is ``O_EXCL``. The test suite runs the table, services and concurrency tests
   over it (``EVONB_FILE_IO=local-no-rename``) to prove the protocol needs no rename.
 
-- ``s3`` (:class:`evonb.table.fileio_s3.S3FileIO`): S3-compatible object storage. It is not
-  chosen by ``EVONB_FILE_IO`` but by the location: the process's FileIO sends every path in
-  object storage (first part ``s3:`` or ``s3a:``, see :func:`is_object_path`) to it, and all
-  other paths to the implementation below.
+- ``s3`` (:class:`evonb.table.fileio_s3.S3FileIO`): S3-compatible object storage, and ``azure``
+  (:class:`evonb.table.fileio_azure.AzureFileIO`): Azure Blob Storage and ADLS Gen2. They are
+  not chosen by ``EVONB_FILE_IO`` but by the location: the process's FileIO sends every path in
+  object storage (first part ``s3:``/``s3a:`` or ``az:``, see :func:`object_store`) to its
+  store's FileIO, and all other paths to the implementation below.
 
 The implementation for local paths is chosen by the environment variable ``EVONB_FILE_IO``
 (default ``local``), never by anything a table stores: a name that is neither built in nor
@@ -54,7 +55,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from evonb.errors import EvoError
-from evonb.table.fileio_base import FileInfo, FileIO, PathLike, is_object_path
+from evonb.table.fileio_azure import AzureFileIO  # azure-storage-blob: loaded on first use
+from evonb.table.fileio_base import FileInfo, FileIO, PathLike, is_object_path, object_store
 from evonb.table.fileio_s3 import S3FileIO  # boto3, optional, is loaded on first use
 from evonb.table.names import TEMP_SUFFIX, temp_prefix
 from evonb.table.plugins import PluginKind, check_name, load
@@ -285,87 +287,103 @@ def _file_io_named(key: str) -> FileIO:
 
 
 @cache
-def object_store_io() -> FileIO:
-    """The FileIO of S3-compatible object storage (:mod:`evonb.table.fileio_s3`), made once."""
-    return S3FileIO()
+def _object_store_io(store: str) -> FileIO:
+    return AzureFileIO() if store == "az" else S3FileIO()
+
+
+def object_store_io(store: str = "s3") -> FileIO:
+    """The FileIO of an object store, made once per process (``object_store_io.cache_clear()``
+    makes them anew, from the configuration as it is then): ``"s3"``, S3-compatible storage
+    (:mod:`evonb.table.fileio_s3`); ``"az"``, Azure Blob Storage and ADLS Gen2
+    (:mod:`evonb.table.fileio_azure`). See :func:`object_store`."""
+    return _object_store_io(store)
+
+
+object_store_io.cache_clear = _object_store_io.cache_clear  # type: ignore[attr-defined]
+
+
+def _store_io(path: PathLike) -> FileIO | None:
+    store = object_store(path)
+    return None if store is None else _object_store_io(store)
 
 
 class _Routing(FileIO):
     """Mixed into the process's FileIO class: paths in object storage (see
-    :func:`is_object_path`) go to :func:`object_store_io`, all others to the FileIO itself."""
+    :func:`object_store`) go to that store's FileIO (:func:`object_store_io`), all others to
+    the FileIO itself."""
 
     def read(self, path: PathLike) -> bytes:
-        return object_store_io().read(path) if is_object_path(path) else super().read(path)
+        store = _store_io(path)
+        return store.read(path) if store else super().read(path)
 
     def write(self, path: PathLike, data: bytes) -> None:
-        if is_object_path(path):
-            return object_store_io().write(path, data)
-        return super().write(path, data)
+        store = _store_io(path)
+        return store.write(path, data) if store else super().write(path, data)
 
     def write_if_absent(self, path: PathLike, data: bytes) -> None:
-        if is_object_path(path):
-            return object_store_io().write_if_absent(path, data)
-        return super().write_if_absent(path, data)
+        store = _store_io(path)
+        return store.write_if_absent(path, data) if store else super().write_if_absent(path, data)
 
     def list(self, folder: PathLike) -> list[FileInfo]:
-        return object_store_io().list(folder) if is_object_path(folder) else super().list(folder)
+        store = _store_io(folder)
+        return store.list(folder) if store else super().list(folder)
 
     def names(self, folder: PathLike) -> list[str]:
-        return (object_store_io().names(folder) if is_object_path(folder)
-                else super().names(folder))
+        store = _store_io(folder)
+        return store.names(folder) if store else super().names(folder)
 
     def folders(self, folder: PathLike) -> list[str]:
-        return (object_store_io().folders(folder) if is_object_path(folder)
-                else super().folders(folder))
+        store = _store_io(folder)
+        return store.folders(folder) if store else super().folders(folder)
 
     def info(self, path: PathLike) -> FileInfo:
-        return object_store_io().info(path) if is_object_path(path) else super().info(path)
+        store = _store_io(path)
+        return store.info(path) if store else super().info(path)
 
     def exists(self, path: PathLike) -> bool:
-        return object_store_io().exists(path) if is_object_path(path) else super().exists(path)
+        store = _store_io(path)
+        return store.exists(path) if store else super().exists(path)
 
     def content_version(self, path: PathLike, data: bytes) -> Hashable | None:
-        return (object_store_io().content_version(path, data) if is_object_path(path)
-                else super().content_version(path, data))
+        store = _store_io(path)
+        return store.content_version(path, data) if store else super().content_version(path, data)
 
     def is_folder(self, folder: PathLike) -> bool:
-        return (object_store_io().is_folder(folder) if is_object_path(folder)
-                else super().is_folder(folder))
+        store = _store_io(folder)
+        return store.is_folder(folder) if store else super().is_folder(folder)
 
     def delete(self, path: PathLike) -> None:
-        if is_object_path(path):
-            return object_store_io().delete(path)
-        return super().delete(path)
+        store = _store_io(path)
+        return store.delete(path) if store else super().delete(path)
 
     def delete_folder(self, folder: PathLike) -> None:
-        if is_object_path(folder):
-            return object_store_io().delete_folder(folder)
-        return super().delete_folder(folder)
+        store = _store_io(folder)
+        return store.delete_folder(folder) if store else super().delete_folder(folder)
 
     def open_read(self, path: PathLike) -> BinaryIO:
-        return (object_store_io().open_read(path) if is_object_path(path)
-                else super().open_read(path))
+        store = _store_io(path)
+        return store.open_read(path) if store else super().open_read(path)
 
     def arrow_location(self, path: PathLike) -> tuple[pafs.FileSystem, str]:
-        return (object_store_io().arrow_location(path) if is_object_path(path)
-                else super().arrow_location(path))
+        store = _store_io(path)
+        return store.arrow_location(path) if store else super().arrow_location(path)
 
     def open_data(self, path: PathLike) -> pafs.NativeFile:
-        return (object_store_io().open_data(path) if is_object_path(path)
-                else super().open_data(path))
+        store = _store_io(path)
+        return store.open_data(path) if store else super().open_data(path)
 
     def move(self, src: PathLike, dst: PathLike) -> None:
-        if is_object_path(src) != is_object_path(dst):
+        if object_store(src) != object_store(dst):
             raise EvoError(f"Cannot move {src} to {dst}: they are in different stores",
                            hint="copy the file instead")
-        if is_object_path(src):
-            return object_store_io().move(src, dst)
-        return super().move(src, dst)
+        store = _store_io(src)
+        return store.move(src, dst) if store else super().move(src, dst)
 
 
 def file_io() -> FileIO:
     """The FileIO of this process: the one ``EVONB_FILE_IO`` names (default ``local``) for
-    local paths; paths in object storage (``s3:``/``s3a:``) go to :func:`object_store_io`."""
+    local paths; paths in object storage (``s3:``/``s3a:``, ``az:``) go to
+    :func:`object_store_io`."""
     return _file_io_for(os.environ.get(FILE_IO_ENV))
 
 
@@ -391,5 +409,6 @@ __all__ = [
     "file_io",
     "fsync_dir",
     "is_object_path",
+    "object_store",
     "object_store_io",
 ]

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, ClassVar
 
+from evonb.errors import EvoError
+
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
@@ -131,10 +133,31 @@ class FileIO(ABC):
             stack.extend(sorted((f"{rel}/{d}" if rel else d) for d in self.folders(here))[::-1])
 
 
+class ObjectStoreError(EvoError):
+    """The object store refused or failed an operation (bucket or container missing,
+    credentials refused, endpoint unreachable); names the location."""
+
+    def __init__(self, message: str, *, location: str, hint: str | None = None) -> None:
+        self.location = location
+        super().__init__(message, hint=hint)
+
+
+def object_store(path: PathLike) -> str | None:
+    """The object store holding ``path`` (a table root or a path below one), by its first part:
+    ``"s3"`` for ``s3:``/``s3a:`` (``Path("s3://bucket/key")`` is ``s3:/bucket/key``), ``"az"``
+    for ``az:`` (Azure, see :mod:`evonb.table.fileio_azure`); None for a local path."""
+    s = os.fspath(path)
+    if s.startswith(("s3:/", "s3a:/")):
+        return "s3"
+    if s.startswith("az:/"):
+        return "az"
+    return None
+
+
 def is_object_path(path: PathLike) -> bool:
-    """Whether ``path`` (a table root or a path below one) names object storage: its first
-    part is ``s3:`` or ``s3a:`` (``Path("s3://bucket/key")`` is ``s3:/bucket/key``)."""
-    return os.fspath(path).startswith(("s3:/", "s3a:/"))
+    """Whether ``path`` (a table root or a path below one) names object storage (see
+    :func:`object_store`)."""
+    return object_store(path) is not None
 
 
-__all__ = ["FileIO", "FileInfo", "PathLike", "is_object_path"]
+__all__ = ["FileIO", "FileInfo", "ObjectStoreError", "PathLike", "is_object_path", "object_store"]

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
 from urllib.parse import urlparse
 
 from evonb.errors import EvoError
-from evonb.table.fileio_base import FileInfo, FileIO, PathLike, is_object_path
+from evonb.table.fileio_base import FileInfo, FileIO, ObjectStoreError, PathLike, is_object_path
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -52,15 +52,6 @@ _ACCESS_CODES = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", 
                  "InvalidToken", "403", "Forbidden", "AuthorizationHeaderMalformed"}
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
 _DELETE_BATCH = 1000
-
-
-class ObjectStoreError(EvoError):
-    """The object store refused or failed an operation (bucket missing, credentials refused,
-    endpoint unreachable); names the location."""
-
-    def __init__(self, message: str, *, location: str, hint: str | None = None) -> None:
-        self.location = location
-        super().__init__(message, hint=hint)
 
 
 def split(path: PathLike) -> tuple[str, str]:

@@ -17,7 +17,9 @@ from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from evonb.errors import EvoError, MetadataCorruptError
-from evonb.table.fileio import FileInfo, file_io, fsync_dir, is_object_path
+from evonb.table.fileio import FileInfo, file_io, fsync_dir, is_object_path, object_store
+from evonb.table.fileio_azure import AZURE_SCHEMES, parse_location
+from evonb.table.fileio_azure import uri as azure_uri
 from evonb.table.names import EVO_DIR, STAGING_DIR, is_temp_name
 
 T = TypeVar("T")
@@ -25,8 +27,11 @@ T = TypeVar("T")
 def table_path(root: str | os.PathLike[str]) -> Path:
     """A table root as a :class:`Path`: a local path (``file:`` URIs accepted), or a location
     in S3-compatible object storage, ``s3://bucket/path`` or ``s3a://bucket/path`` (the same
-    store), kept as ``Path("s3:/bucket/path")``: the first part names the store, and
-    :func:`~evonb.table.fileio.file_io` sends such paths to the object store's FileIO.
+    store), kept as ``Path("s3:/bucket/path")``, or in Azure storage,
+    ``abfss://container@account.dfs.core.windows.net/path`` (``abfs://``) or
+    ``az://container/path``, kept as ``Path("az:/container@account/path")``: the first part
+    names the store, and :func:`~evonb.table.fileio.file_io` sends such paths to the object
+    store's FileIO.
 
     Other URI schemes raise :class:`EvoError` naming the scheme.
     """
@@ -39,21 +44,31 @@ def table_path(root: str | os.PathLike[str]) -> Path:
                 raise EvoError(f"The table location {root!r} names no bucket",
                                hint="write s3://<bucket>/<path>")
             return Path(f"s3:/{parsed.netloc}{parsed.path}".rstrip("/"))
+        if parsed.scheme in AZURE_SCHEMES:
+            return Path(parse_location(root))
         raise EvoError(
             f"Unsupported table location {root!r}: evonb does not serve {parsed.scheme}:// "
             "locations",
-            hint="use a local or mounted path, a file: URI, or S3-compatible object storage "
-                 "(s3:// or s3a://; set AWS_ENDPOINT_URL for other S3 servers)",
+            hint="use a local or mounted path, a file: URI, S3-compatible object storage "
+                 "(s3:// or s3a://; set AWS_ENDPOINT_URL for other S3 servers) or Azure "
+                 "storage (abfss:// or az://)",
         )
     if isinstance(root, Path) and is_object_path(root) and root.parts[0] == "s3a:":
         return Path("s3:", *root.parts[1:])
+    if isinstance(root, Path) and root.parts and root.parts[0].rstrip(":") in AZURE_SCHEMES and (
+            root.parts[0] != "az:" or "@" not in (root.parts[1:2] or ("",))[0]):
+        # Path("abfss://c@a.dfs.core.windows.net/t") is abfss:/c@a.dfs.core.windows.net/t
+        return Path(parse_location(root.parts[0] + "//" + "/".join(root.parts[1:])))
     return Path(root)
 
 
 def location_uri(root: str | os.PathLike[str], *, spark: bool = False) -> str:
-    """A table path as users and engines name it: ``s3://bucket/path`` for object storage
-    (``s3a://`` with ``spark=True``, the scheme of Spark's S3 connector), else the local
-    path."""
+    """A table path as users and engines name it: ``s3://bucket/path`` for S3 (``s3a://`` with
+    ``spark=True``, the scheme of Spark's S3 connector), ``az://container@account/path`` for
+    Azure (``abfss://container@account.dfs.core.windows.net/path`` with ``spark=True``), else
+    the local path."""
+    if object_store(root) == "az":
+        return azure_uri(root, spark=spark)
     if is_object_path(root):
         bucket, _, key = os.fspath(root).split(":", 1)[1].lstrip("/").partition("/")
         return f"{'s3a' if spark else 's3'}://{bucket}/{key}".rstrip("/")

@@ -15,6 +15,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from evonb.table.fileio import object_store_io
+from tests.objectstore.azurite import ACCOUNT, Azurite
 
 T = TypeVar("T")
 
@@ -81,6 +82,48 @@ def bucket(s3_client) -> str:  # type: ignore[no-untyped-def]
     return name
 
 
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite]:
+    """Azurite's Blob service on loopback, one per test session."""
+    server = Azurite(tmp_path_factory.mktemp("azurite"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def azure_env(azurite: Azurite, monkeypatch: pytest.MonkeyPatch) -> Iterator[Azurite]:
+    """``AZURE_STORAGE_CONNECTION_STRING`` pointing at the emulator (and no other Azure
+    setting); evonb's Azure client is made anew from it."""
+    for k in ("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_ACCOUNT_KEY",
+              "AZURE_STORAGE_KEY", "AZURE_STORAGE_BLOB_ENDPOINT"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite.connection_string())
+    monkeypatch.setenv("EVONB_AZURE_MAX_RETRIES", "0")
+    object_store_io.cache_clear()
+    yield azurite
+    object_store_io.cache_clear()
+
+
+@pytest.fixture
+def container(azure_env: Azurite):  # type: ignore[no-untyped-def]
+    """A fresh, empty container, as the SDK's ContainerClient (its name: ``.container_name``)."""
+    from azure.storage.blob import BlobServiceClient
+
+    service = BlobServiceClient.from_connection_string(azure_env.connection_string())
+    return service.create_container(f"evonb-{uuid.uuid4().hex[:12]}")
+
+
+def abfss(container_name: str, path: str) -> str:
+    """The ``abfss://`` URI of ``path`` in the emulator's account."""
+    return f"abfss://{container_name}@{ACCOUNT}.dfs.core.windows.net/{path}"
+
+
+def blob_names(client, prefix: str = "") -> list[str]:  # type: ignore[no-untyped-def]
+    """Every blob name in a container under ``prefix``."""
+    return sorted(client.list_blob_names(name_starts_with=prefix or None))
+
+
 def keys(client, bucket: str, prefix: str = "") -> list[str]:  # type: ignore[no-untyped-def]
     """Every key in ``bucket`` under ``prefix``."""
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
@@ -104,4 +147,4 @@ def count_requests(op: Callable[[], T]) -> tuple[T, Counter[str]]:
         events.unregister("before-call.s3", note)
 
 
-__all__ = ["ENV", "S3Server", "count_requests", "keys"]
+__all__ = ["ENV", "S3Server", "abfss", "blob_names", "count_requests", "keys"]

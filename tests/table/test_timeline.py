@@ -79,7 +79,7 @@ def test_read_json_missing_is_file_not_found(tmp_path: Path) -> None:
 def test_table_path_accepts_file_uris(tmp_path: Path) -> None:
     assert table_path(f"file://{tmp_path}") == tmp_path
     assert table_path(f"file:{tmp_path}") == tmp_path
-    for uri in ("gs://bucket/t", "abfss://c@acct.dfs.core.windows.net/t", "hdfs://nn/t"):
+    for uri in ("gs://bucket/t", "wasbs://c@acct.blob.core.windows.net/t", "hdfs://nn/t"):
         with pytest.raises(EvoError, match=uri.split(":")[0] + "://"):
             table_path(uri)
 
@@ -92,6 +92,24 @@ def test_table_path_keeps_object_store_locations() -> None:
     assert location_uri(Path("/data/t")) == "/data/t"
     with pytest.raises(EvoError, match="no bucket"):
         table_path("s3:///t")
+
+
+def test_table_path_keeps_azure_locations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING", raising=False)
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "acct")
+    one = Path("az:/c@acct/a/t")
+    for uri in ("abfss://c@acct.dfs.core.windows.net/a/t", "abfs://c@acct.dfs.core.windows.net/a/t/",
+                "az://c/a/t", "az://c@acct/a/t", Path("abfss://c@acct.dfs.core.windows.net/a/t"),
+                Path("az://c/a/t"), one):
+        assert table_path(uri) == one, uri
+    assert table_path("abfss://c@other.blob.core.windows.net/t") == Path("az:/c@other/t")
+    assert location_uri(one) == "az://c@acct/a/t"
+    assert location_uri(one, spark=True) == "abfss://c@acct.dfs.core.windows.net/a/t"
+    assert table_path(location_uri(one)) == one
+    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT_NAME")
+    with pytest.raises(EvoError, match="names no storage account") as refused:
+        table_path("az://c/t")
+    assert "AZURE_STORAGE_ACCOUNT_NAME" in (refused.value.hint or "")
 
 
 # ---------------------------------------------------------------- instants
