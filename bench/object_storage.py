@@ -1,6 +1,7 @@
 """The ``object_storage`` benchmark group: a DDL commit on a table in a bucket of a loopback S3
 server (moto's server mode) against the same DDL on local disk, and the S3 requests each
-metadata operation makes.
+metadata operation makes; the same DDL commit in a container of Azurite, the Azure Storage
+emulator, on loopback (``object_storage.ddl_commit_azure``).
 
 The ratio shows what the store's round trips cost per commit (loopback: no network latency,
 so real stores add their request latency times the counts reported). The request counts are
@@ -307,6 +308,57 @@ def object_storage(ctx: Context) -> Iterator[Case | Result]:
         where = ctx.path("object_storage_files")
         yield _planning_result(planning_vs_listing(bucket, where, files, out=ctx.log),
                                planning_vs_listing(bucket, where, files, 1, out=ctx.log), files)
+    yield from _azure_ddl(ctx)
+
+
+def _azure_ddl(ctx: Context) -> Iterator[Case | Result]:
+    """``object_storage.ddl_commit_azure``: the same ALTER in a container of Azurite (the Azure
+    Storage emulator) on loopback against local disk."""
+    from bench.azurite import Azurite, installed
+
+    name = "object_storage.ddl_commit_azure"
+    try:
+        from azure.storage.blob import BlobServiceClient
+    except ImportError:
+        yield skipped("object_storage", name, "azure-storage-blob not installed "
+                      "(pip install 'evonb[azure]')")
+        return
+    if not installed():
+        yield skipped("object_storage", name, "Azurite not installed (scripts/setup.sh --test)")
+        return
+    import evonb
+    from evonb.table.fileio import object_store_io
+
+    server = Azurite(ctx.path("object_storage_azurite"))
+    server.start()
+    before = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
+    os.environ["AZURE_STORAGE_CONNECTION_STRING"] = server.connection_string()
+    object_store_io.cache_clear()
+    try:
+        container = f"bench-{uuid.uuid4().hex[:12]}"
+        BlobServiceClient.from_connection_string(server.connection_string()).create_container(
+            container)
+        remote = evonb.create_table(f"az://{container}/t", "id bigint not null",
+                                    primary_key="id")
+        local = evonb.create_table(ctx.path("object_storage_azure_local"), "id bigint not null",
+                                   primary_key="id")
+        n = count()
+        yield Case(
+            name,
+            evonb=Side("ALTER ADD COLUMN, table in a container (loopback Azurite)",
+                       lambda: remote.alter(f"ALTER TABLE t ADD COLUMN c{next(n)} int")),
+            baseline=Side("ALTER ADD COLUMN, table on local disk",
+                          lambda: local.alter(f"ALTER TABLE t ADD COLUMN c{next(n)} int")),
+            same_calls=True,
+            bar_text="report (no bar): loopback Azurite has no network latency",
+        )
+    finally:
+        if before is None:
+            os.environ.pop("AZURE_STORAGE_CONNECTION_STRING", None)
+        else:
+            os.environ["AZURE_STORAGE_CONNECTION_STRING"] = before
+        object_store_io.cache_clear()
+        server.stop()
 
 
 def run(*, repeat: int = 5, out: Callable[[str], None] = print,

@@ -59,6 +59,7 @@ T = TypeVar("T")
 AZURE_SCHEMES = ("az", "abfs", "abfss")
 """The URI schemes of Azure storage evonb accepts (``abfss`` is Spark's, over TLS)."""
 
+_DELETE_BATCH = 256  # the most subrequests the Blob service takes in one batch
 RETRIES_ENV = "EVONB_AZURE_MAX_RETRIES"
 """How many times a failed request is retried (default 3, after 1, 4 and 10 seconds)."""
 _DEV_ACCOUNT = "devstoreaccount1"
@@ -345,7 +346,18 @@ class AzureFileIO(FileIO):
         prefix = f"{key}/" if key else None
         names = self._call(folder, "list",
                            lambda: list(client.list_blob_names(name_starts_with=prefix)))
-        self._delete(client, folder, names)
+        for i in range(0, len(names), _DELETE_BATCH):  # one batch request per 256 blobs
+            batch = names[i:i + _DELETE_BATCH]
+            answers = self._call(folder, "delete", lambda b=batch: list(  # type: ignore[misc]
+                client.delete_blobs(*b, raise_on_any_failure=False)))
+            refused = [a.status_code for a in answers if a.status_code not in (200, 202, 404)]
+            if refused:
+                raise ObjectStoreError(
+                    f"Cannot delete {uri(folder)}: the storage account refused "
+                    f"{len(refused)} of {len(batch)} deletes (HTTP {refused[0]})",
+                    location=uri(folder),
+                    hint="check the credentials' permissions on the container, then run the "
+                         "operation again")
 
     def open_read(self, path: PathLike) -> BinaryIO:
         return io.BytesIO(self.read(path))

@@ -14,8 +14,8 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
+from bench.azurite import ACCOUNT, Azurite
 from evonb.table.fileio import object_store_io
-from tests.objectstore.azurite import ACCOUNT, Azurite
 
 T = TypeVar("T")
 

@@ -15,13 +15,13 @@ import pytest
 from azure.core.exceptions import ResourceExistsError
 
 import evonb
+from bench.azurite import ACCOUNT, Azurite
 from evonb.errors import EvoError
 from evonb.table.check import check_table
 from evonb.table.fileio import file_io, object_store_io
 from evonb.table.fileio_azure import AzureFileIO
 from evonb.table.fileio_base import ObjectStoreError
 from evonb.table.timeline import CHECKPOINT_PROPERTY
-from tests.objectstore.azurite import ACCOUNT, Azurite
 from tests.objectstore.conftest import abfss, blob_names
 from tests.objectstore.test_checkpoints import _view
 from tests.objectstore.test_concurrency import EACH, WRITERS, _writer

@@ -1,6 +1,7 @@
-"""Azurite, Microsoft's Azure Storage emulator, run on loopback for the tests of tables in Azure
-storage: its Blob service as a child process on a free port, its state in a folder, so a stop
-and a start keep the containers. ``scripts/setup.sh --test`` installs it from the npm registry."""
+"""Azurite, Microsoft's Azure Storage emulator, run on loopback for the tests and the benchmark
+of tables in Azure storage: its Blob service as a child process on a free port, its state in a
+folder, so a stop and a start keep the containers. ``scripts/setup.sh --test`` installs it from
+the npm registry."""
 
 from __future__ import annotations
 
@@ -29,6 +30,15 @@ def executable() -> str:
         return found
     raise RuntimeError(f"Azurite is not installed (looked in {local} and on PATH): run "
                        "`bash scripts/setup.sh --test`")
+
+
+def installed() -> bool:
+    """Whether :func:`executable` finds the emulator."""
+    try:
+        executable()
+    except RuntimeError:
+        return False
+    return True
 
 
 def free_port() -> int:
@@ -75,4 +85,4 @@ class Azurite:
             self._proc = None
 
 
-__all__ = ["ACCOUNT", "KEY", "Azurite", "executable"]
+__all__ = ["ACCOUNT", "KEY", "Azurite", "executable", "installed"]
