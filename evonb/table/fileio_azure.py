@@ -136,8 +136,8 @@ def split(path: PathLike) -> tuple[str, str, str]:
 
 
 def uri(path: PathLike, *, spark: bool = False) -> str:
-    """``az://container/key`` of an internal Azure path, or the ``abfss://`` URI Spark's ABFS
-    connector takes (``spark=True``)."""
+    """``az://container@account/key`` of an internal Azure path (which :func:`parse_location`
+    reads back), or the ``abfss://`` URI Spark's ABFS connector takes (``spark=True``)."""
     account, container, key = split(path)
     if spark:
         out = f"abfss://{container}@{account}.dfs.core.windows.net/{key}"
