@@ -39,17 +39,20 @@ missing blob is :class:`FileNotFoundError`, as on a local disk.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import urlparse
 
 from evonb.errors import EvoError
-from evonb.table.fileio_base import FileInfo, FileIO, ObjectStoreError, PathLike
+from evonb.table.fileio_base import (
+    FileInfo,
+    ObjectStoreError,
+    ObjectStoreFileIO,
+    PathLike,
+)
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -155,10 +158,14 @@ def _version(props: Any) -> tuple[str, str, int]:
     return "etag", str(props.etag), int(props.size)
 
 
-class AzureFileIO(FileIO):
+class AzureFileIO(ObjectStoreFileIO):
     """The FileIO of Azure Blob Storage and ADLS Gen2 (see the module docstring)."""
 
     name = "azure"
+    arrow_hint = "check the credentials, the container and the endpoint"
+
+    def location(self, path: PathLike) -> str:
+        return uri(path)
 
     def __init__(self) -> None:
         self._clients: dict[str, Any] = {}
@@ -312,13 +319,6 @@ class AzureFileIO(FileIO):
                            lambda: client.get_blob_client(key).get_blob_properties())
         return FileInfo(key.rsplit("/", 1)[-1], int(props.size), _version(props))
 
-    def exists(self, path: PathLike) -> bool:
-        try:
-            self.info(path)
-        except (FileNotFoundError, IsADirectoryError):
-            return False
-        return True
-
     def content_version(self, path: PathLike, data: bytes) -> tuple[str, str, int]:
         """The version token of a blob written in one Put Blob: the service stores the MD5 of
         its bytes as its Content-MD5 (blobs uploaded in blocks have none: their token is the
@@ -359,9 +359,6 @@ class AzureFileIO(FileIO):
                     hint="check the credentials' permissions on the container, then run the "
                          "operation again")
 
-    def open_read(self, path: PathLike) -> BinaryIO:
-        return io.BytesIO(self.read(path))
-
     @cached_property
     def _arrow(self) -> pafs.FileSystem:
         import pyarrow.fs
@@ -392,22 +389,6 @@ class AzureFileIO(FileIO):
                 f"account {self._settings.account!r} only",
                 hint="configure that account (AZURE_STORAGE_ACCOUNT_NAME) in this process")
         return self._arrow, f"{container}/{key}"
-
-    def open_data(self, path: PathLike) -> pafs.NativeFile:
-        fs, where = self.arrow_location(path)
-        with self._arrow_errors(path, "read"):
-            return fs.open_input_file(where)
-
-    @contextmanager
-    def _arrow_errors(self, path: PathLike, what: str) -> Iterator[None]:
-        try:
-            yield
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            raise ObjectStoreError(f"Cannot {what} {uri(path)}: {exc}", location=uri(path),
-                                   hint="check the credentials, the container and the "
-                                        "endpoint") from None
 
     def move(self, src: PathLike, dst: PathLike) -> None:
         self.write(dst, self.read(src))

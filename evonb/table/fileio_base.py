@@ -4,6 +4,7 @@ protocol and the implementations."""
 
 from __future__ import annotations
 
+import io
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator
@@ -142,6 +143,40 @@ class ObjectStoreError(EvoError):
         super().__init__(message, hint=hint)
 
 
+class ObjectStoreFileIO(FileIO):
+    """What the FileIOs of object stores share: whole-object reads as streams, and reads of
+    data files through the store's pyarrow file system with its errors as
+    :class:`ObjectStoreError`."""
+
+    arrow_hint: ClassVar[str] = "check the credentials and the location"
+    """The fix an :class:`ObjectStoreError` of a data file read suggests."""
+
+    @abstractmethod
+    def location(self, path: PathLike) -> str:
+        """``path`` as users name it (a URI with the store's scheme)."""
+
+    def exists(self, path: PathLike) -> bool:
+        try:
+            self.info(path)
+        except (FileNotFoundError, IsADirectoryError):
+            return False
+        return True
+
+    def open_read(self, path: PathLike) -> BinaryIO:
+        return io.BytesIO(self.read(path))
+
+    def open_data(self, path: PathLike) -> pafs.NativeFile:
+        fs, where = self.arrow_location(path)
+        try:
+            return fs.open_input_file(where)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            where = self.location(path)
+            raise ObjectStoreError(f"Cannot read {where}: {exc}", location=where,
+                                   hint=self.arrow_hint) from None
+
+
 def object_store(path: PathLike) -> str | None:
     """The object store holding ``path`` (a table root or a path below one), by its first part:
     ``"s3"`` for ``s3:``/``s3a:`` (``Path("s3://bucket/key")`` is ``s3:/bucket/key``), ``"az"``
@@ -160,4 +195,5 @@ def is_object_path(path: PathLike) -> bool:
     return object_store(path) is not None
 
 
-__all__ = ["FileIO", "FileInfo", "ObjectStoreError", "PathLike", "is_object_path", "object_store"]
+__all__ = ["FileIO", "FileInfo", "ObjectStoreError", "ObjectStoreFileIO", "PathLike",
+           "is_object_path", "object_store"]

@@ -28,16 +28,20 @@ boto3 is an optional dependency (``pip install 'evonb[s3]'``).
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import urlparse
 
 from evonb.errors import EvoError
-from evonb.table.fileio_base import FileInfo, FileIO, ObjectStoreError, PathLike, is_object_path
+from evonb.table.fileio_base import (
+    FileInfo,
+    ObjectStoreError,
+    ObjectStoreFileIO,
+    PathLike,
+    is_object_path,
+)
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -76,10 +80,14 @@ def _region() -> str:
     return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
 
 
-class S3FileIO(FileIO):
+class S3FileIO(ObjectStoreFileIO):
     """The FileIO of S3-compatible object storage (see the module docstring)."""
 
     name = "s3"
+    arrow_hint = "check the credentials, the bucket and AWS_ENDPOINT_URL"
+
+    def location(self, path: PathLike) -> str:
+        return uri(path)
 
     @cached_property
     def _client(self) -> Any:
@@ -224,13 +232,6 @@ class S3FileIO(FileIO):
         size = int(head["ContentLength"])
         return FileInfo(key.rsplit("/", 1)[-1], size, (head["ETag"], size))
 
-    def exists(self, path: PathLike) -> bool:
-        try:
-            self.info(path)
-        except (FileNotFoundError, IsADirectoryError):
-            return False
-        return True
-
     def content_version(self, path: PathLike, data: bytes) -> tuple[str, int]:
         """The ETag and size of an object written in one PUT: the ETag is the MD5 of its bytes
         (objects uploaded in parts, or encrypted with SSE-KMS, have other ETags: they then never
@@ -253,31 +254,12 @@ class S3FileIO(FileIO):
             self._call(folder, "delete", lambda b=batch: self._client.delete_objects(  # type: ignore[misc]
                 Bucket=bucket, Delete={"Objects": b, "Quiet": True}))
 
-    def open_read(self, path: PathLike) -> BinaryIO:
-        return io.BytesIO(self.read(path))
-
     def arrow_filesystem(self) -> pafs.FileSystem:
         return self._arrow
 
     def arrow_location(self, path: PathLike) -> tuple[pafs.FileSystem, str]:
         bucket, key = split(path)
         return self._arrow, f"{bucket}/{key}"
-
-    def open_data(self, path: PathLike) -> pafs.NativeFile:
-        fs, where = self.arrow_location(path)
-        with self._arrow_errors(path, "read"):
-            return fs.open_input_file(where)
-
-    @contextmanager
-    def _arrow_errors(self, path: PathLike, what: str) -> Iterator[None]:
-        try:
-            yield
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            raise ObjectStoreError(f"Cannot {what} {uri(path)}: {exc}", location=uri(path),
-                                   hint="check the credentials, the bucket and "
-                                        "AWS_ENDPOINT_URL") from None
 
     def move(self, src: PathLike, dst: PathLike) -> None:
         sb, sk = split(src)

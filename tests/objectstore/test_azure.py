@@ -5,12 +5,9 @@ it was."""
 
 from __future__ import annotations
 
-import multiprocessing
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from azure.core.exceptions import ResourceExistsError
 
@@ -24,8 +21,9 @@ from evonb.table.fileio_base import ObjectStoreError
 from evonb.table.timeline import CHECKPOINT_PROPERTY
 from tests.objectstore.conftest import abfss, blob_names
 from tests.objectstore.test_checkpoints import _view
-from tests.objectstore.test_concurrency import EACH, WRITERS, _writer
-from tests.objectstore.test_metadata import DDL, _story
+from tests.objectstore.test_concurrency import assert_released_and_complete, run_writers
+from tests.objectstore.test_convert import PARTS, convert_evolve_and_read, parquet_bytes
+from tests.objectstore.test_metadata import DDL, _story, exercise_file_io
 
 
 def test_alter_history_diff_check_and_clean_plan_match_local_disk(
@@ -61,80 +59,25 @@ def test_conditional_create_is_enforced_by_the_server(container: Any) -> None:
 
 
 def test_file_io_operations(container: Any) -> None:
-    io = file_io()
-    root = Path(f"az:/{container.container_name}@{ACCOUNT}/d")
     assert isinstance(object_store_io("az"), AzureFileIO)
-    io.write(root / "a.json", b"1")
-    before = io.info(root / "a.json").version
-    io.write(root / "a.json", b"22")
-    assert io.info(root / "a.json").version != before and io.size(root / "a.json") == 2
-    io.write(root / "sub" / "b", b"b")
-    assert sorted(f.name for f in io.list(root)) == ["a.json"]
-    assert io.names(root) == ["a.json"]
-    assert io.folders(root) == ["sub"] and io.is_folder(root) and not io.is_folder(root / "x")
-    assert [rel for rel, _ in io.walk(root)] == ["a.json", "sub/b"]
-    with pytest.raises(FileNotFoundError):
-        io.read(root / "missing")
-    with pytest.raises(FileNotFoundError):
-        io.info(root / "missing")
-    io.delete(root / "missing")  # a missing file is not an error
-    assert not io.exists(root / "missing") and io.exists(root / "sub" / "b")
-    io.move(root / "sub" / "b", root / "c")
-    assert io.read(root / "c") == b"b" and not io.exists(root / "sub" / "b")
-    assert io.open_read(root / "c").read() == b"b" and io.open_data(root / "c").read() == b"b"
-    io.delete_folder(root)
-    assert io.list(root) == [] and not io.is_folder(root)
+    exercise_file_io(Path(f"az:/{container.container_name}@{ACCOUNT}/d"))
     assert blob_names(container) == []
 
 
 def test_convert_rename_drop_and_read_with_arrow(container: Any) -> None:
     name = container.container_name
-    parts = [
-        pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", "c"],
-                  "score": pa.array([1.5, 2.5, None], pa.float64())}),
-        pa.table({"id": pa.array([4, 5], pa.int64()), "name": ["d", None],
-                  "score": pa.array([4.0, 5.25], pa.float64())}),
-    ]
-    for i, part in enumerate(parts):
-        sink = pa.BufferOutputStream()
-        pq.write_table(part, sink)
-        container.upload_blob(f"events/part-{i}.parquet", sink.getvalue().to_pybytes())
+    for i, part in enumerate(PARTS):
+        container.upload_blob(f"events/part-{i}.parquet", parquet_bytes(part))
     uploaded = blob_names(container)
-
-    t = evonb.convert(abfss(name, "events"), primary_key="id")
-    t.alter("ALTER TABLE t RENAME COLUMN name TO label")
-    t.alter("ALTER TABLE t DROP COLUMN score")
-    t.alter("ALTER TABLE t ADD COLUMN score string")  # a new column: never the dropped values
-    got = evonb.open_table(f"az://{name}/events").to_arrow().sort_by("id")
-    assert got.column_names == ["id", "label", "score"]
-    assert got.column("id").to_pylist() == [1, 2, 3, 4, 5]
-    assert got.column("label").to_pylist() == ["a", "b", "c", "d", None]
-    assert got.column("score").to_pylist() == [None] * 5
-    old = t.to_arrow(as_of="@1").sort_by("id")
-    assert old.column("score").to_pylist() == [1.5, 2.5, None, 4.0, 5.25]
-    assert check_table(abfss(name, "events")).ok
+    assert uploaded == ["events/part-0.parquet", "events/part-1.parquet"]
+    convert_evolve_and_read(abfss(name, "events"), f"az://{name}/events")
     # the data files are the user's, read in place: none was rewritten
     assert [k for k in blob_names(container) if not k.startswith("events/.evo/")] == uploaded
 
 
 def test_four_processes_commit_ddl_and_properties_at_once(container: Any) -> None:
-    where = abfss(container.container_name, "t")
-    evonb.create_table(where, "id bigint not null", primary_key="id")
-    with multiprocessing.get_context("spawn").Pool(WRITERS) as pool:
-        pool.starmap(_writer, [(where, n) for n in range(WRITERS)], chunksize=1)
-    t = evonb.open_table(where)
-    instants = [c.instant for c in t.history()]
-    assert len(instants) == len(set(instants)) == 1 + WRITERS * EACH
-    expected = sorted(f"w{n}_{i}" for n in range(WRITERS) for i in range(EACH))
-    assert sorted(t.schema.column_names[1:]) == expected
-    assert {k: v for k, v in t.properties.items() if k.startswith("writer.")} == {
-        f"writer.{n}.{i}": str(i) for n in range(WRITERS) for i in range(EACH)}
-    report = check_table(where)
-    assert report.ok, report.problems
-    stored = blob_names(container, "t/.evo/")
-    assert "t/.evo/lock.lease" not in stored  # every writer released its lease
-    assert not [k for k in stored if k.endswith((".requested", ".inflight"))
-                and k.removesuffix(".requested").removesuffix(".inflight") not in stored]
+    run_writers(abfss(container.container_name, "t"))
+    assert_released_and_complete(blob_names(container, "t/.evo/"))
 
 
 def test_refused_credentials(container: Any, azurite: Azurite,

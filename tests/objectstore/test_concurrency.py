@@ -29,8 +29,9 @@ def _writer(where: str, n: int) -> None:
                     time.sleep(0.05)
 
 
-def test_four_processes_commit_ddl_and_properties_at_once(bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
-    where = f"s3://{bucket}/t"
+def run_writers(where: str) -> None:
+    """Create the table at ``where``, run the WRITERS processes at once, and check that every
+    change landed exactly once and ``check`` is clean."""
     evonb.create_table(where, "id bigint not null", primary_key="id")
     with multiprocessing.get_context("spawn").Pool(WRITERS) as pool:
         pool.starmap(_writer, [(where, n) for n in range(WRITERS)], chunksize=1)
@@ -45,7 +46,15 @@ def test_four_processes_commit_ddl_and_properties_at_once(bucket: str, s3_client
         f"writer.{n}.{i}": str(i) for n in range(WRITERS) for i in range(EACH)}
     report = check_table(where)
     assert report.ok, report.problems
-    stored = keys(s3_client, bucket, "t/.evo/")
+
+
+def assert_released_and_complete(stored: list[str]) -> None:
+    """The names under ``t/.evo/``: no lease left, no attempt without its completed file."""
     assert "t/.evo/lock.lease" not in stored  # every writer released its lease
     assert not [k for k in stored if k.endswith((".requested", ".inflight"))
                 and k.removesuffix(".requested").removesuffix(".inflight") not in stored]
+
+
+def test_four_processes_commit_ddl_and_properties_at_once(bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    run_writers(f"s3://{bucket}/t")
+    assert_released_and_complete(keys(s3_client, bucket, "t/.evo/"))
