@@ -5,6 +5,7 @@ the npm registry."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import socket
@@ -61,6 +62,7 @@ class Azurite:
                 f"BlobEndpoint={self.endpoint};")
 
     def start(self) -> None:
+        atexit.register(self.stop)  # never left running by a process that ends without stop()
         self._proc = subprocess.Popen(
             [executable(), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
              "--location", str(self.state), "--silent", "--skipApiVersionCheck"],
@@ -81,7 +83,11 @@ class Azurite:
     def stop(self) -> None:
         if self._proc is not None:
             self._proc.terminate()
-            self._proc.wait(timeout=30)
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
             self._proc = None
 
 
