@@ -149,6 +149,15 @@ def uri(path: PathLike, *, spark: bool = False) -> str:
     return out.rstrip("/")
 
 
+def _retries() -> int:
+    """:data:`RETRIES_ENV` (default 3); an :class:`EvoError` naming it when it is not a count."""
+    text = os.environ.get(RETRIES_ENV, "3").strip()
+    if not text.isdigit():
+        raise EvoError(f"{RETRIES_ENV}={text!r} is not a number of retries",
+                       hint=f"set {RETRIES_ENV} to a whole number such as 3, or unset it")
+    return int(text)
+
+
 def _version(props: Any) -> tuple[str, str, int]:
     """A blob's version token from its listing or properties: the MD5 of its content where the
     service keeps one (a blob written in one request), else its ETag; with its size."""
@@ -164,11 +173,11 @@ class AzureFileIO(ObjectStoreFileIO):
     name = "azure"
     arrow_hint = "check the credentials, the container and the endpoint"
 
-    def location(self, path: PathLike) -> str:
-        return uri(path)
-
     def __init__(self) -> None:
         self._clients: dict[str, Any] = {}
+
+    def location(self, path: PathLike) -> str:
+        return uri(path)
 
     @cached_property
     def _settings(self) -> AzureSettings:
@@ -203,9 +212,8 @@ class AzureFileIO(ObjectStoreFileIO):
                                "installed", hint="pip install 'evonb[azure]'") from None
             self._clients[account] = BlobServiceClient(
                 self._endpoint(account), credential=self._credential(account),
-                retry_policy=ExponentialRetry(
-                    initial_backoff=1, increment_base=3,
-                    retry_total=int(os.environ.get(RETRIES_ENV, "3"))),
+                retry_policy=ExponentialRetry(initial_backoff=1, increment_base=3,
+                                              retry_total=_retries()),
                 connection_timeout=5, read_timeout=30)
         return self._clients[account]
 
@@ -326,20 +334,18 @@ class AzureFileIO(ObjectStoreFileIO):
         return "md5", hashlib.md5(data, usedforsecurity=False).hexdigest(), len(data)
 
     def delete(self, path: PathLike) -> None:
-        client, key = self._container(path)
-        self._delete(client, path, [key])
-
-    def _delete(self, client: Any, path: PathLike, keys: list[str]) -> None:
         from azure.core.exceptions import ResourceNotFoundError
 
-        def one(key: str) -> None:
+        client, key = self._container(path)
+
+        def delete() -> None:
             try:
                 client.delete_blob(key)
-            except ResourceNotFoundError as exc:
+            except ResourceNotFoundError as exc:  # a missing blob is not an error
                 if getattr(exc, "error_code", "") == "ContainerNotFound":
                     raise
-        for key in keys:
-            self._call(path, "delete", lambda k=key: one(k))  # type: ignore[misc]
+
+        self._call(path, "delete", delete)
 
     def delete_folder(self, folder: PathLike) -> None:
         client, key = self._container(folder)

@@ -166,9 +166,9 @@ class ObjectStoreFileIO(FileIO):
         return io.BytesIO(self.read(path))
 
     def open_data(self, path: PathLike) -> pafs.NativeFile:
-        fs, where = self.arrow_location(path)
+        fs, in_fs = self.arrow_location(path)
         try:
-            return fs.open_input_file(where)
+            return fs.open_input_file(in_fs)
         except FileNotFoundError:
             raise
         except OSError as exc:

@@ -20,6 +20,7 @@ from evonb.errors import EvoError, MetadataCorruptError
 from evonb.table.fileio import FileInfo, file_io, fsync_dir, is_object_path, object_store
 from evonb.table.fileio_azure import AZURE_SCHEMES, parse_location
 from evonb.table.fileio_azure import uri as azure_uri
+from evonb.table.fileio_s3 import uri as s3_uri
 from evonb.table.names import EVO_DIR, STAGING_DIR, is_temp_name
 
 T = TypeVar("T")
@@ -55,9 +56,9 @@ def table_path(root: str | os.PathLike[str]) -> Path:
         )
     if isinstance(root, Path) and is_object_path(root) and root.parts[0] == "s3a:":
         return Path("s3:", *root.parts[1:])
-    if isinstance(root, Path) and root.parts and root.parts[0].rstrip(":") in AZURE_SCHEMES and (
-            root.parts[0] != "az:" or "@" not in (root.parts[1:2] or ("",))[0]):
-        # Path("abfss://c@a.dfs.core.windows.net/t") is abfss:/c@a.dfs.core.windows.net/t
+    if isinstance(root, Path) and root.parts and root.parts[0].rstrip(":") in AZURE_SCHEMES:
+        # Path("abfss://c@a.dfs.core.windows.net/t") is abfss:/c@a.dfs.core.windows.net/t; the
+        # internal spelling az:/c@a/t parses back to itself
         return Path(parse_location(root.parts[0] + "//" + "/".join(root.parts[1:])))
     return Path(root)
 
@@ -70,8 +71,7 @@ def location_uri(root: str | os.PathLike[str], *, spark: bool = False) -> str:
     if object_store(root) == "az":
         return azure_uri(root, spark=spark)
     if is_object_path(root):
-        bucket, _, key = os.fspath(root).split(":", 1)[1].lstrip("/").partition("/")
-        return f"{'s3a' if spark else 's3'}://{bucket}/{key}".rstrip("/")
+        return s3_uri(root, "s3a" if spark else "s3")
     return os.fspath(root)
 
 

@@ -193,3 +193,12 @@ def test_timeline_checkpoints_bound_the_reads_of_an_open(
     print(f"blob reads of a cold open: {few} with checkpoints, {many} without")
     assert few < 12 and many >= 31, (few, many)
     assert check_table(where).ok
+
+
+def test_a_bad_retry_setting_is_named(container: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVONB_AZURE_MAX_RETRIES", "three")
+    object_store_io.cache_clear()
+    with pytest.raises(EvoError, match="EVONB_AZURE_MAX_RETRIES='three'") as refused:
+        evonb.create_table(abfss(container.container_name, "t"), "id bigint")
+    assert "whole number" in (refused.value.hint or "")
+    assert blob_names(container) == []
