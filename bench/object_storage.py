@@ -129,6 +129,9 @@ def _format(counts: dict[str, Counter[str]]) -> list[str]:
 HISTORIES = {"tiny": (2, 100), "quick": (2, 100, 1_000), "full": (2, 100, 1_000)}
 """Commits of the tables of ``requests_by_history`` at each size."""
 
+ARCHIVED = {"tiny": (100, 400), "quick": (100, 2_000), "full": (100, 10_000)}
+"""Commits of the tables of ``open_archived`` at each size."""
+
 PLAN_FILES = {"tiny": 200, "quick": 2_000, "full": 10_000}
 """Data files of the table of ``planning_vs_listing`` at each size."""
 
@@ -144,13 +147,17 @@ def upload(local: Path, bucket: str, prefix: str, client: Any = None) -> int:
         import boto3
 
         client = boto3.client("s3")
-    n = 0
-    for path in sorted(local.rglob("*")):
-        if path.is_file():
-            client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(local).as_posix()}",
-                              Body=path.read_bytes())
-            n += 1
-    return n
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = [p for p in sorted(local.rglob("*")) if p.is_file()]
+
+    def put(path: Path) -> None:
+        client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(local).as_posix()}",
+                          Body=path.read_bytes())
+
+    with ThreadPoolExecutor(8) as pool:  # boto3 clients are thread-safe
+        list(pool.map(put, paths))
+    return len(paths)
 
 
 def _counted(op: Callable[[], Any]) -> Counter[str]:
@@ -190,6 +197,54 @@ def request_scaling(bucket: str, workdir: Path, histories: tuple[int, ...],
         found[commits] = {name: dict(_counted(op))
                           for name, op in _history_operations(where).items()}
         out(f"{commits} commits: " + _per_operation(found[commits]))
+    return found
+
+
+def timeline_history(local: Path, commits: int, keep: int | None = None) -> None:
+    """A local table of ``commits`` commits made through the engine's timeline protocol
+    (requested, inflight, completed under the table lock: three timeline files each, as a
+    write makes), with no data, fast enough for 10,000; ``keep``: the table's
+    ``evonb.timeline.archive.keep`` (default: the engine's)."""
+    import evonb
+    from evonb.table.timeline import ARCHIVE_PROPERTY
+
+    props = {} if keep is None else {ARCHIVE_PROPERTY: str(keep)}
+    t = evonb.create_table(str(local), "id bigint not null, v string", primary_key="id",
+                           properties=props)
+    for _ in range(commits - 1):
+        empty_commit(t)
+
+
+def empty_commit(t: Any) -> None:
+    """One commit of no data through the timeline protocol."""
+    inst = t.timeline.requested("commit", plan={"operation": "upsert"})
+    t.timeline.inflight(inst, {"added": []})
+    with t.locked():
+        t.timeline.complete(inst, {"operation": "upsert", "schema_version": t.schema.version_id,
+                                   "added": [], "removed": [], "rows_written": 0})
+
+
+def open_by_archive(bucket: str, workdir: Path, commits: tuple[int, ...],
+                    out: Callable[[str], None] = print) -> dict[str, dict[str, dict[str, int]]]:
+    """Requests (by API operation) of ``open_table`` + a read's planning and of ``history``
+    in a fresh process, for tables of each number of ``commits`` with the default archiving,
+    and for the largest also with archiving off (``evonb.timeline.archive.keep = 0``)."""
+    import evonb
+
+    found: dict[str, dict[str, dict[str, int]]] = {}
+    cases = [(n, None) for n in commits] + [(max(commits), 0)]
+    for n, keep in cases:
+        label = f"{n} commits" + (", archiving off" if keep == 0 else "")
+        name = f"a{n}_{'off' if keep == 0 else 'on'}"
+        timeline_history(workdir / name, n - 1, keep)
+        upload(workdir / name, bucket, name)
+        where = f"s3://{bucket}/{name}"
+        empty_commit(evonb.open_table(where))  # in the bucket: writes a checkpoint
+        found[label] = {
+            "open + planning": dict(_counted(lambda w=where: evonb.open_table(w).snapshot())),
+            "history": dict(_counted(lambda w=where: evonb.open_table(w).history())),
+        }
+        out(f"{label}: " + _per_operation(found[label]))
     return found
 
 
@@ -262,6 +317,24 @@ def _scaling_result(found: dict[int, dict[str, dict[str, int]]]) -> Result:
         metrics={"requests": {str(c): ops for c, ops in found.items()}})
 
 
+def _archive_result(found: dict[str, dict[str, dict[str, int]]]) -> Result:
+    """Bar: with archiving, the largest table's cold open and history make at most 2 requests
+    more than the smallest table's, LIST pages included."""
+    on = [k for k in found if "off" not in k]
+    small, large = found[on[0]], found[on[-1]]
+    off = found[next(k for k in found if "off" in k)]
+    ok = all(sum(large[op].values()) <= sum(small[op].values()) + 2 for op in large)
+    ratio = (sum(large["open + planning"].values()) / sum(off["open + planning"].values()))
+    return Result(
+        benchmark="object_storage", name="object_storage.open_archived",
+        status="PASS" if ok else "MISS", ratio=ratio,
+        evonb_label=f"cold open + planning, {on[-1]}, archived",
+        baseline_label="the same table with archiving off (requests)",
+        bar=f"{on[-1]} <= {on[0]} + 2 requests (LIST pages included)",
+        notes=[f"{k}: {_per_operation(v)}" for k, v in found.items()],
+        metrics={"requests": found})
+
+
 def _planning_result(found: dict[str, Any], flat: dict[str, Any], files: int) -> Result:
     return Result(
         benchmark="object_storage", name="object_storage.planning_vs_listing",
@@ -304,6 +377,9 @@ def object_storage(ctx: Context) -> Iterator[Case | Result]:
         histories = HISTORIES.get(ctx.size.name, HISTORIES["quick"])
         yield _scaling_result(request_scaling(bucket, ctx.path("object_storage_histories"),
                                               histories, out=ctx.log))
+        archived = ARCHIVED.get(ctx.size.name, ARCHIVED["quick"])
+        yield _archive_result(open_by_archive(bucket, ctx.path("object_storage_archive"),
+                                              archived, out=ctx.log))
         files = PLAN_FILES.get(ctx.size.name, PLAN_FILES["quick"])
         where = ctx.path("object_storage_files")
         yield _planning_result(planning_vs_listing(bucket, where, files, out=ctx.log),
@@ -362,7 +438,8 @@ def _azure_ddl(ctx: Context) -> Iterator[Case | Result]:
 
 
 def run(*, repeat: int = 5, out: Callable[[str], None] = print,
-        histories: tuple[int, ...] = (), files: int = 0) -> dict[str, Any]:
+        histories: tuple[int, ...] = (), files: int = 0,
+        archived: tuple[int, ...] = ()) -> dict[str, Any]:
     """Standalone: the median DDL commit time in a bucket and on local disk, their ratio, and
     the requests per operation; with ``histories`` and ``files``, also
     :func:`request_scaling` and :func:`planning_vs_listing`."""
@@ -388,6 +465,8 @@ def run(*, repeat: int = 5, out: Callable[[str], None] = print,
         extra: dict[str, Any] = {}
         if histories:
             extra["by_history"] = request_scaling(bucket, Path(tmp) / "h", histories, out=out)
+        if archived:
+            extra["archived"] = open_by_archive(bucket, Path(tmp) / "a", archived, out=out)
         if files:
             extra["planning"] = planning_vs_listing(bucket, Path(tmp) / "p", files, out=out)
             extra["planning_one_folder"] = planning_vs_listing(bucket, Path(tmp) / "p", files,
@@ -403,4 +482,4 @@ if __name__ == "__main__":
     import sys
 
     size = sys.argv[1] if len(sys.argv) > 1 else "tiny"
-    run(histories=HISTORIES[size], files=PLAN_FILES[size])
+    run(histories=HISTORIES[size], files=PLAN_FILES[size], archived=ARCHIVED[size])

@@ -83,7 +83,13 @@ from evonb.table.rollback import (
 )
 from evonb.table.schema_store import SchemaStore
 from evonb.table.table import BaseTable, _read_layout
-from evonb.table.timeline import CHECKPOINT_DIR, is_checkpoint_name, parse_checkpoint
+from evonb.table.timeline import (
+    ARCHIVE_DIR,
+    CHECKPOINT_DIR,
+    is_archive_name,
+    is_checkpoint_name,
+    parse_checkpoint,
+)
 
 
 # --------------------------------------------------------------------------------- report
@@ -140,7 +146,9 @@ class CheckReport:
         lines = [f"evonb check {self.table}"]
         if s:
             lines.append(
-                f"  {s.get('commits', 0)} commits (latest {s.get('latest_commit') or '-'}, "
+                f"  {s.get('commits', 0)} commits"
+                + (f", {s['archived']} archived" if s.get("archived") else "")
+                + f" (latest {s.get('latest_commit') or '-'}, "
                 f"schema version {s.get('schema_version') or '-'}), "
                 f"{s.get('live_files', 0)} live files, {s.get('schema_versions', 0)} schema "
                 f"versions, {s.get('pending', 0)} pending attempts")
@@ -200,6 +208,7 @@ class _Timeline:
     pending: dict[str, tuple[str, str, dict[str, Any] | None]] = field(default_factory=dict)
     unreadable: bool = False
     instants: set[str] = field(default_factory=set)
+    archived: set[str] = field(default_factory=set)
 
 
 def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
@@ -256,8 +265,51 @@ def _scan_timeline(root: Path, problems: list[Problem]) -> _Timeline:
         except (FileNotFoundError, MetadataCorruptError):
             plan = None
         tl.pending[ts] = (action, rel, plan)
+    _scan_archive(root, tl, problems)
     tl.completed.sort(key=lambda c: (_completion(c), c[0]))
     return tl
+
+
+def _scan_archive(root: Path, tl: _Timeline, problems: list[Problem]) -> None:
+    """Add the commits only the latest archive holds (listed after the timeline folder, as
+    readers do: :meth:`evonb.table.timeline.Timeline.archive`). It holds the only copy of
+    them, so an unreadable one makes the timeline unreadable."""
+    folder = evo_dir(root) / TIMELINE_DIR / ARCHIVE_DIR
+    for _ in range(3):  # replaced by a newer one between the listing and the read: again
+        names = sorted(n for n in file_io().names(folder) if is_archive_name(n))
+        if not names:
+            return
+        rel = timeline_rel(f"{ARCHIVE_DIR}/{names[-1]}")
+        try:
+            entries = parse_checkpoint(read_json(root / rel), str(root / rel), kind="archive")
+        except FileNotFoundError:
+            continue
+        except MetadataCorruptError as exc:
+            problems.append(Problem(
+                "corrupt-metadata", rel, f"{_reason(exc)}; it holds the only copy of the "
+                                         "commits it archived: restore it from a backup"))
+            tl.unreadable = True
+            return
+        break
+    else:
+        return
+    listed = {ts for ts, _, _ in tl.completed}
+    for file, text in entries.items():
+        parsed = parse_timeline_file(file)
+        if parsed is None or parsed.instant in listed:  # also in the folder: taken from there
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        defect = commit_defect(data) if isinstance(data, dict) else "not a JSON object"
+        if defect:
+            problems.append(Problem("corrupt-metadata", rel, f"its copy of {file}: {defect}"))
+            tl.unreadable = True
+            continue
+        tl.instants.add(parsed.instant)
+        tl.archived.add(parsed.instant)
+        tl.completed.append((parsed.instant, parsed.action, data))
 
 
 def _completion(commit: tuple[str, str, dict[str, Any]]) -> str:
@@ -357,7 +409,8 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
     schemas, layouts, odd = _scan_schemas(root)
     tl = _scan_timeline(root, problems)
     _check_attempts(root, config.properties, tl, files, report)
-    report.stats = {"commits": len(tl.completed), "pending": len(tl.pending),
+    report.stats = {"commits": len(tl.completed), "archived": len(tl.archived),
+                    "pending": len(tl.pending),
                     "schema_versions": len(schemas), "live_files": 0,
                     "latest_commit": tl.completed[-1][0] if tl.completed else None,
                     "schema_version": tl.completed[-1][2]["schema_version"]

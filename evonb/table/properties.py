@@ -129,6 +129,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.lock.timeout": _number(0),
     "evonb.lock.lease": _number(0.001),
     "evonb.timeline.checkpoint.every": _whole(0),
+    "evonb.timeline.archive.keep": _whole(0),
     "evonb.conflict.policy": _text,  # and a known name: PLUGINS
     "evonb.iceberg.enabled": _boolean,
 }

@@ -56,7 +56,14 @@ from evonb.table.names import (
 )
 from evonb.table.schema_store import SchemaStore
 from evonb.table.snapshot import replay
-from evonb.table.timeline import COMMIT_COPY_KEY, COMPLETION_KEY, CommitRecord, Instant, State
+from evonb.table.timeline import (
+    ARCHIVE_PROPERTY,
+    COMMIT_COPY_KEY,
+    COMPLETION_KEY,
+    CommitRecord,
+    Instant,
+    State,
+)
 from evonb.table.transaction import Transaction
 from evonb.table.writers import writer_gone, writer_info
 
@@ -391,6 +398,14 @@ def rollback(table: BaseTable, instant: CommitRef | None = None, *,
                 )
             targets = [*reversed(later), rec]
         gone = {c.instant for c in targets}
+        archived = sorted(gone & table.timeline.archived_instants())
+        if archived:
+            raise EvoError(
+                f"Cannot roll back {targets[-1].instant}: commit {archived[-1]} is archived "
+                "(its timeline files were moved into the timeline's archive)",
+                hint=f"an archived commit cannot be undone: the table property "
+                     f"{ARCHIVE_PROPERTY} sets how many recent commits stay undoable; an "
+                     "older schema comes back with a new commit: revert_schema(...)")
         remaining = [c for c in completed if c.instant not in gone]
         restored = _restored_version(remaining)
         _check_restorable(table, remaining, targets, restored)

@@ -24,6 +24,15 @@ were written under a rule that made commits complete in instant order), and they
 the commits that have one. :meth:`Timeline.completed` lists commits in completion order, and
 snapshots, time travel, incremental reads and conflict checks all use that order.
 
+**The archive.** So that the folder, and the listing every read makes of it, stay bounded
+however long the history, old commits leave it for ``archive/<completion>.archive.json``
+(:meth:`Timeline.archive`, run by the writer that completes a commit once twice
+``evonb.timeline.archive.keep`` completed files are in the folder). Unlike a checkpoint, the
+latest archive is authoritative: it holds the only copy of the commits it archived, every
+archive holds those of the one before, and a reader reads it after listing the folder and
+reading the files it found (docs/format.md, *The archive*). Archived commits are read like
+the others; they cannot be rolled back.
+
 **Checkpoints.** Reading the timeline needs every completed file's content (its completion
 time orders it): on object storage, one request per commit. So on a store whose version tokens
 are derived from the content (S3's ETag of an object written in one PUT:
@@ -127,6 +136,21 @@ before)."""
 
 _CHECKPOINT_NAME = re.compile(r"(?P<completion>\d{17})\.checkpoint\.json")
 
+ARCHIVE_DIR = "archive"
+"""The folder of archives, inside the timeline folder (see the module docstring)."""
+
+ARCHIVE_PROPERTY = "evonb.timeline.archive.keep"
+"""The table property: once twice this many completed commits have files in the timeline
+folder, the oldest are archived down to this many (``0``: never)."""
+
+DEFAULT_ARCHIVE_KEEP = 100
+
+ARCHIVES_KEPT = 2
+"""Archives left in place after a new one is written (a reader may still be reading the one
+before; every archive holds all the commits of the ones before it)."""
+
+_ARCHIVE_NAME = re.compile(r"(?P<completion>\d{17})\.archive\.json")
+
 
 def checkpoint_name(completion: str) -> str:
     """The file name of the checkpoint that ends at the commit completed at ``completion``."""
@@ -138,20 +162,33 @@ def is_checkpoint_name(name: str) -> bool:
     return _CHECKPOINT_NAME.fullmatch(name) is not None
 
 
-def parse_checkpoint(data: Any, where: str) -> dict[str, str]:
-    """The entries of a checkpoint's JSON: the content of each completed file by its name;
-    :class:`MetadataCorruptError` naming ``where`` if it is not a checkpoint."""
+def archive_name(completion: str) -> str:
+    """The file name of the archive that ends at the commit completed at ``completion``."""
+    return f"{completion}.archive.json"
+
+
+def is_archive_name(name: str) -> bool:
+    """Whether ``name`` is an archive's file name."""
+    return _ARCHIVE_NAME.fullmatch(name) is not None
+
+
+def parse_checkpoint(data: Any, where: str, kind: str = "checkpoint") -> dict[str, str]:
+    """The entries of a checkpoint's (or an archive's: ``kind``) JSON: the content of each
+    completed file by its name; :class:`MetadataCorruptError` naming ``where`` if it is not
+    one."""
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise MetadataCorruptError(where, f"not a checkpoint of format {CHECKPOINT_FORMAT}")
+        raise MetadataCorruptError(where, f"not a{'n' if kind[0] in 'aeiou' else ''} {kind} "
+                                          f"of format {CHECKPOINT_FORMAT}")
     commits = data.get("commits")
     if not isinstance(commits, list):
-        raise MetadataCorruptError(where, "a checkpoint's 'commits' must be a list")
+        raise MetadataCorruptError(where, f"a {kind}'s 'commits' must be a list")
     out: dict[str, str] = {}
     for entry in commits:
-        if (not isinstance(entry, dict) or not isinstance(entry.get("file"), str)
-                or parse_timeline_file(entry["file"]) is None
+        parsed = (parse_timeline_file(entry["file"])
+                  if isinstance(entry, dict) and isinstance(entry.get("file"), str) else None)
+        if (parsed is None or parsed.state != State.COMPLETED.value
                 or not isinstance(entry.get("content"), str)):
-            raise MetadataCorruptError(where, f"a checkpoint entry is malformed: {entry!r:.200}")
+            raise MetadataCorruptError(where, f"a {kind} entry is malformed: {entry!r:.200}")
         out[entry["file"]] = entry["content"]
     return out
 
@@ -284,6 +321,19 @@ def instant_on_timeline(root: str | os.PathLike[str], instant: str) -> bool:
     return any(n.startswith(prefix) for n in file_io().names(evo_dir(root) / TIMELINE_DIR))
 
 
+def _instants_of(names: Iterable[str]) -> list[Instant]:
+    """The instants of timeline file names (others ignored), sorted by timestamp."""
+    out: list[Instant] = []
+    for name in names:
+        if is_temp_name(name):
+            continue
+        parsed = parse_timeline_file(name)
+        if parsed is not None:
+            out.append(Instant(parsed.instant, parsed.action, State(parsed.state)))
+    out.sort(key=lambda i: i.sort_key)
+    return out
+
+
 class Timeline:
     """The timeline of the table at ``root`` (see the module docstring for the layout)."""
 
@@ -291,11 +341,14 @@ class Timeline:
         self.root = table_path(root)
         self.path = evo_dir(root) / TIMELINE_DIR
         self.checkpoints = self.path / CHECKPOINT_DIR
+        self.archives = self.path / ARCHIVE_DIR
         self.io = file_io()
         # Completed files by name: the version token of the listing they were read under, the
         # parsed record and the bytes; and the last checkpoint read (name, version, entries).
         self._records: dict[str, tuple[Hashable, CommitRecord, bytes]] = {}
         self._checkpoint: tuple[str, Hashable, dict[str, str]] | None = None
+        # The last archive read: name, version token, and its commits by file name.
+        self._archive: tuple[str, Hashable, dict[str, tuple[CommitRecord, bytes]]] | None = None
         self._cache_lock = threading.Lock()
         self._held = threading.local()  # the listing reused in :meth:`listing_held`
 
@@ -304,15 +357,7 @@ class Timeline:
 
     # ------------------------------------------------------------------ listing
     def _scan(self) -> list[Instant]:
-        out: list[Instant] = []
-        for name in self.io.names(self.path):
-            if is_temp_name(name):
-                continue
-            parsed = parse_timeline_file(name)
-            if parsed is not None:
-                out.append(Instant(parsed.instant, parsed.action, State(parsed.state)))
-        out.sort(key=lambda i: i.sort_key)
-        return out
+        return _instants_of(self.io.names(self.path))
 
     def instants(self, states: Iterable[State] | None = None) -> list[Instant]:
         """Every instant file (optionally only those in ``states``), sorted by timestamp."""
@@ -365,10 +410,13 @@ class Timeline:
             held.depth -= 1
             if not held.depth:
                 held.listing = None
+                held.archive = None
 
     def _changed(self) -> None:
-        """This timeline completed or removed a commit: a held listing is out of date."""
+        """This timeline completed, removed or archived a commit: a held listing is out of
+        date."""
         self._held.listing = None
+        self._held.archive = None
 
     def _published(self, inst: Instant, data: bytes) -> None:
         """This timeline just published the completed file of ``inst`` with ``data``. On a
@@ -391,8 +439,9 @@ class Timeline:
 
     def _completed(self, listed: Mapping[str, FileInfo]
                    ) -> tuple[list[CommitRecord], dict[str, str]]:
-        """The completed commits of a listing, in completion order, and the file name of each
-        by instant."""
+        """The completed commits of a listing of the timeline folder and of the latest
+        archive (listed after it: see :meth:`archive`), in completion order, and the file name
+        of each by instant."""
         done = []
         for name in listed:
             parsed = parse_timeline_file(name)
@@ -411,14 +460,20 @@ class Timeline:
                 if hit is None or hit[0] != version:
                     try:
                         hit = (version, *self._read_record(inst))
-                    except FileNotFoundError:  # removed since the listing (rollback)
-                        continue
+                    except FileNotFoundError:  # removed since the listing: archived, or
+                        continue               # rolled back
                     self._records[name] = hit
                 records.append(hit[1])
                 files[inst.timestamp] = name
             live = {i.file_name for i in done}
             for stale in [k for k in self._records if k not in live]:
                 del self._records[stale]
+        # After the files are read: a file gone by then was archived before it was deleted,
+        # so the archive listed now holds it (or it was rolled back, and no archive does).
+        for name, (record, _) in self._archived().items():
+            if record.instant not in files:  # its files are gone (or going) from the folder
+                records.append(record)
+                files[record.instant] = name
         records.sort(key=lambda r: r.order)
         return records, files
 
@@ -513,6 +568,143 @@ class Timeline:
             self.io.delete(self.checkpoints / old)
         return name
 
+    # ------------------------------------------------------------------ archives
+    def _archived(self) -> dict[str, tuple[CommitRecord, bytes]]:
+        """The commits of the latest archive by file name, with their bytes; empty if the
+        table has none. Inside :meth:`listing_held` the archive folder is listed once. The
+        latest archive holds every commit ever archived, so an unreadable one is an error
+        (never a silent fall back to an older one, which would miss commits)."""
+        held = self._held
+        if getattr(held, "depth", 0) and getattr(held, "archive", None) is not None:
+            return held.archive  # type: ignore[no-any-return]
+        for _ in range(3):  # replaced and removed between the listing and the read: again
+            listed = {f.name: f for f in self.io.list(self.archives) if is_archive_name(f.name)}
+            if not listed:
+                found: dict[str, tuple[CommitRecord, bytes]] = {}
+                break
+            name = max(listed)
+            cached = self._archive
+            if cached is not None and cached[:2] == (name, listed[name].version):
+                found = cached[2]
+                break
+            try:
+                found = self._read_archive(name)
+            except FileNotFoundError:
+                continue
+            self._archive = (name, listed[name].version, found)
+            break
+        else:
+            raise MetadataCorruptError(str(self.archives), "the latest archive keeps "
+                                       "vanishing between listing and reading it")
+        if getattr(held, "depth", 0):
+            held.archive = found
+        return found
+
+    def _read_archive(self, name: str) -> dict[str, tuple[CommitRecord, bytes]]:
+        """The commits of one archive (:class:`MetadataCorruptError` naming it if it does
+        not parse: it holds the only copy of the commits it archived)."""
+        path = self.archives / name
+        entries = parse_checkpoint(parse_json_bytes(self.io.read(path), str(path)), str(path),
+                                   kind="archive")
+        out = {}
+        for file, text in entries.items():
+            parsed = parse_timeline_file(file)
+            assert parsed is not None  # checked by parse_checkpoint
+            raw = text.encode("utf-8")
+            inst = Instant(parsed.instant, parsed.action, State.COMPLETED)
+            out[file] = (self._parse_record(inst, parse_json_bytes(raw, f"{path}: {file}")), raw)
+        return out
+
+    def archived_instants(self) -> set[str]:
+        """The instants of commits held by the latest archive only (their files have left
+        the timeline folder): they are read as ever, but cannot be rolled back."""
+        listed = self._listing()
+        _, files = self._completed(listed)
+        return {ts for ts, name in files.items() if name not in listed}
+
+    def archive_keep(self) -> int:
+        """The table's :data:`ARCHIVE_PROPERTY`; the default when the table's config cannot
+        be read or the value is not a whole number."""
+        try:
+            keep = TableConfig.load(self.root).int_property(ARCHIVE_PROPERTY,
+                                                            DEFAULT_ARCHIVE_KEEP)
+        except (OSError, EvoError):
+            return DEFAULT_ARCHIVE_KEEP
+        return max(keep, 0)
+
+    def archive(self, *, keep: int | None = None) -> str | None:
+        """Archive old commits (call under the table lock): once at least twice ``keep``
+        (default: the table's :data:`ARCHIVE_PROPERTY`) completed commits have files in the
+        timeline folder, move all but the latest ``keep`` of them into a new archive, never
+        one later than the oldest pending instant. Returns the archive's file name, or None
+        when none was written.
+
+        The archive holds the bytes of every commit of the archive before it and of the
+        commits archived now, and is written once under a unique name (``write_if_absent``)
+        *before* any file is removed: a reader lists the folder, reads the commits it found,
+        then lists the archives, so a commit file gone from under it is in the archive it
+        lists. Then each archived commit's requested and inflight files are removed, its
+        completed file last (a listing never sees a pending attempt where a commit was); a
+        crash midway leaves commits in both places, which readers take once and the next
+        archiving removes. Archives but the latest :data:`ARCHIVES_KEPT` are removed."""
+        keep = self.archive_keep() if keep is None else keep
+        if keep <= 0:
+            return None
+        listed = self._listing()
+        records, files = self._completed(listed)
+        active = [r for r in records if files[r.instant] in listed]
+        if len(active) < 2 * keep:
+            return None
+        floor = min((i.timestamp for i in self._pending_of(listed)), default=None)
+        batch = []
+        for r in active[: len(active) - keep]:
+            if floor is not None and r.instant >= floor:
+                break
+            batch.append(r)
+        if not batch:
+            return None
+        content = {name: raw for name, (_, raw) in self._archived().items()}
+        if all(files[r.instant] in content for r in batch):  # an archiving cut short: its
+            name = max(n for n in self.io.names(self.archives) if is_archive_name(n))
+        else:                                                # archive, files still here
+            for r in batch:
+                file = files[r.instant]
+                with self._cache_lock:
+                    raw = self._records.get(file, (None, None, b""))[2]
+                content[file] = raw or self.io.read(self.path / file)
+            order_of = {files[r.instant]: r.order for r in records}
+            order = sorted(content, key=lambda n: order_of.get(n, ("", n)))
+            name = archive_name(batch[-1].completion)
+            body = {"format": CHECKPOINT_FORMAT, "completion": batch[-1].completion,
+                    "commits": [{"file": n, "content": content[n].decode("utf-8")}
+                                for n in order]}
+            try:
+                self.io.write_if_absent(self.archives / name,
+                                        json.dumps(body, separators=(",", ":")).encode())
+            except FileExistsError:
+                return None
+            self._changed()
+        self._remove_archived([n for n in content if n in listed], listed)
+        older = sorted(n for n in self.io.names(self.archives) if is_archive_name(n) and n < name)
+        for old in older[: max(len(older) - (ARCHIVES_KEPT - 1), 0)]:
+            self.io.delete(self.archives / old)
+        self._changed()
+        return name
+
+    def _remove_archived(self, gone: list[str], listed: Mapping[str, FileInfo]) -> None:
+        """Remove the timeline files of the archived commits ``gone`` (completed file names):
+        every requested and inflight file first, the completed files last."""
+        for state in (State.REQUESTED, State.INFLIGHT):
+            for n in gone:
+                pending = f"{n}.{state.value}"
+                if pending in listed:
+                    self.io.delete(self.path / pending)
+        for n in gone:
+            self.io.delete(self.path / n)
+        with self._cache_lock:
+            for n in gone:
+                self._records.pop(n, None)
+
     def _read_record(self, inst: Instant) -> tuple[CommitRecord, bytes]:
         """A completed file's record, and its bytes where checkpoints can use them (on a store
         whose version tokens prove content; else empty)."""
@@ -530,9 +722,13 @@ class Timeline:
 
     def pending(self) -> list[Instant]:
         """Requested or inflight instants without a completed file (furthest state of each)."""
+        return self._pending_of(self.io.names(self.path))
+
+    @staticmethod
+    def _pending_of(names: Iterable[str]) -> list[Instant]:
         best: dict[str, Instant] = {}
         done: set[str] = set()
-        for inst in self._scan():
+        for inst in _instants_of(names):
             if inst.state is State.COMPLETED:
                 done.add(inst.timestamp)
             elif inst.timestamp not in best or inst.state.rank > best[inst.timestamp].state.rank:
@@ -546,7 +742,8 @@ class Timeline:
 
     def is_completed(self, instant: InstantRef) -> bool:
         ts = _timestamp(instant)
-        return any(i.timestamp == ts and i.state is State.COMPLETED for i in self._scan())
+        return (any(i.timestamp == ts and i.state is State.COMPLETED for i in self._scan())
+                or any(r.instant == ts for r, _ in self._archived().values()))
 
     # ------------------------------------------------------------------ lookups
     @staticmethod
@@ -727,6 +924,8 @@ class Timeline:
             ) from None
         self._published(done, data)
         self._keep_copy(inst, meta.to_json())
+        with suppress(OSError, EvoError):  # the commit has happened regardless
+            self.archive()
         with suppress(OSError, EvoError):  # a cache: the commit has happened regardless
             self.write_checkpoint()
         return CommitRecord(inst.timestamp, inst.action, meta)

@@ -42,6 +42,8 @@ import evonb
 from evonb.errors import CommitNotFoundError, SchemaEvolutionError
 from evonb.iceberg import IcebergExportError
 from evonb.iceberg import sync as iceberg_sync
+from evonb.table.check import check_table
+from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.model.reference import (
     PRIMITIVES,
     WIDENINGS,
@@ -94,12 +96,15 @@ class Flavour:
     jvm: bool = True
     iceberg: bool = False
     direct_merge: bool = True  # copy-on-write: small upserts merge their candidates whole
+    archive_keep: int = 0  # evonb.timeline.archive.keep (0: the default, not reached here)
 
     def properties(self, jvm: bool | None = None) -> dict[str, str]:
         on = self.jvm if jvm is None else jvm
         props = {"evonb.mor.read.jvm": str(on).lower(),
                   "evonb.mor.read.jvm_filter": str(on).lower(),
                   "evonb.iceberg.enabled": str(self.iceberg).lower()}
+        if self.archive_keep:  # old commits leave the timeline folder for its archive
+            props[ARCHIVE_PROPERTY] = str(self.archive_keep)
         if self.table_type == "mor":
             props["evonb.mor.log_format"] = self.log_format
         elif not self.direct_merge:  # the exact key lookup and the split merge, every time
@@ -113,10 +118,10 @@ class Flavour:
         partitioned, rest = bool(rest % 2), rest // 2
         if not mor:
             return cls("cow", partitioned, iceberg=bool(rest % 2),
-                       direct_merge=not rest // 2 % 2)
+                       direct_merge=not rest // 2 % 2, archive_keep=rest // 4 % 3)
         log_format, rest = ("avro", "parquet")[rest % 2], rest // 2
         return cls("mor", partitioned, log_format, jvm=bool(rest % 2),
-                   iceberg=bool(rest // 2 % 2))
+                   iceberg=bool(rest // 2 % 2), archive_keep=rest // 4 % 3)
 
 
 def initial_model() -> Model:
@@ -222,8 +227,10 @@ class TableMachine(RuleBasedStateMachine):
             if self.table is not None:
                 self.flush()
                 self.final_checks()
+                archived = self.archive_checks()
                 print(f"model history {self.number}: {self.flavour}, "
-                      f"{len(self.commits)} commits, max column id {self.model.max_id}, "
+                      f"{len(self.commits)} commits ({archived} archived), "
+                      f"max column id {self.model.max_id}, "
                       f"reverts {self.reverts}: ok",
                       flush=True)
         finally:
@@ -689,6 +696,20 @@ class TableMachine(RuleBasedStateMachine):
                           model.schema_text(), model.read())
             other.check(self.spark)
         self.iceberg_checks()
+
+    def archive_checks(self) -> int:
+        """With a small ``evonb.timeline.archive.keep``, the history read above came partly
+        from the timeline's archive: make sure it did (the test is not vacuous) and that
+        ``evonb check`` agrees. Returns how many commits are archived."""
+        timeline = self.table.timeline
+        archived = len(timeline.archived_instants())
+        keep = self.flavour.archive_keep if self.flavour else 0
+        if keep and not timeline.pending() and len(timeline.completed()) >= 2 * keep:
+            assert archived, f"{len(timeline.completed())} commits, none archived (keep {keep})"
+            report = check_table(self.table.root)  # (a blocked Iceberg export is no concern)
+            wrong = [p for p in report.problems if p.kind != "iceberg"]
+            assert not wrong and report.stats["archived"] == archived, report.render()
+        return archived
 
     def iceberg_checks(self) -> None:
         """pyiceberg, an independent reader, reads the Iceberg metadata evonb publishes for

@@ -11,16 +11,17 @@ import evonb
 from bench.object_storage import upload
 from evonb.table.check import check_table
 from evonb.table.fileio import object_store_io
-from evonb.table.timeline import CHECKPOINT_PROPERTY
+from evonb.table.timeline import ARCHIVE_PROPERTY, CHECKPOINT_PROPERTY
 from tests.objectstore.conftest import count_requests, keys
 
 CHECKPOINTS = ".evo/timeline/checkpoints/"
 
 
 def _history_table(local: Path, commits: int, every: int = 5) -> None:
-    """A local table of ``commits`` completed commits (the create, then ADD COLUMNs)."""
+    """A local table of ``commits`` completed commits (the create, then ADD COLUMNs), none
+    archived (these tests are about checkpoints alone: tests/objectstore/test_archive.py)."""
     t = evonb.create_table(str(local), "id bigint not null, v string", primary_key="id",
-                           properties={CHECKPOINT_PROPERTY: str(every)})
+                           properties={CHECKPOINT_PROPERTY: str(every), ARCHIVE_PROPERTY: "0"})
     for i in range(commits - 1):
         t.alter(f"ALTER TABLE t ADD COLUMN c{i} int")
 

@@ -24,6 +24,7 @@ import pytest
 
 import evonb
 from evonb.table.check import check_table
+from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.concurrency.helpers import child_env, gateway_env
 from tests.stress.workers import COLUMNS, HOT_KEYS, ddl_statement, read_log
 
@@ -50,7 +51,7 @@ def spawn(role: str, args: dict, tmp_path, name: str, env: dict[str, str] | None
 def test_writers_and_a_ddl_process(spark, tmp_path) -> None:
     path = tmp_path / "t"
     t = evonb.create_table(path, "id bigint not null, writer int, seq int, val string",
-                           primary_key="id")
+                           primary_key="id", properties={ARCHIVE_PROPERTY: "5"})
     t.write(spark.createDataFrame([(k, -1, -1, "init") for k in HOT_KEYS], COLUMNS).coalesce(1))
     started = time.monotonic()
     attached = gateway_env(spark)
@@ -109,6 +110,7 @@ def test_writers_and_a_ddl_process(spark, tmp_path) -> None:
             assert (f"e{i}" if renamed else f"d{i}") in columns, (stmt, columns)
     report = check_table(path)
     assert report.ok, report.render()
+    assert report.stats["archived"] > 0  # old commits were archived while the others wrote
 
     # Inserts make new file groups: they only ever lose to a schema change (RFC-33), never to a
     # write that overlapped them in time.

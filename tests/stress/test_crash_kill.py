@@ -5,10 +5,13 @@ merge-on-read table and logs each operation before (``intent``) and after (``don
 every third run the parent kills the child's whole process group after a random delay; on the
 others the child kills itself at a named point of the commit protocol (``KILL_POINTS`` of
 ``tests.stress.workers``: attempt requested, files written, inflight marked, lock held, schema
-saved, just before or after the commit file, in the middle of rolling back a failed attempt),
+saved, just before or after the commit file, with an archive written and the archived
+commits' timeline files not yet removed, in the middle of rolling back a failed attempt),
 the points taken in turn (on their 1st pass, then their 2nd, alternately). The child logs the hit
 before it kills itself; the test fails when a point was not reached, and at the end unless
-every point was hit (14 kills, the default, give each point one turn; 100 give each 7 or 8).
+every point was hit (15 kills, the default, give each point one turn; 100 give each 6 or 7).
+The table archives old commits after every second commit or so
+(``evonb.timeline.archive.keep`` = 2), so kills land in archiving too.
 After every kill:
 
 - the table opens and reads exactly the committed state: the rows of every ``done`` operation,
@@ -39,12 +42,13 @@ import pytest
 
 import evonb
 from evonb.table.check import check_table, repair_table
+from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.concurrency.helpers import child_env, gateway_env
 from tests.stress.workers import COLUMNS, KILL_POINTS, ROLLBACK_POINTS, read_log
 
 pytestmark = [pytest.mark.stress, pytest.mark.spark]
 
-KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "14"))  # 14: each point once
+KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "15"))  # 15: each point once
 OWN_JVM_KILLS = int(os.environ.get("EVONB_STRESS_OWN_JVM_KILLS", "1"))
 SEED = int(os.environ.get("EVONB_STRESS_SEED", "20261122"))
 POINT_WAIT = 120.0
@@ -82,7 +86,7 @@ def test_the_kill_schedule_takes_every_point_in_turn() -> None:
     assert [nth for point, nth in full.values() if point == "before-commit"] == [1, 2, 1, 2, 1,
                                                                                  2, 1]
     assert {nth for point, nth in full.values() if point in ROLLBACK_POINTS} == {1}
-    assert sorted(kill_schedule(14).values()) == sorted((p, 1) for p in KILL_POINTS)
+    assert sorted(kill_schedule(15).values()) == sorted((p, 1) for p in KILL_POINTS)
 
 
 def plant_failed_attempt(path: Path) -> None:
@@ -171,7 +175,8 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
     rng = random.Random(SEED)
     path = tmp_path / "t"
     t = evonb.create_table(path, "id bigint not null, writer int, seq int, val string",
-                           primary_key="id", table_type="mor")
+                           primary_key="id", table_type="mor",
+                           properties={ARCHIVE_PROPERTY: "2"})
     t.write(spark.createDataFrame([(k, 0, 0, "init") for k in range(1, 9)], COLUMNS))
     model: dict[int, str] = dict.fromkeys(range(1, 9), "init")
     columns: list[str] = []
@@ -263,6 +268,8 @@ def test_sigkill_at_random_points(spark, tmp_path) -> None:
     report = check_table(path)
     assert report.ok, report.render()
     assert observe(path)[0] == model
+    stats["commits archived"] = report.stats["archived"]
+    assert report.stats["archived"] > 0  # archiving did happen (and was killed in: KILL_POINTS)
     stats["kills"] = KILLS
     stats["own-JVM kills"] = len(own_jvm)
     stats["named-point kills"] = sum(hits.values())

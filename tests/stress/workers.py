@@ -173,6 +173,8 @@ KILL_POINTS = {
     "schema-saved": ("evonb.table.table:BaseTable", "save_version", "after"),
     "before-commit": ("evonb.table.timeline:Timeline", "complete", "before"),
     "after-commit": ("evonb.table.timeline:Timeline", "complete", "after"),
+    # ... of archiving old commits (the archive written, their timeline files not yet removed)
+    "archive-written": ("evonb.table.timeline:Timeline", "_remove_archived", "before"),
     # ... and of the rollback of a failed attempt (its files removed, its instant not yet;
     # then the attempt gone, the rollback commit not yet recorded)
     "rollback-abort": ("evonb.table.timeline:Timeline", "abort", "before"),

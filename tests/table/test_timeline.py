@@ -339,16 +339,17 @@ def test_a_held_listing_is_one_listing_until_this_timeline_commits(
 
     tl = Timeline(tmp_path)
     first = tl.complete(tl.requested("commit"), {})
-    listed: list[str] = []
+    listed: list[str] = []  # listings of the timeline folder, by thread
+    archives: list[str] = []  # and of the archives' folder (listed after it)
     real = type(tl.io).list
     monkeypatch.setattr(type(tl.io), "list",
-                        lambda io, folder: listed.append(threading.current_thread().name)
-                        or real(io, folder))
+                        lambda io, folder: (listed if Path(folder) == tl.path else archives)
+                        .append(threading.current_thread().name) or real(io, folder))
     second = tl.requested("commit")
     with tl.listing_held():
         assert tl.completed() == [first] and tl.last_completed() == first
         assert tl.completed_after(first) == []
-        assert len(listed) == 1  # one listing for the three reads
+        assert len(listed) == 1 and len(archives) == 1  # one listing for the three reads
         # another thread reads the folder itself: it sees what is there now
         (tl.path / f"{add_millis(second.timestamp, 5)}.clean").write_text("{}")
         seen: list[int] = []
@@ -369,6 +370,9 @@ def test_a_held_listing_is_one_listing_until_this_timeline_commits(
         assert listed.count("MainThread") == 3
     assert tl.completed() == [first] and tl.completed() == [first]  # outside: each lists
     assert listed.count("MainThread") == 5
+    # the archives are listed once per hold and per read outside: completing a commit
+    # changes the timeline folder, not the archives
+    assert archives.count("MainThread") == 4
 
 
 def _reserve_many(root: str, action: str, n: int, queue: multiprocessing.Queue) -> None:
