@@ -22,12 +22,13 @@ from evonb.services.compaction import compact as compact_table
 from evonb.services.compaction import compact_inline
 from evonb.services.progress import ProgressCallback
 from evonb.services.rewrite import rewrite as rewrite_table
+from evonb.spark.session import session
 from evonb.spark.table import SparkTable, spark_schema
 from evonb.table import table as _table
 from evonb.table.config import TableConfig
 from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
-from evonb.table.fileio import file_io
-from evonb.table.fsutil import table_path
+from evonb.table.fileio import file_io, is_object_path
+from evonb.table.fsutil import location_uri, table_path
 from evonb.table.history import Commit
 from evonb.table.hudi import plan_hudi
 from evonb.table.rollback import rollback as rollback_table
@@ -56,6 +57,31 @@ class Table(SparkTable):
         compact_inline(self)
         cluster_inline(self)
         return commit
+
+    def read(
+        self,
+        as_of: CommitRef | None = None,
+        *,
+        schema: Schema | str | CommitRef | None = None,
+        columns: Sequence[str] | None = None,
+        meta_columns: bool = False,
+        query: Literal["snapshot", "read_optimized"] = "snapshot",
+    ) -> DataFrame:
+        """The table as a Spark DataFrame (see :meth:`SparkTable.read`). A table in object
+        storage is read by Spark tasks with the JVM-free reader, no Hadoop connector needed
+        (:mod:`evonb.arrow.spark_source`; ``query="read_optimized"`` is refused there)."""
+        if not is_object_path(self.root):
+            return super().read(as_of, schema=schema, columns=columns,
+                                meta_columns=meta_columns, query=query)
+        from evonb.arrow.spark_source import read_object_table  # pyspark and pyarrow
+
+        if query != "snapshot":
+            raise EvoError(
+                f"A {query} query of the table in object storage at "
+                f"{location_uri(self.root)} is not supported",
+                hint="read the snapshot (query='snapshot'), or compact the table first")
+        return read_object_table(self, as_of, schema, columns, meta_columns,
+                                 session() if self._spark is None else self._spark)
 
     def to_arrow(self, as_of: CommitRef | None = None, *,
                  schema: Schema | str | CommitRef | None = None,

@@ -46,14 +46,15 @@ class SparkTable(BaseTable):
 
     @property
     def spark(self) -> SparkSession:
-        """The SparkSession this table reads and writes with (not for tables in object
-        storage yet: Spark's data paths there are not built)."""
+        """The SparkSession this table is written with (not for tables in object storage
+        yet: Spark's write paths there are not built; :meth:`read` reads them)."""
         if is_object_path(self.root):
             raise EvoError(
-                f"Spark cannot read or write the table in object storage at "
+                f"Spark cannot write the table in object storage at "
                 f"{location_uri(self.root)} yet",
-                hint="use its metadata operations (alter, history, properties, check), "
-                     "evonb.convert and the Arrow reader (to_arrow); see docs/cluster.md")
+                hint="read it with read() or to_arrow(), change it with its metadata "
+                     "operations (alter, properties, check) and evonb.convert; see "
+                     "docs/cluster.md")
         return session() if self._spark is None else self._spark
 
     def count_nulls(self, schema: Schema, field_ids: Sequence[int]) -> list[int]:

@@ -470,10 +470,11 @@ class Timeline:
                 del self._records[stale]
         # After the files are read: a file gone by then was archived before it was deleted,
         # so the archive listed now holds it (or it was rolled back, and no archive does).
+        read = set(files.values())
         for name, (record, _) in self._archived().items():
-            if record.instant not in files:  # its files are gone (or going) from the folder
+            if name not in read:  # its files are gone (or going) from the folder
                 records.append(record)
-                files[record.instant] = name
+                files.setdefault(record.instant, name)
         records.sort(key=lambda r: r.order)
         return records, files
 

@@ -129,9 +129,11 @@ def test_other_schemes_are_refused_by_name(where: str) -> None:
     assert "s3://" in (refused.value.hint or "") and "abfss://" in (refused.value.hint or "")
 
 
-def test_spark_refuses_a_bucket_table_by_name(bucket: str) -> None:
+def test_spark_reads_a_bucket_table_and_refuses_writes_by_name(spark, bucket: str) -> None:  # type: ignore[no-untyped-def]
     t = evonb.create_table(f"s3://{bucket}/t", "id bigint")
-    with pytest.raises(EvoError, match=f"object storage at s3://{bucket}/t") as refused:
-        t.read()
+    assert t.read().columns == ["id"] and t.read().count() == 0
+    with pytest.raises(EvoError, match=f"write the table in object storage at s3://{bucket}/t"
+                       ) as refused:
+        t.write(spark.range(3))
     assert "to_arrow" in (refused.value.hint or "")
     assert t.history()[-1].operation == "create"  # metadata operations work

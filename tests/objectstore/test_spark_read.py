@@ -1,0 +1,76 @@
+"""Spark reads of tables in a bucket or a container, with no Hadoop connector: the tasks read
+with the JVM-free reader (evonb.arrow.spark_source). A merge-on-read table with nested
+evolution, built locally, reads the same from the bucket as from local disk, at every commit;
+the tasks take the object-store settings from the read, not from their own environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evonb
+from bench.object_storage import upload
+from evonb.errors import EvoError
+from tests.objectstore.conftest import abfss
+from tests.objectstore.test_convert import PARTS, parquet_bytes
+
+pytestmark = pytest.mark.spark
+
+
+def _rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _evolved_mor_table(spark: Any, root: Path) -> Any:
+    t = evonb.create_table(str(root), "id bigint not null, ts bigint, name string, "
+                           "s struct<x:int,y:string>", primary_key="id", precombine="ts",
+                           table_type="mor")
+    t.write(spark.sql("select id, 1L ts, concat('n', id) name, "
+                      "named_struct('x', cast(id as int), 'y', 'a') s from range(20)"))
+    t.alter("ALTER TABLE t RENAME COLUMN s.x TO xx")
+    t.write(spark.sql("select id, 2L ts, 'upd' name, named_struct('xx', -1, 'y', 'b') s "
+                      "from range(0, 20, 3)"), mode="upsert")  # log blocks
+    t.alter("ALTER TABLE t DROP COLUMN name")
+    t.alter("ALTER TABLE t ADD COLUMN name string")  # a new column: never the old values
+    t.write(spark.sql("select id, 3L ts, named_struct('xx', 7, 'y', 'c') s, 'new' name "
+                      "from range(18, 24)"), mode="upsert")
+    return t
+
+
+def test_a_merge_on_read_table_in_a_bucket_reads_as_on_local_disk(
+        spark, tmp_path: Path, s3_client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    local = _evolved_mor_table(spark, tmp_path / "t")
+    assert local.snapshot().logs  # log blocks to merge
+    upload(tmp_path / "t", bucket, "t", client=s3_client)
+    remote = evonb.open_table(f"s3://{bucket}/t")
+    for commit in local.history():
+        expected = local.read(as_of=commit.instant)
+        got = remote.read(as_of=commit.instant)
+        assert got.schema == expected.schema, commit.instant
+        assert _rows(got) == _rows(expected), commit.instant
+        assert _rows(remote.read(as_of=commit.instant, schema="latest")) == _rows(
+            local.read(as_of=commit.instant, schema="latest"))
+    latest = _rows(remote.read())
+    assert len(latest) == 24 and latest == _rows(local.read())
+    assert _rows(remote.read(columns=["id", "s.y"], meta_columns=True)) == _rows(
+        local.read(columns=["id", "s.y"], meta_columns=True))
+    assert remote.read().filter("s.xx = -1").count() == 6  # Spark's own operators on top
+    with pytest.raises(EvoError, match="read_optimized query of the table in object storage"):
+        remote.read(query="read_optimized")
+    with pytest.raises(EvoError, match="ghost"):  # evonb's errors, on the driver
+        remote.read(columns=["ghost"])
+
+
+def test_a_converted_table_in_a_container_reads_through_spark(
+        spark, container: Any) -> None:  # type: ignore[no-untyped-def]
+    name = container.container_name
+    for i, part in enumerate(PARTS):
+        container.upload_blob(f"events/part-{i}.parquet", parquet_bytes(part))
+    t = evonb.convert(abfss(name, "events"), primary_key="id")
+    t.alter("ALTER TABLE t RENAME COLUMN name TO label")
+    rows = sorted(tuple(r) for r in evonb.open_table(f"az://{name}/events").read().collect())
+    assert rows == [(1, "a", 1.5), (2, "b", 2.5), (3, "c", None), (4, "d", 4.0),
+                    (5, None, 5.25)]
+    assert evonb.open_table(abfss(name, "events")).read().columns == ["id", "label", "score"]
