@@ -7,13 +7,19 @@ The ratio shows what the store's round trips cost per commit (loopback: no netwo
 so real stores add their request latency times the counts reported). The request counts are
 the portable figure: they do not depend on the server. No bar: it is a report.
 
-Two request-count cases follow (:func:`request_scaling`, :func:`planning_vs_listing`):
+Three request-count cases follow (:func:`request_scaling`, :func:`open_by_archive`,
+:func:`planning_vs_listing`):
 
 - ``object_storage.requests_by_history``: the requests of ``open_table``, ``history``, an ALTER
   and a read's planning (``open_table(...).snapshot()``) in a fresh process, for tables of 2,
   100 and 1,000 commits (tiny: 2 and 100). Bar: the largest table costs at most 2 requests
   more than the 100-commit one (timeline checkpoints: the count is bounded by the checkpoint
   interval, not the history; only the timeline's LIST pages grow, one per 1,000 files).
+- ``object_storage.open_archived``: the requests of a fresh process's ``open_table`` + a
+  read's planning and ``history`` on tables of 100 and 10,000 commits (quick: 2,000; tiny:
+  400) with the default archiving (``evonb.timeline.archive.keep`` = 100), and on the largest
+  with archiving off. Bar: the largest archived table costs at most 2 requests more than the
+  100-commit one, LIST pages included; the ratio is archived / not archived.
 - ``object_storage.planning_vs_listing``: planning a table of many data files (10,000; quick:
   2,000; tiny: 200) in 100 partition folders from its timeline, against listing its data
   folders. Bar: at most 0.5x the listing's requests. The same files all in one folder are

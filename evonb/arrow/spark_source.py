@@ -69,12 +69,27 @@ def _apply(settings: Mapping[str, str]) -> None:
         object_store_io.cache_clear()
 
 
+_READS: dict[str, ArrowRead] = {}
+"""Reads planned in this (task) process, by their options: the tasks of one read that run in
+one Python worker open the table once."""
+
+READS_KEPT = 4
+
+
 def _arrow_read(options: Mapping[str, Any]) -> ArrowRead:
     """The Arrow read the options describe (in a task: after applying the settings)."""
+    key = json.dumps(options, sort_keys=True)
+    found = _READS.get(key)
+    if found is not None:
+        return found
     _apply(options["settings"])
     table = open_table(options["location"])
-    return ArrowRead(table, options["instant"], schema=options["schema"],
+    read = ArrowRead(table, options["instant"], schema=options["schema"],
                      columns=options["columns"], meta_columns=options["meta"])
+    while len(_READS) >= READS_KEPT:
+        del _READS[next(iter(_READS))]
+    _READS[key] = read
+    return read
 
 
 class _FilePartition(InputPartition):

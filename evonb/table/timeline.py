@@ -656,7 +656,8 @@ class Timeline:
         active = [r for r in records if files[r.instant] in listed]
         if len(active) < 2 * keep:
             return None
-        floor = min((i.timestamp for i in self._pending_of(listed)), default=None)
+        names = set(self.io.names(self.path))  # afresh: attempts start without the lock
+        floor = min((i.timestamp for i in self._pending_of(names)), default=None)
         batch = []
         for r in active[: len(active) - keep]:
             if floor is not None and r.instant >= floor:
@@ -685,20 +686,21 @@ class Timeline:
             except FileExistsError:
                 return None
             self._changed()
-        self._remove_archived([n for n in content if n in listed], listed)
+        self._remove_archived([n for n in content if n in names], names)
         older = sorted(n for n in self.io.names(self.archives) if is_archive_name(n) and n < name)
         for old in older[: max(len(older) - (ARCHIVES_KEPT - 1), 0)]:
             self.io.delete(self.archives / old)
         self._changed()
         return name
 
-    def _remove_archived(self, gone: list[str], listed: Mapping[str, FileInfo]) -> None:
-        """Remove the timeline files of the archived commits ``gone`` (completed file names):
-        every requested and inflight file first, the completed files last."""
+    def _remove_archived(self, gone: list[str], names: set[str]) -> None:
+        """Remove the timeline files (of ``names``) of the archived commits ``gone`` (their
+        completed file names): every requested and inflight file first, the completed files
+        last."""
         for state in (State.REQUESTED, State.INFLIGHT):
             for n in gone:
                 pending = f"{n}.{state.value}"
-                if pending in listed:
+                if pending in names:
                     self.io.delete(self.path / pending)
         for n in gone:
             self.io.delete(self.path / n)

@@ -17,7 +17,8 @@ STATUSES = {"PASS", "MISS", "INFO", "SKIP"}
 OWN_TESTS = ("peers", "cluster", "random_upsert")
 """Groups run at the tiny size by a test file of their own (test_<group>_bench.py), which
 checks their cases in more detail: not run a second time here."""
-COUNTED = {"object_storage.requests_by_history", "object_storage.planning_vs_listing"}
+COUNTED = {"object_storage.requests_by_history", "object_storage.planning_vs_listing",
+           "object_storage.open_archived"}
 """Comparisons of request counts, not times: no samples, the counts in their metrics."""
 
 
