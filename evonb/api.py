@@ -27,7 +27,7 @@ from evonb.spark.table import SparkTable, spark_schema
 from evonb.table import table as _table
 from evonb.table.config import TableConfig
 from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
-from evonb.table.fileio import file_io, is_object_path
+from evonb.table.fileio import file_io
 from evonb.table.fsutil import location_uri, table_path
 from evonb.table.history import Commit
 from evonb.table.hudi import plan_hudi
@@ -58,21 +58,13 @@ class Table(SparkTable):
         cluster_inline(self)
         return commit
 
-    def read(
-        self,
-        as_of: CommitRef | None = None,
-        *,
-        schema: Schema | str | CommitRef | None = None,
-        columns: Sequence[str] | None = None,
-        meta_columns: bool = False,
-        query: Literal["snapshot", "read_optimized"] = "snapshot",
-    ) -> DataFrame:
-        """The table as a Spark DataFrame (see :meth:`SparkTable.read`). A table in object
-        storage is read by Spark tasks with the JVM-free reader, no Hadoop connector needed
-        (:mod:`evonb.arrow.spark_source`; ``query="read_optimized"`` is refused there)."""
-        if not is_object_path(self.root):
-            return super().read(as_of, schema=schema, columns=columns,
-                                meta_columns=meta_columns, query=query)
+    def _read_object_store(self, as_of: CommitRef | None,
+                           schema: Schema | str | CommitRef | None,
+                           columns: Sequence[str] | None, meta_columns: bool,
+                           query: str) -> DataFrame:
+        """:meth:`read` of a table in object storage: Spark tasks read it with the JVM-free
+        reader, no Hadoop connector needed (:mod:`evonb.arrow.spark_source`;
+        ``query="read_optimized"`` is refused there)."""
         from evonb.arrow.spark_source import read_object_table  # pyspark and pyarrow
 
         if query != "snapshot":

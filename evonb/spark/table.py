@@ -89,6 +89,8 @@ class SparkTable(BaseTable):
         if query not in ("snapshot", "read_optimized"):
             raise EvoError(f"Unknown query type {query!r}",
                            hint="use 'snapshot' or 'read_optimized'")
+        if is_object_path(self.root):
+            return self._read_object_store(as_of, schema, columns, meta_columns, query)
         snap = self.snapshot(as_of)
         if as_of is not None:
             check_readable(self, snap.instant)
@@ -102,6 +104,16 @@ class SparkTable(BaseTable):
             picked = [_col_ref(query_schema, query_schema.find_id(c)) for c in columns]
             df = df.select(*picked, *([META_COMMIT_TIME] if meta_columns else []))
         return df
+
+    def _read_object_store(self, as_of: CommitRef | None,
+                           schema: Schema | str | CommitRef | None,
+                           columns: Sequence[str] | None, meta_columns: bool,
+                           query: str) -> DataFrame:
+        """:meth:`read` of a table in object storage: by the layer above, which has the
+        JVM-free reader (:meth:`evonb.api.Table._read_object_store`); refused here."""
+        raise EvoError(f"Spark cannot read the table in object storage at "
+                       f"{location_uri(self.root)} through this object",
+                       hint="open it with evonb.open_table(...)")
 
     def read_incremental(
         self,

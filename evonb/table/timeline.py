@@ -526,15 +526,18 @@ class Timeline:
             return entries
         return {}
 
-    def checkpoint_every(self) -> int:
-        """The table's checkpoint interval (:data:`CHECKPOINT_PROPERTY`); the default when the
-        table's config cannot be read or the value is not a whole number."""
+    def _count_property(self, name: str, default: int) -> int:
+        """A whole-number table property, at least 0; ``default`` when the table's config
+        cannot be read or the value is not a whole number."""
         try:
-            every = TableConfig.load(self.root).int_property(CHECKPOINT_PROPERTY,
-                                                             DEFAULT_CHECKPOINT_EVERY)
+            value = TableConfig.load(self.root).int_property(name, default)
         except (OSError, EvoError):
-            return DEFAULT_CHECKPOINT_EVERY
-        return max(every, 0)
+            return default
+        return max(value, 0)
+
+    def checkpoint_every(self) -> int:
+        """The table's checkpoint interval (:data:`CHECKPOINT_PROPERTY`)."""
+        return self._count_property(CHECKPOINT_PROPERTY, DEFAULT_CHECKPOINT_EVERY)
 
     def write_checkpoint(self, *, every: int | None = None) -> str | None:
         """Write a checkpoint of every completed commit if at least ``every`` (default: the
@@ -624,14 +627,8 @@ class Timeline:
         return {ts for ts, name in files.items() if name not in listed}
 
     def archive_keep(self) -> int:
-        """The table's :data:`ARCHIVE_PROPERTY`; the default when the table's config cannot
-        be read or the value is not a whole number."""
-        try:
-            keep = TableConfig.load(self.root).int_property(ARCHIVE_PROPERTY,
-                                                            DEFAULT_ARCHIVE_KEEP)
-        except (OSError, EvoError):
-            return DEFAULT_ARCHIVE_KEEP
-        return max(keep, 0)
+        """The table's :data:`ARCHIVE_PROPERTY`."""
+        return self._count_property(ARCHIVE_PROPERTY, DEFAULT_ARCHIVE_KEEP)
 
     def archive(self, *, keep: int | None = None) -> str | None:
         """Archive old commits (call under the table lock): once at least twice ``keep``
