@@ -144,7 +144,7 @@ class ArrowRead:
         if left == 0:
             return
         for f in self.snap.files:
-            for table in self._file(f):
+            for table in self.file_tables(f):
                 for batch in table.to_batches(BATCH_ROWS):
                     if batch.num_rows == 0:
                         continue
@@ -165,7 +165,7 @@ class ArrowRead:
         self._prepare()
         with ThreadPoolExecutor(max_workers=workers,
                                 thread_name_prefix="evonb-arrow-read") as pool:
-            parts = [t for tables in pool.map(lambda f: list(self._file(f)), files)
+            parts = [t for tables in pool.map(lambda f: list(self.file_tables(f)), files)
                      for t in tables]
         if not parts:
             return self.output.empty_table()
@@ -182,9 +182,10 @@ class ArrowRead:
                 self._plan(log.version, ext=True)
         self._groups = groups
 
-    def _file(self, f: DataFile) -> Iterator[pa.Table]:
-        """The rows of data file ``f`` (merged with its log blocks) as tables of
-        :attr:`output`, filtered."""
+    def file_tables(self, f: DataFile) -> Iterator[pa.Table]:
+        """The rows of data file ``f`` of the snapshot (merged with its log blocks) as tables
+        of :attr:`output`, filtered: one part of :meth:`batches`, for readers that split the
+        snapshot by file (:mod:`evonb.arrow.spark_source`)."""
         if self._groups is None:
             self._groups = file_groups(self.snap) if self.snap.logs else {}
         logs = self._groups.get(f.path)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
     from evonb.schema.schema import Schema
+    from evonb.table.snapshot import DataFile
     from evonb.table.table import BaseTable, CommitRef
 
 SOURCE_NAME = "evonb_object_store"
@@ -69,15 +70,16 @@ def _apply(settings: Mapping[str, str]) -> None:
         object_store_io.cache_clear()
 
 
-_READS: dict[str, ArrowRead] = {}
-"""Reads planned in this (task) process, by their options: the tasks of one read that run in
-one Python worker open the table once."""
+_READS: dict[str, tuple[ArrowRead, dict[str, DataFile]]] = {}
+"""Reads planned in this (task) process, by their options, with the snapshot's data files by
+path: the tasks of one read that run in one Python worker open the table once."""
 
 READS_KEPT = 4
 
 
-def _arrow_read(options: Mapping[str, Any]) -> ArrowRead:
-    """The Arrow read the options describe (in a task: after applying the settings)."""
+def _arrow_read(options: Mapping[str, Any]) -> tuple[ArrowRead, dict[str, DataFile]]:
+    """The Arrow read the options describe (in a task: after applying the settings), and
+    its snapshot's data files by path."""
     key = json.dumps(options, sort_keys=True)
     found = _READS.get(key)
     if found is not None:
@@ -88,8 +90,8 @@ def _arrow_read(options: Mapping[str, Any]) -> ArrowRead:
                      columns=options["columns"], meta_columns=options["meta"])
     while len(_READS) >= READS_KEPT:
         del _READS[next(iter(_READS))]
-    _READS[key] = read
-    return read
+    _READS[key] = (read, {f.path: f for f in read.snap.files})
+    return _READS[key]
 
 
 class _FilePartition(InputPartition):
@@ -101,15 +103,14 @@ class _Reader(DataSourceReader):
         self.options = dict(options)
 
     def partitions(self) -> Sequence[InputPartition]:
-        read = _arrow_read(self.options)
-        return [_FilePartition(f.path) for f in read.snap.files] or [_FilePartition(None)]
+        _, files = _arrow_read(self.options)
+        return [_FilePartition(path) for path in files] or [_FilePartition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # an empty snapshot: one partition of no rows
             return
-        read = _arrow_read(self.options)
-        wanted = next(f for f in read.snap.files if f.path == partition.value)
-        for table in read._file(wanted):
+        read, files = _arrow_read(self.options)
+        for table in read.file_tables(files[partition.value]):
             yield from table.to_batches()
 
 

@@ -293,10 +293,10 @@ def _scan_archive(root: Path, tl: _Timeline, problems: list[Problem]) -> None:
         break
     else:
         return
-    listed = {ts for ts, _, _ in tl.completed}
+    listed = {timeline_file(ts, action) for ts, action, _ in tl.completed}
     for file, text in entries.items():
         parsed = parse_timeline_file(file)
-        if parsed is None or parsed.instant in listed:  # also in the folder: taken from there
+        if parsed is None or file in listed:  # also in the folder: taken from there
             continue
         try:
             data = json.loads(text)

@@ -608,8 +608,15 @@ class Timeline:
         """The commits of one archive (:class:`MetadataCorruptError` naming it if it does
         not parse: it holds the only copy of the commits it archived)."""
         path = self.archives / name
-        entries = parse_checkpoint(parse_json_bytes(self.io.read(path), str(path)), str(path),
-                                   kind="archive")
+        try:
+            entries = parse_checkpoint(parse_json_bytes(self.io.read(path), str(path)),
+                                       str(path), kind="archive")
+        except MetadataCorruptError as exc:  # the reason, and what repair cannot do
+            reason = exc.message.removeprefix(f"Corrupt table metadata in {exc.path}: ")
+            raise MetadataCorruptError(
+                str(path), f"{reason}; it holds the only copy of the commits it archived, "
+                           "which no repair can rebuild: restore this file from a backup of "
+                           "the table") from None
         out = {}
         for file, text in entries.items():
             parsed = parse_timeline_file(file)
