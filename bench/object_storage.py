@@ -1,7 +1,9 @@
 """The ``object_storage`` benchmark group: a DDL commit on a table in a bucket of a loopback S3
 server (moto's server mode) against the same DDL on local disk, and the S3 requests each
 metadata operation makes; the same DDL commit in a container of Azurite, the Azure Storage
-emulator, on loopback (``object_storage.ddl_commit_azure``).
+emulator, on loopback (``object_storage.ddl_commit_azure``); a Spark insert into a table in
+the bucket, whose files evonb's Python workers write, against the same insert on local disk,
+written by Spark's Parquet writer (``object_storage.spark_insert``).
 
 The ratio shows what the store's round trips cost per commit (loopback: no network latency,
 so real stores add their request latency times the counts reported). The request counts are
@@ -140,6 +142,9 @@ ARCHIVED = {"tiny": (100, 400), "quick": (100, 2_000), "full": (100, 10_000)}
 
 PLAN_FILES = {"tiny": 200, "quick": 2_000, "full": 10_000}
 """Data files of the table of ``planning_vs_listing`` at each size."""
+
+INSERT_ROWS = {"tiny": 20_000, "quick": 500_000, "full": 5_000_000}
+"""Rows of each Spark insert of ``spark_insert`` at each size."""
 
 FOLDERS = 100
 """Partition folders of the table of ``planning_vs_listing`` (the bar's layout)."""
@@ -402,6 +407,7 @@ def object_storage(ctx: Context) -> Iterator[Case | Result]:
             notes=_format(counts), same_calls=True,
             bar_text="report (no bar): loopback S3 has no network latency",
         )
+        yield _spark_insert(ctx, bucket)
         histories = HISTORIES.get(ctx.size.name, HISTORIES["quick"])
         yield _scaling_result(request_scaling(bucket, ctx.path("object_storage_histories"),
                                               histories, out=ctx.log))
@@ -413,6 +419,30 @@ def object_storage(ctx: Context) -> Iterator[Case | Result]:
         yield _planning_result(planning_vs_listing(bucket, where, files, out=ctx.log),
                                planning_vs_listing(bucket, where, files, 1, out=ctx.log), files)
     yield from _azure_ddl(ctx)
+
+
+def _spark_insert(ctx: Context, bucket: str) -> Case:
+    """``object_storage.spark_insert``: one Spark insert into a table in a bucket (files
+    written by evonb's Python workers, ``evonb.spark.object_writer``) against the same insert
+    into a table on local disk (Spark's own Parquet writer)."""
+    import evonb
+
+    rows = INSERT_ROWS.get(ctx.size.name, INSERT_ROWS["quick"])
+    schema = "id bigint, name string, score double, day date"
+    df = ctx.spark.range(rows).selectExpr(
+        "id", "concat('name-', id % 1000) name", "id / 7 score",
+        "date_add(date'2024-01-01', cast(id % 365 as int)) day")
+    remote = evonb.create_table(f"s3://{bucket}/inserts", schema)
+    local = evonb.create_table(ctx.path("object_storage_inserts"), schema)
+    return Case(
+        "object_storage.spark_insert",
+        evonb=Side(f"Spark insert of {rows:,} rows, table in a bucket (loopback S3)",
+                   lambda: remote.write(df)),
+        baseline=Side(f"Spark insert of {rows:,} rows, table on local disk",
+                      lambda: local.write(df)),
+        same_calls=True,
+        bar_text="report (no bar): loopback S3 has no network latency",
+    )
 
 
 def _azure_ddl(ctx: Context) -> Iterator[Case | Result]:

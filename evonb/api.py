@@ -22,7 +22,6 @@ from evonb.services.compaction import compact as compact_table
 from evonb.services.compaction import compact_inline
 from evonb.services.progress import ProgressCallback
 from evonb.services.rewrite import rewrite as rewrite_table
-from evonb.spark.session import session
 from evonb.spark.table import SparkTable, spark_schema
 from evonb.table import table as _table
 from evonb.table.config import TableConfig
@@ -32,6 +31,7 @@ from evonb.table.fsutil import location_uri, table_path
 from evonb.table.history import Commit
 from evonb.table.hudi import plan_hudi
 from evonb.table.rollback import rollback as rollback_table
+from evonb.table.snapshot import DataFile
 from evonb.table.table import CommitRef, WriteMode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,7 +73,18 @@ class Table(SparkTable):
                 f"{location_uri(self.root)} is not supported",
                 hint="read the snapshot (query='snapshot'), or compact the table first")
         return read_object_table(self, as_of, schema, columns, meta_columns,
-                                 session() if self._spark is None else self._spark)
+                                 self.spark_session())
+
+    def read_object_files(self, files: Sequence[DataFile], query: Schema, *,
+                          meta: bool = False, with_file: bool = False,
+                          with_position: bool = False) -> DataFrame:
+        """The stored rows of the base files an upsert or delete of a table in object storage
+        rewrites or adds log blocks to, read by Spark tasks with the JVM-free reader
+        (:func:`evonb.arrow.spark_source.read_object_files`)."""
+        from evonb.arrow.spark_source import read_object_files  # pyspark and pyarrow
+
+        return read_object_files(self, files, query, meta=meta, with_file=with_file,
+                                 with_position=with_position, spark=self.spark_session())
 
     def to_arrow(self, as_of: CommitRef | None = None, *,
                  schema: Schema | str | CommitRef | None = None,

@@ -193,6 +193,13 @@ class ArrowRead:
         for table in tables:
             yield self._finish(table)
 
+    def base_tables(self, f: DataFile) -> Iterator[pa.Table]:
+        """The rows stored in data file ``f`` alone (never merged with log blocks), in their
+        order in the file, as tables of :attr:`output`: what writes read of the base files
+        they rewrite or add log blocks to (:func:`evonb.arrow.spark_source.read_object_files`)."""
+        for table in self._plain(f):
+            yield self._finish(table)
+
     def _finish(self, table: pa.Table) -> pa.Table:
         """A projected table (the query's columns) filtered and cut to :attr:`output`."""
         if self.filter is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
@@ -52,10 +53,11 @@ from evonb.spark.avro_fast import (
 )
 from evonb.spark.columns import spark_read_type
 from evonb.table.file_checks import file_error
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.names import LOG_FORMATS, log_block_path, log_block_temp, parse_log_block
 from evonb.table.snapshot import DataFile
+from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.timeline import instant_on_timeline
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -282,8 +284,10 @@ def write_log_blocks(
     ``df`` has the columns of :func:`block_struct` (``physical``: the schema version with
     physical names) and :data:`BASE`, the base file of each row (a path relative to the table
     root, or the ``file:`` URL Spark reports for it). Blocks are written by the tasks straight
-    into the table folder (under a temporary name, then renamed); their stats come back to
-    the driver. Nothing is visible to readers until the commit lists the blocks.
+    into the table folder (under a temporary name, then renamed; in object storage, into a
+    local temporary file, then stored with one request under the final name); their stats
+    come back to the driver. Nothing is visible to readers until the commit lists the
+    blocks.
 
     When every record of a block has a position (:data:`POS`) and ``base_rows`` gives its base
     file's row count, the block's header lists the base positions it replaces or deletes
@@ -299,7 +303,10 @@ def write_log_blocks(
     avro = block_avro_schema(physical) if fmt == "avro" else None
     tz = df.sparkSession.conf.get("spark.sql.session.timeZone") or "UTC"
     arrow = arrow_schema(struct, tz)
-    root_s = os.path.realpath(root)
+    # A table in object storage: blocks are written to a local temporary file, then stored.
+    in_store = is_object_path(root)
+    root_s = os.fspath(root) if in_store else os.path.realpath(root)
+    settings = store_settings() if in_store else None  # the tasks reach the store with them
     version = physical.version_id
     rows_of = dict(base_rows or {})
 
@@ -307,6 +314,8 @@ def write_log_blocks(
         import pyarrow as pa
         from pyspark import TaskContext
 
+        if settings is not None:
+            apply_store_settings(settings)
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx else 0
         attempt = ctx.attemptNumber() if ctx else 0
@@ -322,7 +331,9 @@ def write_log_blocks(
                 for i in range(1, len(bases) + 1):
                     if i == len(bases) or bases[i] != bases[start]:
                         base = bases[start]
-                        if base.startswith(("file:", "/")):
+                        if base.startswith(root_s + "/"):  # a file in object storage
+                            base = base[len(root_s) + 1:]
+                        elif base.startswith(("file:", "/")):
                             base = _relative(base, root_s)
                         sink.add(base, data.slice(start, i - start))
                         start = i
@@ -381,8 +392,12 @@ class _BlockSink:
         self.base, self.rows, self.final = base, 0, rel
         self.drops = [] if base in self.base_rows else None
         full = os.path.join(self.root, rel)
-        self.tmp = log_block_temp(full, self.attempt)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
+        if is_object_path(self.root):
+            handle, self.tmp = tempfile.mkstemp(suffix=f".{self.fmt}.tmp")
+            os.close(handle)
+        else:
+            self.tmp = log_block_temp(full, self.attempt)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
         meta = {"evonb.version": self.version, "evonb.instant": self.instant,
                 "evonb.base": base}
         if self.fmt == "avro":
@@ -477,7 +492,11 @@ class _BlockSink:
             self.writer.add_key_value_metadata(self._header())
             self.writer.close()
         full = os.path.join(self.root, self.final)
-        file_io().move(self.tmp, full)
+        if is_object_path(self.root):
+            file_io().write(full, Path(self.tmp).read_bytes())  # written once, where it stays
+            Path(self.tmp).unlink()
+        else:
+            file_io().move(self.tmp, full)
         if not instant_on_timeline(self.root, self.instant):
             # The attempt was rolled back (its driver was killed) while this task wrote:
             # the rollback may have looked for its files already, so this one goes here.
@@ -502,7 +521,7 @@ class _BlockSink:
         if self.tmp:
             Path(self.tmp).unlink(missing_ok=True)
         for rel, *_ in self.stats:
-            Path(self.root, rel).unlink(missing_ok=True)
+            file_io().delete(os.path.join(self.root, rel))
 
 
 # --------------------------------------------------------------------------------- reading

@@ -62,7 +62,6 @@ from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.literals import long_array
 from evonb.spark.precombine import beats, first_per_key
 from evonb.spark.reader import read_files
-from evonb.spark.writer import write_files
 from evonb.table.file_checks import file_error
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import remove_data_files
@@ -632,9 +631,8 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
                           for i in config.primary_key_ids]
             if with_pre:
                 key_fields.append(target.field_by_id(pre_id).replace(name=BASE_PRE))
-            existing = read_files(spark, table.root, candidates,
-                                  Schema(fields=tuple(key_fields)), table.version,
-                                  with_file=True, with_position=True)
+            existing = job.read_stored(candidates, Schema(fields=tuple(key_fields)),
+                                       with_file=True, with_position=True)
             in_range = job.key_filter(layout)
             if in_range is not None:
                 existing = existing.filter(in_range)
@@ -680,10 +678,10 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
         if job.mode == "upsert":
             partition_cols = tuple(layout.name(i) for i in config.partition_ids)
             cores = spark.sparkContext.defaultParallelism
-            new_bases = write_files(fresh, root=table.root, instant=instant,
-                                    version=target.version_id, partition_columns=partition_cols,
-                                    max_files=cores, key_columns=job.key_columns(target, layout),
-                                    **(write_options or {}))
+            new_bases = job.write_data(fresh, instant=instant, version=target.version_id,
+                                       partition_columns=partition_cols, max_files=cores,
+                                       key_columns=job.key_columns(target, layout),
+                                       **(write_options or {}))
             remove_data_files(table.root, [f for f in new_bases if f.rows == 0])
             written.extend(f for f in new_bases if f.rows > 0)
     except BaseException:

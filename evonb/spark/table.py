@@ -22,6 +22,7 @@ from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.properties import check_plugins
 from evonb.table.retention import check_readable
+from evonb.table.snapshot import DataFile
 from evonb.table.table import (
     WRITE_MODES,
     BaseTable,
@@ -46,15 +47,22 @@ class SparkTable(BaseTable):
 
     @property
     def spark(self) -> SparkSession:
-        """The SparkSession this table is written with (not for tables in object storage
-        yet: Spark's write paths there are not built; :meth:`read` reads them)."""
+        """The SparkSession this table's Spark work runs on (not for tables in object storage
+        yet, whose services and SQL writes are not built: :meth:`read` and :meth:`write` run
+        there through evonb's Python workers)."""
         if is_object_path(self.root):
             raise EvoError(
-                f"Spark cannot write the table in object storage at "
+                f"Spark cannot run this on the table in object storage at "
                 f"{location_uri(self.root)} yet",
-                hint="read it with read() or to_arrow(), change it with its metadata "
-                     "operations (alter, properties, check) and evonb.convert; see "
-                     "docs/cluster.md")
+                hint="read it with read() or to_arrow(), write it with write(df), change "
+                     "it with its metadata operations (alter, properties, check) and "
+                     "evonb.convert; see docs/cluster.md")
+        return self.spark_session()
+
+    def spark_session(self) -> SparkSession:
+        """The session given to this table, else the managed one (:func:`evonb.session`),
+        wherever the table lives; :attr:`spark` is this session for the work Spark can do
+        on the table."""
         return session() if self._spark is None else self._spark
 
     def count_nulls(self, schema: Schema, field_ids: Sequence[int]) -> list[int]:
@@ -112,6 +120,17 @@ class SparkTable(BaseTable):
         """:meth:`read` of a table in object storage: by the layer above, which has the
         JVM-free reader (:meth:`evonb.api.Table._read_object_store`); refused here."""
         raise EvoError(f"Spark cannot read the table in object storage at "
+                       f"{location_uri(self.root)} through this object",
+                       hint="open it with evonb.open_table(...)")
+
+    def read_object_files(self, files: Sequence[DataFile], query: Schema, *,
+                          meta: bool = False, with_file: bool = False,
+                          with_position: bool = False) -> DataFrame:
+        """What :func:`~evonb.spark.reader.read_files` reads on local disk, for a table in
+        object storage (the base files an upsert or delete rewrites or adds log blocks to):
+        by the layer above, which has the JVM-free reader
+        (:meth:`evonb.api.Table.read_object_files`); refused here."""
+        raise EvoError(f"Spark cannot read the files of the table in object storage at "
                        f"{location_uri(self.root)} through this object",
                        hint="open it with evonb.open_table(...)")
 

@@ -18,6 +18,7 @@ from evonb.schema.schema import Schema, walk
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.mor import write_delta
+from evonb.spark.object_writer import write_object_files
 from evonb.spark.precombine import first_per_key
 from evonb.spark.reader import read_files
 from evonb.spark.writer import (
@@ -28,6 +29,7 @@ from evonb.spark.writer import (
 )
 from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import WRITE_ACTIONS, check_write
+from evonb.table.fileio import is_object_path
 from evonb.table.fsutil import remove_data_files
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
@@ -81,7 +83,9 @@ class WriteJob:
         self.table = table
         self.df = df
         self.mode = mode
-        self.spark = table.spark
+        # A table in object storage: evonb's Python workers read and write its files
+        # (SparkTable.write refuses what they cannot do).
+        self.spark = table.spark_session() if is_object_path(table.root) else table.spark
         self.config = table.raw_config
         # Upserts and deletes: the incoming keys' range per key column (None: unknown) and
         # whether any row came in, from the job that checks the incoming rows.
@@ -114,6 +118,8 @@ class WriteJob:
             self._check_unique_keys(base_schema)
         with txn:
             instant = txn.instant
+            if is_object_path(table.root):
+                txn.sweep_on_abort()  # Spark tasks place the files in the store themselves
             if update:
                 target = update.apply(version_id=instant)
                 layout = derive_layout(target, (base_schema, base_layout))
@@ -147,11 +153,12 @@ class WriteJob:
                 cores = self.spark.sparkContext.defaultParallelism
                 max_files = max(1, min(len(removed) + 1, cores))
             if not mor:
-                added = write_files(out, root=table.root, instant=instant,
-                                    version=target.version_id, partition_columns=partition_cols,
-                                    max_files=max_files, options=parquet_options(self.config),
-                                    key_columns=self.key_columns(target, layout),
-                                    target_file_bytes=self.target_file_bytes())
+                added = self.write_data(out, instant=instant, version=target.version_id,
+                                        partition_columns=partition_cols,
+                                        max_files=max_files,
+                                        options=parquet_options(self.config),
+                                        key_columns=self.key_columns(target, layout),
+                                        target_file_bytes=self.target_file_bytes())
                 txn.wrote(added)
                 # Spark writes an empty file for an empty result (e.g. a delete of every row
                 # of the files it rewrites): it holds nothing, and would be scanned for keys
@@ -340,7 +347,7 @@ class WriteJob:
             return first_per_key(incoming.withColumn(SEQ, F.monotonically_increasing_id()),
                                  keys, rule).drop(SEQ), []
         query = table.physical_query(target, layout)
-        existing = read_files(self.spark, table.root, touched, query, table.version, meta=True)
+        existing = self.read_stored(touched, query, meta=True)
         if self.mode == "delete":
             return existing.join(raw_keys, keys, "left_anti"), touched
         # One window picks, per key, the row with the largest precombine value; on a tie an
@@ -363,6 +370,23 @@ class WriteJob:
         rest = existing.join(raw_keys, keys, "left_anti")
         winners = first_per_key(_with_incoming(matched, incoming), keys, rule)
         return rest.unionByName(winners.drop(PRIORITY, SEQ)), touched
+
+    def read_stored(self, files: Sequence[DataFile], query: Schema, *, meta: bool = False,
+                    with_file: bool = False, with_position: bool = False) -> DataFrame:
+        """Stored rows of ``files`` in ``query``'s columns (:func:`read_files`; through
+        evonb's Python workers for a table in object storage)."""
+        table = self.table
+        if is_object_path(table.root):
+            return table.read_object_files(files, query, meta=meta, with_file=with_file,
+                                           with_position=with_position)
+        return read_files(self.spark, table.root, files, query, table.version, meta=meta,
+                          with_file=with_file, with_position=with_position)
+
+    def write_data(self, df: DataFrame, **options: Any) -> list[DataFile]:
+        """``df`` as data files of this write (:func:`write_files`; through evonb's Python
+        workers for a table in object storage: :func:`write_object_files`)."""
+        write = write_object_files if is_object_path(self.table.root) else write_files
+        return write(df, root=self.table.root, **options)
 
     def _check_unique_keys(self, schema: Schema) -> None:
         """Insert with ``evonb.write.insert_duplicates='error'``: no two incoming rows may
@@ -413,8 +437,7 @@ class WriteJob:
         names = [layout.name(i) for i in self.config.primary_key_ids]
         key_query = Schema(fields=tuple(target.field_by_id(i).replace(name=layout.name(i))
                                         for i in self.config.primary_key_ids))
-        existing = read_files(self.spark, table.root, candidates, key_query, table.version,
-                              with_file=True)
+        existing = self.read_stored(candidates, key_query, with_file=True)
         in_range = self.key_filter(layout)
         if in_range is not None:
             existing = existing.filter(in_range)

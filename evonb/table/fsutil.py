@@ -21,7 +21,14 @@ from evonb.table.fileio import FileInfo, file_io, fsync_dir, is_object_path, obj
 from evonb.table.fileio_azure import AZURE_SCHEMES, parse_location
 from evonb.table.fileio_azure import uri as azure_uri
 from evonb.table.fileio_s3 import uri as s3_uri
-from evonb.table.names import EVO_DIR, STAGING_DIR, is_temp_name
+from evonb.table.names import (
+    EVO_DIR,
+    STAGING_DIR,
+    is_temp_name,
+    parse_data_file,
+    parse_log_block,
+    parse_log_block_temp,
+)
 
 T = TypeVar("T")
 
@@ -96,6 +103,17 @@ def data_tree(root: Path) -> Iterator[tuple[str, FileInfo]]:
         if d != EVO_DIR:
             for rel, f in io.walk(root / d):
                 yield f"{d}/{rel}", f
+
+
+def files_of_instant(root: Path, instant: str) -> list[Path]:
+    """Every data file and log block (finished or half-written) named with ``instant``."""
+    out = []
+    for rel, f in data_tree(root):
+        named = parse_data_file(f.name) or parse_log_block(f.name)
+        written = named.instant if named is not None else parse_log_block_temp(f.name)
+        if written == instant:
+            out.append(root / rel)
+    return out
 
 
 def staging_dir(root: str | os.PathLike[str], instant: str) -> Path:
@@ -234,6 +252,7 @@ __all__ = [
     "dump_json",
     "evo_dir",
     "file_stamp",
+    "files_of_instant",
     "fsync_dir",
     "is_temp_name",
     "location_uri",

@@ -35,8 +35,8 @@ from evonb.table.commit_shape import commit_defect
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import (
     atomic_write_json,
-    data_tree,
     evo_dir,
+    files_of_instant,
     read_json,
     staging_dir,
 )
@@ -47,9 +47,6 @@ from evonb.table.names import (
     REQUESTED,
     SCHEMAS_DIR,
     TIMELINE_DIR,
-    parse_data_file,
-    parse_log_block,
-    parse_log_block_temp,
     parse_timeline_file,
     schema_file,
     timeline_file,
@@ -94,18 +91,6 @@ def is_abandoned(instant: str, plan: dict[str, Any], *, timeout: float,
 
 
 # ------------------------------------------------------------------------------- files
-def files_of_instant(root: Path, instant: str) -> list[Path]:
-    """Every data file and log block (finished or half-written) named with ``instant``."""
-    out = []
-    for rel, f in data_tree(root):
-        named = parse_data_file(f.name) or parse_log_block(f.name)
-        written = named.instant if named is not None else parse_log_block_temp(f.name)
-        if written == instant:
-            out.append(root / rel)
-    return out
-
-
-
 def _remove_paths(root: Path, paths: Sequence[str]) -> int:
     io = file_io()
     n = 0

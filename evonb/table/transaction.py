@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import EvoError
 from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
-from evonb.table.fsutil import remove_data_files
+from evonb.table.fileio import file_io
+from evonb.table.fsutil import files_of_instant, remove_data_files
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord, Instant
 from evonb.table.writers import writer_info
@@ -63,6 +64,7 @@ class Transaction:
         self._written: list[DataFile] = []
         self._version: str | None = None
         self._forward = False
+        self._sweep = False
 
     # ------------------------------------------------------------------- the steps
     def __enter__(self) -> Transaction:
@@ -77,6 +79,14 @@ class Transaction:
     def wrote(self, files: Iterable[DataFile]) -> None:
         """Note files this attempt wrote: removed if it aborts."""
         self._written.extend(files)
+
+    def sweep_on_abort(self) -> None:
+        """Have :meth:`abort` also remove every file named with the attempt's instant, after
+        its timeline files are gone: for writes whose files Spark tasks place themselves,
+        which the driver does not know of when a job fails. A task placing a file later
+        finds the attempt gone (:func:`~evonb.table.timeline.instant_on_timeline`) and
+        removes it itself."""
+        self._sweep = True
 
     def stage(self, added: Sequence[DataFile], removed: Sequence[str]) -> None:
         """Record what the attempt wrote (paths and sizes) and replaces, before the commit
@@ -134,6 +144,10 @@ class Transaction:
         if self._version is not None:
             self.table.drop_version(self._version)
         self.table.timeline.abort(inst)
+        if self._sweep:
+            io = file_io()
+            for path in files_of_instant(self.table.root, inst.timestamp):
+                io.delete(path)
 
     def _committed(self) -> bool:
         return self.record is not None or self.table.timeline.is_completed(self._started())

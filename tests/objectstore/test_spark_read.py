@@ -23,7 +23,7 @@ def _rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
 
-def _evolved_mor_table(spark: Any, root: Path) -> Any:
+def evolved_mor_table(spark: Any, root: Path) -> Any:
     t = evonb.create_table(str(root), "id bigint not null, ts bigint, name string, "
                            "s struct<x:int,y:string>", primary_key="id", precombine="ts",
                            table_type="mor")
@@ -41,7 +41,7 @@ def _evolved_mor_table(spark: Any, root: Path) -> Any:
 
 def test_a_merge_on_read_table_in_a_bucket_reads_as_on_local_disk(
         spark, tmp_path: Path, s3_client, bucket: str) -> None:  # type: ignore[no-untyped-def]
-    local = _evolved_mor_table(spark, tmp_path / "t")
+    local = evolved_mor_table(spark, tmp_path / "t")
     assert local.snapshot().logs  # log blocks to merge
     upload(tmp_path / "t", bucket, "t", client=s3_client)
     remote = evonb.open_table(f"s3://{bucket}/t")

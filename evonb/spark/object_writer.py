@@ -1,0 +1,232 @@
+"""Spark writes of data files into object storage, without Hadoop's S3A or ABFS connectors.
+
+Spark's own Parquet writer reaches a bucket only through a Hadoop connector that matches the
+cluster's Hadoop build. Where a table lives in object storage, evonb's Python workers write its
+data files instead: each Spark task takes its rows as Arrow record batches
+(``DataFrame.mapInArrow``), writes them with pyarrow straight to their final place in the
+bucket or container (one file per task and partition folder, row groups of at most
+``ROW_GROUP_ROWS`` rows), and returns each file's entry (path, rows, bytes, key statistics).
+The driver commits them as any write does, so nothing a task writes is visible before the
+commit point.
+
+A task applies the object-store settings of the process that planned the write
+(:mod:`evonb.table.store_settings`), so executors need no configuration of their own, and
+need evonb and pyarrow installed. A task that fails removes what it wrote; a write whose job
+fails removes every file named with its instant once its attempt is off the timeline
+(:meth:`~evonb.table.transaction.Transaction.sweep_on_abort`), and a task that finishes after
+that finds the attempt gone and removes its own files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from evonb.errors import EvoError
+from evonb.spark.writer import (
+    ROW_GROUP_ROWS,
+    ROW_GROUP_ROWS_OPTION,
+    estimated_files,
+    without_field_ids,
+)
+from evonb.table.fileio import file_io
+from evonb.table.key_stats import footer_stats
+from evonb.table.names import data_file_name, partition_path
+from evonb.table.snapshot import DataFile
+from evonb.table.store_settings import apply_store_settings, store_settings
+from evonb.table.timeline import instant_on_timeline
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+    from evonb.schema.types import Type
+
+BUFFER_BYTES = 128 * 1024 * 1024
+"""A task writes a row group once its buffered batches hold this many bytes (or
+``ROW_GROUP_ROWS`` rows), so Spark's small Arrow batches do not become small row groups
+(Spark's own ``parquet.block.size`` default)."""
+ROW_GROUP_BYTES_OPTION = "parquet.block.size"
+
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+"""The folder value of a null partition value, as Spark's writer names it."""
+
+_RESULT = "entry string"
+
+
+def partition_value(value: Any) -> str:
+    """A partition folder's value for ``value``: Hive's spelling (``true``, ``2024-01-31``;
+    null as :data:`NULL_PARTITION`), with the characters a path cannot hold escaped."""
+    if value is None:
+        return NULL_PARTITION
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif hasattr(value, "isoformat"):
+        text = value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
+    else:
+        text = str(value)
+    return quote(text, safe=" ,;@&$!()+-_.~")
+
+
+def _task_number() -> int:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return ctx.partitionId() if ctx is not None else 0
+
+
+class _FileWriter:
+    """One data file being written by a task: batches buffered into row groups, the file
+    built in memory and stored with one request when it is finished (pyarrow's multipart
+    uploads are not used: a file is at most the table's target size)."""
+
+    def __init__(self, root: Path, rel: str, schema: pa.Schema, row_group_rows: int,
+                 row_group_bytes: int) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.root, self.rel = root, rel
+        self.sink = pa.BufferOutputStream()
+        self.writer = pq.ParquetWriter(self.sink, schema, compression="snappy")
+        self.row_group_rows = row_group_rows
+        self.row_group_bytes = row_group_bytes
+        self.buffer: list[pa.RecordBatch] = []
+        self.rows = self.bytes = 0
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        self.buffer.append(batch)
+        self.rows += batch.num_rows
+        self.bytes += batch.nbytes
+        if self.rows >= self.row_group_rows or self.bytes >= self.row_group_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+
+        if self.buffer:
+            self.writer.write_table(pa.Table.from_batches(self.buffer),
+                                    row_group_size=self.row_group_rows)
+        self.buffer, self.rows, self.bytes = [], 0, 0
+
+    def close(self) -> tuple[Any, int]:
+        """Finish and store the file: its footer and its size in bytes."""
+        self.flush()
+        self.writer.close()
+        data = self.sink.getvalue()
+        file_io().write(self.root / self.rel, data.to_pybytes())
+        return self.writer.writer.metadata, data.size
+
+
+def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
+                ) -> Iterator[tuple[str, pa.RecordBatch]]:
+    """The rows of ``batch`` per partition folder (``col=value/...``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not columns:
+        yield "", batch
+        return
+    table = pa.Table.from_batches([batch])
+    keys = table.select(list(columns)).group_by(list(columns)).aggregate([])
+    for row in keys.to_pylist():
+        mask = None
+        for name in columns:
+            value = row[name]
+            test = (pc.is_null(table[name]) if value is None
+                    else pc.equal(table[name], pa.scalar(value, table.schema.field(name).type)))
+            test = pc.fill_null(test, False)
+            mask = test if mask is None else pc.and_(mask, test)
+        folder = "/".join(f"{name}={partition_value(row[name])}" for name in columns)
+        for part in table.filter(mask).to_batches():
+            yield folder, part
+
+
+def write_task(batches: Iterator[pa.RecordBatch], *, location: str, instant: str,
+               version: str, partition_columns: Sequence[str],
+               key_columns: Mapping[int, tuple[str, Type]] | None, row_group_rows: int,
+               row_group_bytes: int, settings: Mapping[str, str]
+               ) -> Iterator[pa.RecordBatch]:
+    """A Spark task's part of a write: its rows as data files; one record batch of their
+    entries (JSON of :class:`~evonb.table.snapshot.DataFile`)."""
+    import pyarrow as pa
+
+    apply_store_settings(settings)
+    root = Path(location)
+    task = _task_number()
+    writers: dict[str, _FileWriter] = {}
+    entries: list[str] = []
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            for folder, rows in _partitions(batch, partition_columns):
+                writer = writers.get(folder)
+                if writer is None:
+                    rel = partition_path(folder, data_file_name(instant, task))
+                    writer = writers[folder] = _FileWriter(root, rel, rows.schema,
+                                                           row_group_rows, row_group_bytes)
+                writer.add(rows)
+        for folder, writer in writers.items():
+            footer, size = writer.close()
+            stats = footer_stats(footer, key_columns) if key_columns else None
+            entries.append(json.dumps(DataFile(
+                path=writer.rel, version=version, instant=instant, partition=folder,
+                rows=footer.num_rows, bytes=size, key_stats=stats).to_dict()))
+        if writers and not instant_on_timeline(root, instant):
+            raise EvoError(f"The write {instant} was aborted while this task wrote its files",
+                           hint="nothing to do: the task removed them")
+    except BaseException:
+        io = file_io()
+        for writer in writers.values():
+            with contextlib.suppress(OSError):  # the write's cleanup lists them once more
+                io.delete(root / writer.rel)
+        raise
+    yield pa.RecordBatch.from_pydict({"entry": entries}, schema=pa.schema([("entry",
+                                                                             pa.string())]))
+
+
+def write_object_files(
+    df: DataFrame,
+    *,
+    root: Path,
+    instant: str,
+    version: str,
+    partition_columns: tuple[str, ...] = (),
+    max_files: int | None = None,
+    options: Mapping[str, str] | None = None,
+    key_columns: Mapping[int, tuple[str, Type]] | None = None,
+    target_file_bytes: int = 0,
+) -> list[DataFile]:
+    """:func:`evonb.spark.writer.write_files` for a table in object storage (see the module
+    docstring): ``df``'s rows as Parquet files of the commit ``instant``, placed but not yet
+    visible to readers. Of the Parquet ``options`` (a table's ``evonb.write.parquet.*``),
+    ``parquet.block.row.count.limit`` caps a row group's rows and ``parquet.block.size`` its
+    bytes (as Arrow holds them in memory); the files are Snappy-compressed."""
+    options = options or {}
+    row_group_rows = int(options.get(ROW_GROUP_ROWS_OPTION, ROW_GROUP_ROWS))
+    row_group_bytes = int(options.get(ROW_GROUP_BYTES_OPTION, BUFFER_BYTES))
+    df = without_field_ids(df)
+    planned = estimated_files(df, target_file_bytes)
+    if planned is not None:
+        max_files = min(max_files, planned) if max_files else planned
+    if max_files:
+        df = df.coalesce(max_files)
+    job = {"location": os.fspath(root), "instant": instant, "version": version,
+           "partition_columns": tuple(partition_columns), "key_columns": key_columns,
+           "row_group_rows": row_group_rows,
+           "row_group_bytes": row_group_bytes, "settings": store_settings()}
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return write_task(batches, **job)
+
+    rows = df.mapInArrow(task, _RESULT).collect()
+    return sorted((DataFile.from_dict(json.loads(row["entry"])) for row in rows),
+                  key=lambda f: f.path)
+
+
+__all__ = ["NULL_PARTITION", "partition_value", "write_object_files", "write_task"]

@@ -1,0 +1,193 @@
+"""Spark writes into tables in a bucket or a container, with no Hadoop connector: evonb's
+Python workers read and write the data files (evonb.spark.object_writer,
+evonb.arrow.spark_source). The same story of inserts, upserts, deletes and schema changes,
+played on local disk and in a bucket, reads the same at every commit, through Spark and
+through the Arrow reader; merge-on-read upserts and deletes write their log blocks into the
+bucket; a write whose job fails leaves no file behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+import evonb
+from bench.object_storage import upload
+from evonb.errors import EvoError
+from evonb.spark.mor import position_drops
+from evonb.table.check import check_table
+from evonb.table.fileio import file_io
+from evonb.table.fsutil import data_tree
+from tests.objectstore.conftest import abfss, keys
+from tests.objectstore.test_spark_read import evolved_mor_table
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id bigint not null, day date, name string, score double, tags array<string>"
+
+
+def _rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _story(spark: Any, where: str) -> Any:
+    """Writes and schema changes of every kind a Spark write runs on object storage."""
+    t = evonb.create_table(where, SCHEMA, primary_key="id", partition_by="day", properties={
+        "evonb.write.parquet.block.row.count.limit": "40",
+        # upserts find the files holding their keys first (a key scan with file names)
+        "evonb.write.direct_merge.bytes": "0"})
+    t.write(spark.sql(
+        "select id, date_add(date'2024-01-30', cast(id % 3 as int)) day, "
+        "concat('n', id) name, id / 4 score, array('a', cast(id as string)) tags "
+        "from range(300)"))
+    t.write(spark.sql("select 1000L id, cast(null as date) day, 'no day' name, "
+                      "cast(null as double) score, cast(null as array<string>) tags"))
+    # keys in every partition, one moved to another day, and new keys
+    t.write(spark.sql("select id * 7 id, date'2024-01-30' day, 'upd' name, -1d score, "
+                      "array('u') tags from range(45)"), mode="upsert")
+    t.alter("ALTER TABLE t RENAME COLUMN name TO label")
+    t.alter("ALTER TABLE t ADD COLUMN region string DEFAULT 'eu'")
+    t.alter("ALTER TABLE t DROP COLUMN score")
+    t.write(spark.sql("select id * 11 id from range(5)"), mode="delete")
+    # a column the table has not got: the write evolves the schema by name
+    t.write(spark.sql("select 2000L + id id, date'2024-02-01' day, 'late' label, "
+                      "array('z') tags, 'us' region, id % 2 = 0 flag from range(10)"))
+    t.write(spark.sql("select 7L id, 'again' label, true flag"), mode="upsert")
+    return t
+
+
+def test_a_story_of_writes_in_a_bucket_reads_as_on_local_disk(
+        spark, tmp_path: Path, bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    local = _story(spark, str(tmp_path / "t"))
+    remote = _story(spark, f"s3://{bucket}/t")
+    assert [c.operation for c in remote.history()] == [c.operation for c in local.history()]
+    for lc, rc in zip(local.history()[1:], remote.history()[1:], strict=True):
+        expected = _rows(local.read(as_of=lc.instant))
+        assert _rows(remote.read(as_of=rc.instant)) == expected, rc.instant
+        assert remote.to_arrow(as_of=rc.instant).num_rows == len(expected)
+    latest = _rows(remote.read())
+    # 300 + 1 + 2 new keys of the upsert (301, 308) - 5 deleted + 10 new
+    assert len(latest) == 308 and latest == _rows(local.read())
+    assert remote.read().columns == ["id", "day", "label", "tags", "region", "flag"]
+    # 45 upserted, 0 deleted since, 7 upserted again
+    assert remote.read().filter("label = 'upd'").count() == 43
+    assert remote.read().filter("id % 11 = 0 and id < 45").count() == 0
+    # the rows written before the default column get the default, the new rows their value
+    assert sorted(remote.to_arrow().to_pydict()["region"]) == ["eu"] * 298 + ["us"] * 10
+
+    files = remote.snapshot().files
+    folders = {f.partition for f in files}
+    assert folders == {"day=2024-01-30", "day=2024-01-31", "day=2024-02-01",
+                       "day=__HIVE_DEFAULT_PARTITION__"}
+    assert all(f.key_stats is not None for f in files)  # upserts can prune by key range
+    in_bucket = set(keys(s3_client, bucket, "t/"))
+    assert {f"t/{f.path}" for f in files} <= in_bucket
+    first = next(f for f in files if f.rows > 40)
+    with file_io().open_data(remote.root / first.path) as stream:
+        footer = pq.ParquetFile(stream).metadata
+    assert footer.num_rows == first.rows and footer.num_row_groups > 1  # the table's limit
+    assert all(footer.row_group(i).num_rows <= 40 for i in range(footer.num_row_groups))
+    assert check_table(f"s3://{bucket}/t").ok
+
+    remote.write(spark.sql("select 1L id, date'2024-01-30' day, 'only' label"),
+                 mode="overwrite")
+    # the missing column gets its write default
+    assert _rows(remote.read().select("id", "label", "region")) == [(1, "only", "eu")]
+    assert len(remote.snapshot().files) == 1
+
+
+def test_merge_on_read_upserts_and_deletes_write_log_blocks_in_the_bucket(
+        spark, tmp_path: Path, bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    local = evolved_mor_table(spark, tmp_path / "t")  # nested rename, drop, re-add, blocks
+    upload(tmp_path / "t", bucket, "mor", client=s3_client)
+    where = f"s3://{bucket}/mor"
+    remote = evonb.open_table(where)
+    for t in (local, remote):
+        t.write(spark.sql("select id, 4L ts, named_struct('xx', 40, 'y', 'd') s, 'four' name "
+                          "from range(0, 30, 4)"), mode="upsert")  # 6 stored, 2 new keys
+        t.write(spark.sql("select id from range(1, 30, 5)"), mode="delete")
+        # 2 loses on its older precombine value; 7 wins, and follows the deleted 1 and 6 in
+        # its base file: its block must name its place among the stored rows, deleted or not
+        t.write(spark.sql("select 2L id, 1L ts, named_struct('xx', 0, 'y', 'old') s, "
+                          "'loses' name union all select 7L, 9L, named_struct('xx', 7, "
+                          "'y', 'new'), 'wins'"), mode="upsert")
+    blocks = [f for f in remote.snapshot().logs if f.instant > local.history()[-4].instant]
+    assert blocks and {f"mor/{f.path}" for f in blocks} <= set(keys(s3_client, bucket, "mor/"))
+    for lc, rc in zip(local.history(), remote.history(), strict=True):
+        assert _rows(remote.read(as_of=rc.instant)) == _rows(local.read(as_of=lc.instant))
+    latest = _rows(remote.read())
+    # 24 and 28 are new keys; 5 of the 6 deleted keys were stored (26 never was)
+    assert len(latest) == 24 + 2 - 5 and latest == _rows(local.read())
+    assert remote.to_arrow().num_rows == len(latest)
+    assert [r for r in latest if r[0] in (2, 7)] == [r for r in _rows(local.read())
+                                                      if r[0] in (2, 7)]
+    assert [r[-1] for r in latest if r[0] == 7] == ["wins"]
+    with pytest.raises(EvoError, match="Spark cannot run this on the table in object "
+                                       f"storage at {where}") as refused:
+        remote.compact()
+    assert "write(df)" in (refused.value.hint or "")
+    assert check_table(where).ok
+
+
+def test_a_write_whose_job_fails_leaves_nothing(
+        spark, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.sql import functions as F
+
+    where = f"s3://{bucket}/t"
+    t = evonb.create_table(where, "id bigint, v string",  # one file per task
+                           properties={"evonb.write.target.file.bytes": "0"})
+    t.write(spark.range(3).select("id", F.lit("ok").alias("v")))
+    kept = {rel for rel, _ in data_tree(t.root)}
+    # rows that fail in the middle of the job, after other tasks have written files
+    bad = spark.range(0, 400, 1, 4).select(
+        "id", F.when(F.col("id") == 350, F.raise_error(F.lit("bad row"))).otherwise(
+            F.lit("x")).alias("v"))
+    with pytest.raises(Exception, match="bad row"):
+        t.write(bad)
+    assert {rel for rel, _ in data_tree(t.root)} == kept
+    assert len(t.history()) == 2 and t.read().count() == 3
+    assert check_table(where).ok
+
+
+def test_a_spark_write_into_a_container(spark, container: Any) -> None:  # type: ignore[no-untyped-def]
+    name = container.container_name
+    t = evonb.create_table(abfss(name, "t"), "id bigint, v string")
+    t.write(spark.sql("select id, concat('v', id) v from range(50)"))
+    t.alter("ALTER TABLE t RENAME COLUMN v TO label")
+    t.write(spark.sql("select 50L id, 'last' label"))
+    again = evonb.open_table(f"az://{name}/t")
+    assert again.read().count() == 51
+    assert again.to_arrow(columns=["label"]).to_pydict()["label"].count("last") == 1
+    assert _rows(again.read(as_of=again.history()[1].instant)) == sorted(
+        ((i, f"v{i}") for i in range(50)), key=repr)
+    assert check_table(abfss(name, "t")).ok
+
+
+def test_merge_on_read_blocks_written_in_the_bucket_name_their_base_rows_by_position(
+        spark, tmp_path: Path, bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    """Blocks of one schema version are merged by the base positions their headers list: a
+    copy of the bucket on local disk, read by Spark's reader (which merges by those
+    positions), reads as the bucket does (the Arrow reader, by key)."""
+    where = f"s3://{bucket}/pos"
+    t = evonb.create_table(where, "id bigint not null, ts bigint, v string", primary_key="id",
+                           precombine="ts", table_type="mor")
+    t.write(spark.sql("select id, 1L ts, concat('v', id) v from range(20)"))
+    t.write(spark.sql("select id from range(1, 20, 5)"), mode="delete")  # 1, 6, 11, 16
+    # 7 follows the deleted 1 and 6 in its base file: its block must name its place among
+    # the stored rows, deleted or not; 2 loses on its older precombine value; 30 is new
+    t.write(spark.sql("select 7L id, 2L ts, 'wins' v union all select 2L, 0L, 'loses' "
+                      "union all select 30L, 1L, 'new'"), mode="upsert")
+    copy = tmp_path / "copy"
+    for key in keys(s3_client, bucket, "pos/"):
+        dest = copy / key.removeprefix("pos/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(s3_client.get_object(Bucket=bucket, Key=key)["Body"].read())
+    downloaded = evonb.open_table(str(copy))
+    assert position_drops(downloaded, downloaded.snapshot())  # merged by position
+    expected = sorted([(i, 1, f"v{i}") for i in range(20) if i % 5 != 1 and i != 7]
+                      + [(7, 2, "wins"), (30, 1, "new")])
+    assert sorted(tuple(r) for r in downloaded.read().collect()) == expected
+    assert sorted(tuple(r) for r in t.read().collect()) == expected
+    assert check_table(where).ok
