@@ -31,7 +31,7 @@ from evonb.errors import EvoError
 from evonb.spark.writer import (
     ROW_GROUP_ROWS,
     ROW_GROUP_ROWS_OPTION,
-    estimated_files,
+    coalesced,
     without_field_ids,
 )
 from evonb.table.fileio import file_io
@@ -210,12 +210,7 @@ def write_object_files(
     options = options or {}
     row_group_rows = int(options.get(ROW_GROUP_ROWS_OPTION, ROW_GROUP_ROWS))
     row_group_bytes = int(options.get(ROW_GROUP_BYTES_OPTION, BUFFER_BYTES))
-    df = without_field_ids(df)
-    planned = estimated_files(df, target_file_bytes)
-    if planned is not None:
-        max_files = min(max_files, planned) if max_files else planned
-    if max_files:
-        df = df.coalesce(max_files)
+    df = coalesced(without_field_ids(df), max_files, target_file_bytes)
     job = {"location": os.fspath(root), "instant": instant, "version": version,
            "partition_columns": tuple(partition_columns), "key_columns": key_columns,
            "row_group_rows": row_group_rows,

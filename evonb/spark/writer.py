@@ -97,6 +97,16 @@ reader decodes as one unit (no row groups to read in parallel or to skip by stat
 table sets another limit with ``evonb.write.parquet.block.row.count.limit``."""
 
 
+def coalesced(df: DataFrame, max_files: int | None, target_file_bytes: int) -> DataFrame:
+    """``df`` in at most ``max_files`` tasks, and in fewer when Spark estimates it smaller than
+    ``target_file_bytes`` per task (:func:`estimated_files`); never more tasks than its plan
+    has."""
+    planned = estimated_files(df, target_file_bytes)
+    if planned is not None:
+        max_files = min(max_files, planned) if max_files else planned
+    return df.coalesce(max_files) if max_files else df
+
+
 def write_files(
     df: DataFrame,
     *,
@@ -129,11 +139,7 @@ def write_files(
     hidden = [f"__evo_p{i}" for i in range(len(partition_columns))]
     for name, column in zip(hidden, partition_columns, strict=True):
         df = df.withColumn(name, F.col(f"`{column}`"))
-    planned = estimated_files(df, target_file_bytes)
-    if planned is not None:
-        max_files = min(max_files, planned) if max_files else planned
-    if max_files:
-        df = df.coalesce(max_files)  # never more tasks than the plan has
+    df = coalesced(df, max_files, target_file_bytes)
     writer = (df.write.mode("overwrite").option("compression", "snappy")
               .option(ROW_GROUP_ROWS_OPTION, str(ROW_GROUP_ROWS)))
     for key, value in (options or {}).items():  # a table's evonb.write.parquet.* win
