@@ -57,6 +57,7 @@ NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 """The folder value of a null partition value, as Spark's writer names it."""
 
 _RESULT = "entry string"
+_ROW = "__evo_row"
 
 
 def partition_value(value: Any) -> str:
@@ -124,25 +125,20 @@ class _FileWriter:
 
 def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
                 ) -> Iterator[tuple[str, pa.RecordBatch]]:
-    """The rows of ``batch`` per partition folder (``col=value/...``)."""
+    """The rows of ``batch`` per partition folder (``col=value/...``): every row exactly once
+    (rows are taken by their index in their group, so a NaN or null value is a group too)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not columns:
         yield "", batch
         return
-    table = pa.Table.from_batches([batch])
-    keys = table.select(list(columns)).group_by(list(columns)).aggregate([])
-    for row in keys.to_pylist():
-        mask = None
-        for name in columns:
-            value = row[name]
-            test = (pc.is_null(table[name]) if value is None
-                    else pc.equal(table[name], pa.scalar(value, table.schema.field(name).type)))
-            test = pc.fill_null(test, False)
-            mask = test if mask is None else pc.and_(mask, test)
+    table = pa.Table.from_batches([batch]).append_column(
+        _ROW, pa.array(range(batch.num_rows), pa.int64()))
+    groups = table.group_by(list(columns), use_threads=False).aggregate([(_ROW, "list")])
+    for row in groups.to_pylist():
         folder = "/".join(f"{name}={partition_value(row[name])}" for name in columns)
-        for part in table.filter(mask).to_batches():
+        rows = table.take(pa.array(row[f"{_ROW}_list"], pa.int64())).drop_columns([_ROW])
+        for part in rows.to_batches():
             yield folder, part
 
 

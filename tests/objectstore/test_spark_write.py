@@ -98,6 +98,19 @@ def test_a_story_of_writes_in_a_bucket_reads_as_on_local_disk(
     assert len(remote.snapshot().files) == 1
 
 
+def test_every_row_reaches_its_partition_folder(spark, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    t = evonb.create_table(f"s3://{bucket}/p", "id bigint, x double, s string",
+                           partition_by=["x", "s"])
+    t.write(spark.sql("select * from values (1L, 1.5d, 'a/b'), (2L, double('NaN'), 'a'), "
+                      "(3L, null, null), (4L, 1.5d, 'a/b'), (5L, double('NaN'), 'a') "
+                      "as v(id, x, s)"))
+    rows = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
+    assert [r["id"] for r in rows] == [1, 2, 3, 4, 5]
+    assert [r["s"] for r in rows] == ["a/b", "a", None, "a/b", "a"]
+    assert {f.partition for f in t.snapshot().files} == {
+        "x=1.5/s=a%2Fb", "x=nan/s=a", "x=__HIVE_DEFAULT_PARTITION__/s=__HIVE_DEFAULT_PARTITION__"}
+
+
 def test_merge_on_read_upserts_and_deletes_write_log_blocks_in_the_bucket(
         spark, tmp_path: Path, bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
     local = evolved_mor_table(spark, tmp_path / "t")  # nested rename, drop, re-add, blocks
