@@ -21,9 +21,10 @@ installed. Nothing in a table's files decides what runs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -58,7 +59,9 @@ path: the tasks of one read that run in one Python worker open the table once.""
 READS_KEPT = 4
 
 
-def _cached(options: Mapping[str, Any], plan: Any) -> tuple[ArrowRead, dict[str, DataFile]]:
+def _cached(options: Mapping[str, Any],
+            plan: Callable[[Mapping[str, Any]], tuple[ArrowRead, dict[str, DataFile]]]
+            ) -> tuple[ArrowRead, dict[str, DataFile]]:
     """The read the options describe, made by ``plan(options)`` in this (task) process after
     applying the settings, kept for the next tasks of the same read."""
     key = json.dumps(options, sort_keys=True)
@@ -109,10 +112,7 @@ class _Reader(DataSourceReader):
             yield from table.to_batches()
 
 
-class _FilesReader(DataSourceReader):
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        self.options = dict(options)
-
+class _FilesReader(_Reader):
     def partitions(self) -> Sequence[InputPartition]:
         paths = [d["path"] for d in self.options["files"]]
         return [_FilePartition(path) for path in paths] or [_FilePartition(None)]
@@ -127,10 +127,10 @@ class _FilesReader(DataSourceReader):
         for table in read.base_tables(f):  # stored rows only: positions are the file's
             rows = table.num_rows
             if self.options["with_file"]:
-                table = table.append_column(FILE, pa.array([where] * rows, pa.string()))
+                table = table.append_column(FILE, pa.repeat(pa.scalar(where), rows))
             if self.options["with_position"]:
-                table = table.append_column(POS, pa.array(range(position, position + rows),
-                                                          pa.int64()))
+                table = table.append_column(
+                    POS, pa.array(np.arange(position, position + rows, dtype=np.int64)))
             position += rows
             yield from table.to_batches()
 

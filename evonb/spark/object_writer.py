@@ -127,17 +127,20 @@ def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
                 ) -> Iterator[tuple[str, pa.RecordBatch]]:
     """The rows of ``batch`` per partition folder (``col=value/...``): every row exactly once
     (rows are taken by their index in their group, so a NaN or null value is a group too)."""
+    import numpy as np
     import pyarrow as pa
 
     if not columns:
         yield "", batch
         return
     table = pa.Table.from_batches([batch]).append_column(
-        _ROW, pa.array(range(batch.num_rows), pa.int64()))
+        _ROW, pa.array(np.arange(batch.num_rows, dtype=np.int64)))
     groups = table.group_by(list(columns), use_threads=False).aggregate([(_ROW, "list")])
-    for row in groups.to_pylist():
-        folder = "/".join(f"{name}={partition_value(row[name])}" for name in columns)
-        rows = table.take(pa.array(row[f"{_ROW}_list"], pa.int64())).drop_columns([_ROW])
+    members = groups.column(f"{_ROW}_list").combine_chunks()
+    for i in range(groups.num_rows):
+        folder = "/".join(f"{name}={partition_value(groups.column(name)[i].as_py())}"
+                          for name in columns)
+        rows = table.take(members[i].values).drop_columns([_ROW])
         for part in rows.to_batches():
             yield folder, part
 

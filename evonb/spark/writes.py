@@ -84,7 +84,7 @@ class WriteJob:
         self.df = df
         self.mode = mode
         # A table in object storage: evonb's Python workers read and write its files
-        # (SparkTable.write refuses what they cannot do).
+        # (``table.spark`` refuses the Spark work they cannot do there).
         self.spark = table.spark_session() if is_object_path(table.root) else table.spark
         self.config = table.raw_config
         # Upserts and deletes: the incoming keys' range per key column (None: unknown) and
