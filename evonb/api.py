@@ -27,7 +27,7 @@ from evonb.table import table as _table
 from evonb.table.config import TableConfig
 from evonb.table.convert import check_target, install, key_tuple, plan_parquet, with_properties
 from evonb.table.fileio import file_io
-from evonb.table.fsutil import location_uri, table_path
+from evonb.table.fsutil import table_path
 from evonb.table.history import Commit
 from evonb.table.hudi import plan_hudi
 from evonb.table.rollback import rollback as rollback_table
@@ -63,28 +63,26 @@ class Table(SparkTable):
                            columns: Sequence[str] | None, meta_columns: bool,
                            query: str) -> DataFrame:
         """:meth:`read` of a table in object storage: Spark tasks read it with the JVM-free
-        reader, no Hadoop connector needed (:mod:`evonb.arrow.spark_source`;
-        ``query="read_optimized"`` is refused there)."""
+        reader, no Hadoop connector needed (:mod:`evonb.arrow.spark_source`)."""
         from evonb.arrow.spark_source import read_object_table  # pyspark and pyarrow
 
-        if query != "snapshot":
-            raise EvoError(
-                f"A {query} query of the table in object storage at "
-                f"{location_uri(self.root)} is not supported",
-                hint="read the snapshot (query='snapshot'), or compact the table first")
         return read_object_table(self, as_of, schema, columns, meta_columns,
-                                 self.spark_session())
+                                 self.spark_session(),
+                                 read_optimized=query == "read_optimized")
 
     def read_object_files(self, files: Sequence[DataFile], query: Schema, *,
                           meta: bool = False, with_file: bool = False,
-                          with_position: bool = False) -> DataFrame:
+                          with_position: bool = False,
+                          logs: Sequence[DataFile] | None = None) -> DataFrame:
         """The stored rows of the base files an upsert or delete of a table in object storage
-        rewrites or adds log blocks to, read by Spark tasks with the JVM-free reader
+        rewrites or adds log blocks to (with ``logs``: the file groups merged with them, what
+        compaction and clustering read), read by Spark tasks with the JVM-free reader
         (:func:`evonb.arrow.spark_source.read_object_files`)."""
         from evonb.arrow.spark_source import read_object_files  # pyspark and pyarrow
 
         return read_object_files(self, files, query, meta=meta, with_file=with_file,
-                                 with_position=with_position, spark=self.spark_session())
+                                 with_position=with_position, spark=self.spark_session(),
+                                 logs=logs)
 
     def to_arrow(self, as_of: CommitRef | None = None, *,
                  schema: Schema | str | CommitRef | None = None,

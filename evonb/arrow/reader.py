@@ -188,7 +188,13 @@ class ArrowRead:
         snapshot by file (:mod:`evonb.arrow.spark_source`)."""
         if self._groups is None:
             self._groups = file_groups(self.snap) if self.snap.logs else {}
-        logs = self._groups.get(f.path)
+        return self.group_tables(f, self._groups.get(f.path) or ())
+
+    def group_tables(self, f: DataFile, logs: Sequence[DataFile]) -> Iterator[pa.Table]:
+        """The rows of base file ``f`` merged with ``logs`` (its log blocks, oldest first;
+        none: its stored rows) as tables of :attr:`output`, filtered: :meth:`file_tables`
+        for a file group given whole (what compaction and clustering read of a table in
+        object storage)."""
         tables = [self._merged(f, logs)] if logs else self._plain(f)
         for table in tables:
             yield self._finish(table)

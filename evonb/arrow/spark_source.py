@@ -86,10 +86,11 @@ def _snapshot_read(options: Mapping[str, Any]) -> tuple[ArrowRead, dict[str, Dat
 
 def _files_read(options: Mapping[str, Any]) -> tuple[ArrowRead, dict[str, DataFile]]:
     """A read of given data files, each in its own version, in a query schema (any schema of
-    the table's columns, physical names included), and the files by path."""
+    the table's columns, physical names included), and the files (and log blocks) by path."""
     read = ArrowRead(open_table(options["location"]), options["instant"],
                      schema=Schema.from_json(options["query"]), meta_columns=options["meta"])
-    return read, {d["path"]: DataFile.from_dict(d) for d in options["files"]}
+    found = [DataFile.from_dict(d) for d in (*options["files"], *options["logs"])]
+    return read, {f.path: f for f in found}
 
 
 class _FilePartition(InputPartition):
@@ -108,7 +109,10 @@ class _Reader(DataSourceReader):
         if partition.value is None:  # an empty snapshot: one partition of no rows
             return
         read, files = _cached(self.options, _snapshot_read)
-        for table in read.file_tables(files[partition.value]):
+        f = files[partition.value]
+        # a read-optimized query reads the base files only, without their log blocks
+        tables = read.base_tables(f) if self.options["base_only"] else read.file_tables(f)
+        for table in tables:
             yield from table.to_batches()
 
 
@@ -122,6 +126,11 @@ class _FilesReader(_Reader):
             return
         read, files = _cached(self.options, _files_read)
         f = files[partition.value]
+        if self.options["merged"]:  # the file group as a snapshot read sees it
+            logs = [files[p] for p in self.options["groups"].get(f.path, ())]
+            for table in read.group_tables(f, logs):
+                yield from table.to_batches()
+            return
         where = str(read.table.root / f.path)
         position = 0  # the row's place in its file (no filter: every row is read, in order)
         for table in read.base_tables(f):  # stored rows only: positions are the file's
@@ -173,28 +182,42 @@ def _register(spark: SparkSession) -> None:
 
 def read_object_table(table: BaseTable, as_of: CommitRef | None,
                       schema: Schema | str | CommitRef | None, columns: Sequence[str] | None,
-                      meta_columns: bool, spark: SparkSession) -> DataFrame:
+                      meta_columns: bool, spark: SparkSession, *,
+                      read_optimized: bool = False) -> DataFrame:
     """A DataFrame of ``table`` (in object storage) as :meth:`~evonb.api.Table.read` gives
-    it (see the module docstring). The read is planned here first, so a user's mistake is an
-    evonb error from this call, not from a task."""
+    it (see the module docstring; ``read_optimized``: the base files only, without their log
+    blocks). The read is planned here first, so a user's mistake is an evonb error from this
+    call, not from a task."""
     plan = ArrowRead(table, as_of, schema=schema, columns=columns, meta_columns=meta_columns)
     _register(spark)
     read = {"location": str(location_uri(table.root)), "instant": plan.snap.instant,
             "schema": plan.full.version_id, "columns": list(columns) if columns else None,
-            "meta": meta_columns, "settings": store_settings(),
+            "meta": meta_columns, "base_only": read_optimized, "settings": store_settings(),
             "spark_schema": from_arrow_schema(plan.output, prefer_timestamp_ntz=True).json()}
     return spark.read.format(SOURCE_NAME).option("read", json.dumps(read)).load()
 
 
 def read_object_files(table: BaseTable, files: Sequence[DataFile], query: Schema, *,
                       meta: bool, with_file: bool, with_position: bool,
-                      spark: SparkSession) -> DataFrame:
+                      spark: SparkSession, logs: Sequence[DataFile] | None = None
+                      ) -> DataFrame:
     """The rows stored in data ``files`` of ``table`` (in object storage; without their log
     blocks) in ``query``'s columns, as :func:`evonb.spark.reader.read_files` gives them on
     local disk (each file read in its own schema version; ``meta``: the commit-time column;
     ``with_file``: each row's file; ``with_position``: its row number in the file), one Spark
     partition per file: what upserts and deletes read of the files they rewrite or add log
-    blocks to."""
+    blocks to.
+
+    With ``logs`` (the log blocks of ``files``, possibly none), each file is read merged with
+    its blocks instead, as a snapshot read sees it (:func:`evonb.spark.mor.read_snapshot` on
+    local disk): what compaction, clustering and rewrites read; file and position columns
+    are then refused, as they name stored rows."""
+    merged = logs is not None
+    if merged and (with_file or with_position):
+        raise ValueError("a merged read has no file or position columns")
+    groups: dict[str, list[str]] = {}
+    for log in sorted(logs or (), key=lambda f: (f.instant, f.path)):  # oldest first
+        groups.setdefault(str(log.base), []).append(log.path)
     plan = ArrowRead(table, schema=query, meta_columns=meta)
     _register(spark)
     output = plan.output
@@ -204,6 +227,7 @@ def read_object_files(table: BaseTable, files: Sequence[DataFile], query: Schema
         output = output.append(pa.field(POS, pa.int64()))
     read = {"location": str(location_uri(table.root)), "instant": plan.snap.instant,
             "files": [f.to_dict() for f in files], "query": query.to_json(), "meta": meta,
+            "merged": merged, "logs": [f.to_dict() for f in logs or ()], "groups": groups,
             "with_file": with_file, "with_position": with_position, "settings": store_settings(),
             "spark_schema": from_arrow_schema(output, prefer_timestamp_ntz=True).json()}
     return spark.read.format(FILES_SOURCE_NAME).option("read", json.dumps(read)).load()

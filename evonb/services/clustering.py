@@ -60,7 +60,7 @@ from evonb.services.compaction import (
 )
 from evonb.services.progress import ProgressCallback, report
 from evonb.spark.mor import file_groups, read_snapshot, subset
-from evonb.spark.writer import write_files
+from evonb.spark.object_writer import write_table_files
 from evonb.spark.writes import parquet_options
 from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import check_service
@@ -279,7 +279,7 @@ def matching_partitions(table: SparkTable, snap: Snapshot, where: str) -> set[st
         rows.append((p, *row))
     struct = StructType([StructField("__evo_partition", StringType())]
                         + [StructField(f"__evo_v{i}", StringType()) for i in range(len(ids))])
-    df = table.spark.createDataFrame(rows, struct)
+    df = table.spark_session().createDataFrame(rows, struct)
     df = df.select("__evo_partition", *[
         F.col(f"__evo_v{i}").cast(type_to_spark(schema.field_by_id(fid).type)).alias(name)
         for i, (fid, name) in enumerate(zip(ids, columns, strict=True))])
@@ -391,9 +391,10 @@ def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
     grouped = file_groups(snap)
     added: list[DataFile] = []
     with txn:
+        txn.tasks_place_files()
         part = subset(snap, chosen)
         nbytes = sum(f.bytes for f in (*part.files, *part.logs))
-        cores = max(1, table.spark.sparkContext.defaultParallelism)
+        cores = max(1, table.spark_session().sparkContext.defaultParallelism)
         n_files = max(1, -(-nbytes // target), min(cores, nbytes // MIN_SPLIT_BYTES))
         out_query = table.physical_query(latest, layout)
         partition_cols = tuple(layout.name(i) for i in table.raw_config.partition_ids)
@@ -412,11 +413,11 @@ def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
             df = df.repartitionByRange(n_files, *keys).sortWithinPartitions(*keys)
         else:
             df = df.repartition(n_files)
-        files = write_files(df, root=table.root, instant=txn.instant,
-                            version=latest.version_id, partition_columns=partition_cols,
-                            key_columns=key_columns(table.raw_config.primary_key_ids, latest,
-                                                    layout),
-                            options=parquet_options(table.raw_config))
+        files = write_table_files(df, root=table.root, instant=txn.instant,
+                                  version=latest.version_id, partition_columns=partition_cols,
+                                  key_columns=key_columns(table.raw_config.primary_key_ids,
+                                                          latest, layout),
+                                  options=parquet_options(table.raw_config))
         remove_data_files(table.root, [f for f in files if f.rows == 0])
         added = [f for f in files if f.rows > 0]
         txn.wrote(added)

@@ -31,11 +31,11 @@ from evonb.spark.group_merge import (
     pack,
 )
 from evonb.spark.mor import file_groups, position_drops, read_snapshot, subset
-from evonb.spark.writer import write_files
+from evonb.spark.object_writer import write_table_files
 from evonb.spark.writes import parquet_options
 from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import check_service
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import remove_data_files, staging_dir
 from evonb.table.history import Commit
 from evonb.table.key_stats import footer_stats, key_columns
@@ -100,7 +100,7 @@ def rewrite_groups(
 
     size = max(1, table.raw_config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
     target_bytes = max(1, table.raw_config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
-    cores = max(1, table.spark.sparkContext.defaultParallelism)
+    cores = max(1, table.spark_session().sparkContext.defaultParallelism)
     out_query = table.physical_query(target, layout)
     partition_cols = tuple(layout.name(i) for i in table.raw_config.partition_ids)
     keys = key_columns(table.raw_config.primary_key_ids, target, layout)
@@ -119,9 +119,10 @@ def rewrite_groups(
             df = df.select(*[F.col(f"`{f.name}`").alias(f.name,
                                                          metadata={"parquet.field.id": f.id})
                              for f in out_query.fields], F.col(META_COMMIT_TIME))
-            files = write_files(df, root=table.root, instant=instant,
-                                version=target.version_id, partition_columns=partition_cols,
-                                max_files=n_files, key_columns=keys, **_write_options(table))
+            files = write_table_files(df, root=table.root, instant=instant,
+                                      version=target.version_id,
+                                      partition_columns=partition_cols, max_files=n_files,
+                                      key_columns=keys, **_write_options(table))
             empty = [f for f in files if f.rows == 0]
             remove_data_files(table.root, empty)
             added.extend(f for f in files if f.rows > 0)
@@ -137,10 +138,12 @@ def arrow_mergeable(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile]
     """The groups of ``bases`` that :func:`merge_in_tasks` can merge, each with its dropped
     positions: evonb-written base files of the latest schema version whose log blocks are all
     of that version and list the rows they replace. None when the table turns it off
-    (:data:`ARROW_PROPERTY`) or sets Parquet writer options."""
+    (:data:`ARROW_PROPERTY`), sets Parquet writer options, or lives in object storage (its
+    groups are merged by the JVM-free reader in Spark tasks: :func:`rewrite_groups`)."""
 
     config = table.raw_config
-    if not config.bool_property(ARROW_PROPERTY, True) or parquet_options(config):
+    if (not config.bool_property(ARROW_PROPERTY, True) or parquet_options(config)
+            or is_object_path(table.root)):
         return {}
     grouped = file_groups(snap)
     wanted = [f for f in bases
@@ -263,6 +266,7 @@ def compact(table: SparkTable, *, upgrade_schema: bool = True,
     txn.plan.update({"operation": "compact", "files": removed})
     added: list[DataFile] = []
     with txn:
+        txn.tasks_place_files()
         drops = arrow_mergeable(table, snap, chosen, latest)
         in_tasks = [f for f in chosen if f.path in drops]
         if in_tasks:

@@ -251,6 +251,7 @@ def rewrite(table: SparkTable, ddl: str | None = None, *, on_cast_error: OnCastE
     report(progress, 1, 1, "validate")
     with txn:
         instant = txn.instant
+        txn.tasks_place_files()
         if update is not None:
             target = proposed.with_version(instant)
             layout = derive_layout(target, (source, src_layout))

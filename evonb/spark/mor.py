@@ -63,7 +63,7 @@ from evonb.spark.literals import long_array
 from evonb.spark.precombine import beats, first_per_key
 from evonb.spark.reader import read_files
 from evonb.table.file_checks import file_error
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import remove_data_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
@@ -415,7 +415,13 @@ def read_snapshot(table: SparkTable, snap: Snapshot, query: Schema, *, meta: boo
     File groups whose blocks carry positions (:func:`position_drops`) are merged by position:
     their base scan drops the rows the blocks replace or delete, and the winning log records
     are added; the others are merged by key (:func:`merge`). ``positions=False`` merges every
-    group by key (both give the same rows)."""
+    group by key (both give the same rows).
+
+    A table in object storage is read by Spark tasks with the JVM-free reader, one file
+    group per task (:meth:`~evonb.spark.table.SparkTable.read_object_files`)."""
+    if is_object_path(table.root):
+        return table.read_object_files(snap.files, query, meta=meta,
+                                       logs=() if read_optimized else snap.logs)
     spark = table.spark
     if read_optimized or not snap.logs:
         return read_files(spark, table.root, snap.files, query, table.version, meta=meta)

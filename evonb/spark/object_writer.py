@@ -13,7 +13,7 @@ A task applies the object-store settings of the process that planned the write
 (:mod:`evonb.table.store_settings`), so executors need no configuration of their own, and
 need evonb and pyarrow installed. A task that fails removes what it wrote; a write whose job
 fails removes every file named with its instant once its attempt is off the timeline
-(:meth:`~evonb.table.transaction.Transaction.sweep_on_abort`), and a task that finishes after
+(:meth:`~evonb.table.transaction.Transaction.tasks_place_files`), and a task that finishes after
 that finds the attempt gone and removes its own files.
 """
 
@@ -33,8 +33,9 @@ from evonb.spark.writer import (
     ROW_GROUP_ROWS_OPTION,
     coalesced,
     without_field_ids,
+    write_files,
 )
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.key_stats import footer_stats
 from evonb.table.names import data_file_name, partition_path
 from evonb.table.snapshot import DataFile
@@ -223,4 +224,13 @@ def write_object_files(
                   key=lambda f: f.path)
 
 
-__all__ = ["NULL_PARTITION", "partition_value", "write_object_files", "write_task"]
+def write_table_files(df: DataFrame, *, root: Path, **options: Any) -> list[DataFile]:
+    """``df`` as data files of a table at ``root``, wherever it lives: Spark's Parquet writer
+    on local disk (:func:`~evonb.spark.writer.write_files`), evonb's Python workers in object
+    storage (:func:`write_object_files`); ``options`` are theirs."""
+    write = write_object_files if is_object_path(root) else write_files
+    return write(df, root=root, **options)
+
+
+__all__ = ["NULL_PARTITION", "partition_value", "write_object_files", "write_table_files",
+           "write_task"]

@@ -48,15 +48,16 @@ class SparkTable(BaseTable):
     @property
     def spark(self) -> SparkSession:
         """The SparkSession this table's Spark work runs on (not for tables in object storage
-        yet, whose services and SQL writes are not built: :meth:`read` and :meth:`write` run
-        there through evonb's Python workers)."""
+        yet, whose SQL writes and incremental reads are not built: :meth:`read`,
+        :meth:`write`, compaction, clustering and rewrites run there through evonb's Python
+        workers, on :meth:`spark_session`)."""
         if is_object_path(self.root):
             raise EvoError(
                 f"Spark cannot run this on the table in object storage at "
                 f"{location_uri(self.root)} yet",
-                hint="read it with read() or to_arrow(), write it with write(df), change "
-                     "it with its metadata operations (alter, properties, check) and "
-                     "evonb.convert; see docs/cluster.md")
+                hint="read it with read() or to_arrow(), write it with write(df), compact, "
+                     "cluster or rewrite it, change it with its metadata operations (alter, "
+                     "properties, check) and evonb.convert; see docs/cluster.md")
         return self.spark_session()
 
     def spark_session(self) -> SparkSession:
@@ -125,9 +126,11 @@ class SparkTable(BaseTable):
 
     def read_object_files(self, files: Sequence[DataFile], query: Schema, *,
                           meta: bool = False, with_file: bool = False,
-                          with_position: bool = False) -> DataFrame:
+                          with_position: bool = False,
+                          logs: Sequence[DataFile] | None = None) -> DataFrame:
         """What :func:`~evonb.spark.reader.read_files` reads on local disk, for a table in
-        object storage (the base files an upsert or delete rewrites or adds log blocks to):
+        object storage (the base files an upsert or delete rewrites or adds log blocks to;
+        with ``logs``, the file groups merged, as compaction and clustering read them):
         by the layer above, which has the JVM-free reader
         (:meth:`evonb.api.Table.read_object_files`); refused here."""
         raise EvoError(f"Spark cannot read the files of the table in object storage at "

@@ -18,14 +18,13 @@ from evonb.schema.schema import Schema, walk
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.mor import write_delta
-from evonb.spark.object_writer import write_object_files
+from evonb.spark.object_writer import write_table_files
 from evonb.spark.precombine import first_per_key
 from evonb.spark.reader import read_files
 from evonb.spark.writer import (
     DEFAULT_TARGET_FILE_BYTES,
     TARGET_FILE_PROPERTY,
     estimated_bytes,
-    write_files,
 )
 from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import WRITE_ACTIONS, check_write
@@ -118,8 +117,7 @@ class WriteJob:
             self._check_unique_keys(base_schema)
         with txn:
             instant = txn.instant
-            if is_object_path(table.root):
-                txn.sweep_on_abort()  # Spark tasks place the files in the store themselves
+            txn.tasks_place_files()
             if update:
                 target = update.apply(version_id=instant)
                 layout = derive_layout(target, (base_schema, base_layout))
@@ -383,10 +381,9 @@ class WriteJob:
                           with_file=with_file, with_position=with_position)
 
     def write_data(self, df: DataFrame, **options: Any) -> list[DataFile]:
-        """``df`` as data files of this write (:func:`write_files`; through evonb's Python
-        workers for a table in object storage: :func:`write_object_files`)."""
-        write = write_object_files if is_object_path(self.table.root) else write_files
-        return write(df, root=self.table.root, **options)
+        """``df`` as data files of this write, wherever the table lives
+        (:func:`~evonb.spark.object_writer.write_table_files`)."""
+        return write_table_files(df, root=self.table.root, **options)
 
     def _check_unique_keys(self, schema: Schema) -> None:
         """Insert with ``evonb.write.insert_duplicates='error'``: no two incoming rows may

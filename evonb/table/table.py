@@ -39,7 +39,14 @@ from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.conflicts import Operation, check
 from evonb.table.fileio import file_io, is_object_path
-from evonb.table.fsutil import FileCache, atomic_write_json, evo_dir, read_json, table_path
+from evonb.table.fsutil import (
+    FileCache,
+    atomic_write_json,
+    evo_dir,
+    location_uri,
+    read_json,
+    table_path,
+)
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History, SchemaVersions
 from evonb.table.instants import is_instant
 from evonb.table.layout import (
@@ -284,7 +291,9 @@ class BaseTable:
 
     @property
     def path(self) -> str:
-        return str(self.root)
+        """Where the table lives, as users name it (``s3://bucket/t`` for a table in a
+        bucket: :func:`~evonb.table.fsutil.location_uri`)."""
+        return location_uri(self.root)
 
     @property
     def table_type(self) -> str:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import EvoError
 from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import files_of_instant, remove_data_files
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord, Instant
@@ -80,13 +80,15 @@ class Transaction:
         """Note files this attempt wrote: removed if it aborts."""
         self._written.extend(files)
 
-    def sweep_on_abort(self) -> None:
-        """Have :meth:`abort` also remove every file named with the attempt's instant, after
-        its timeline files are gone: for writes whose files Spark tasks place themselves,
-        which the driver does not know of when a job fails. A task placing a file later
-        finds the attempt gone (:func:`~evonb.table.timeline.instant_on_timeline`) and
-        removes it itself."""
-        self._sweep = True
+    def tasks_place_files(self) -> None:
+        """Spark tasks of this attempt write its data files: in object storage they place
+        them in the store themselves, which the driver does not know of when a job fails,
+        so :meth:`abort` then also removes every file named with the attempt's instant,
+        after its timeline files are gone; a task placing a file later finds the attempt gone
+        (:func:`~evonb.table.timeline.instant_on_timeline`) and removes it itself. On local
+        disk nothing more is needed (Spark's tasks write into a staging folder the failed
+        job removes)."""
+        self._sweep = is_object_path(self.table.root)
 
     def stage(self, added: Sequence[DataFile], removed: Sequence[str]) -> None:
         """Record what the attempt wrote (paths and sizes) and replaces, before the commit

@@ -58,8 +58,14 @@ def test_a_merge_on_read_table_in_a_bucket_reads_as_on_local_disk(
     assert _rows(remote.read(columns=["id", "s.y"], meta_columns=True)) == _rows(
         local.read(columns=["id", "s.y"], meta_columns=True))
     assert remote.read().filter("s.xx = -1").count() == 6  # Spark's own operators on top
-    with pytest.raises(EvoError, match="read_optimized query of the table in object storage"):
-        remote.read(query="read_optimized")
+    # the base files only, without their log blocks, as on local disk
+    optimized = _rows(remote.read(query="read_optimized", meta_columns=True))
+    assert optimized == _rows(local.read(query="read_optimized", meta_columns=True))
+    # the 20 first rows as first written, and the 4 new keys of the last upsert (base files)
+    assert len(optimized) == 24 and optimized != _rows(remote.read(meta_columns=True))
+    assert {r[-1] for r in optimized if r[0] < 20} == {first}
+    assert _rows(remote.read(as_of=first, query="read_optimized")) == _rows(
+        local.read(as_of=first, query="read_optimized"))
     with pytest.raises(EvoError, match="ghost"):  # evonb's errors, on the driver
         remote.read(columns=["ghost"])
 

@@ -14,6 +14,8 @@ from evonb.notebook.widgets.diff import SchemaDiffWidget
 from evonb.schema.diffing import SchemaDiff
 from evonb.sql import CreateTable, Statement, parse_ddl
 from evonb.sql.apply import property_changes
+from evonb.table.fileio import is_object_path
+from evonb.table.fsutil import table_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.notebook.context import Context
@@ -33,6 +35,14 @@ _KEY_PROPS = {"primarykey", "primary_key", "precombinefield", "precombine", "typ
               "table_type", "tabletype"}
 
 
+def _location(location: str) -> Path:
+    """The root a CREATE TABLE's LOCATION names: a bucket or container as it is (``s3://``,
+    ``abfss://``, ``az://``; another scheme is an error naming it), a local path from the
+    home folder or the working folder."""
+    root = table_path(location)
+    return root if is_object_path(root) else root.expanduser().resolve()
+
+
 def create(ctx: Context, text: str) -> TableInfo:
     """Create the table of one CREATE TABLE statement (in the warehouse, or at LOCATION)."""
 
@@ -42,7 +52,7 @@ def create(ctx: Context, text: str) -> TableInfo:
     if len(statements) != 1 or not isinstance(statements[0], CreateTable):
         raise UsageError(f"Expected one CREATE TABLE statement. Usage: {CREATE_USAGE}")
     st = statements[0]
-    path = Path(st.location).expanduser().resolve() if st.location else ctx.path_for(st.table)
+    path = _location(st.location) if st.location else ctx.path_for(st.table)
     properties = {k: v for k, v in st.properties.items() if k.lower() not in _KEY_PROPS}
     table_type = next((v.lower() for k, v in st.properties.items()
                        if k.lower() in ("type", "table_type", "tabletype")), "cow")

@@ -127,7 +127,7 @@ def run_service(ctx: Context, name: str, text: str) -> ServiceResult:
     except TypeError as exc:
         raise UsageError(f"{exc}. Usage: {usage}") from None
     started = time.monotonic()
-    with JobProgress(table.spark, f"{VERBS[name]} {table.name}") as bar:
+    with JobProgress(table.spark_session(), f"{VERBS[name]} {table.name}") as bar:
         options = dict(args.options, progress=bar.report) if with_progress else args.options
         result = method(*positional, **options)
     return ServiceResult(name, table, result, time.monotonic() - started)
