@@ -1,5 +1,9 @@
 # The two commands of the README: `make quickstart` (the main job) and `make test`.
 PYTHON ?= python3
+# Test processes (pytest-xdist): each has its own SparkSession, shared by the tests it runs;
+# `--dist loadfile` keeps a file's tests, and so its module fixtures, in one process.
+WORKERS ?= 2
+PARALLEL = -n $(WORKERS) --dist loadfile
 
 .PHONY: quickstart test test-no-rename stress-full test-binder test-bench model-full lab bench lint setup
 
@@ -10,22 +14,22 @@ quickstart:
 # Everything but the stress tests (CI runs those at full size next, with `make stress-full`).
 test:
 	@bash scripts/setup.sh --test
-	$(PYTHON) -m pytest -m "not stress" --durations=15
+	$(PYTHON) -m pytest -m "not stress" $(PARALLEL) --durations=15
 
 # The table, services, concurrency and Iceberg tests over a FileIO that never renames or links
 # (evonb.table.fileio): the commit protocol needs neither (CI runs this after `make test`).
 test-no-rename:
 	@bash scripts/setup.sh --test
 	EVONB_FILE_IO=local-no-rename $(PYTHON) -m pytest tests/table tests/services tests/concurrency tests/iceberg \
-		-p no:cacheprovider
+		$(PARALLEL) -p no:cacheprovider
 
 # The stress tests at the sizes the concurrency issue sets (CI runs this after `make test`):
 # 4 writers x 50 commits + 50 DDL, 100 SIGKILLs, 10,000 fuzzed statements and change sequences.
 stress-full:
 	@bash scripts/setup.sh --test
 	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
-	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=100 \
-	$(PYTHON) -m pytest -m "stress or model" tests/stress tests/model -p no:cacheprovider \
+	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=40 \
+	$(PYTHON) -m pytest -m "stress or model" tests/stress tests/model $(PARALLEL) -p no:cacheprovider \
 		--durations=10
 
 # Binder's environment built as repo2docker builds it (a fresh virtual environment from binder/,

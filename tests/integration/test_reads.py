@@ -3,6 +3,8 @@ correct and still reach the Parquet files after renames, swaps, re-adds and type
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -95,7 +97,11 @@ def test_as_of_a_datetime_and_unknown_commits(swapped):
     done = parse_instant(history[1].completion_time)
     assert swapped.commit(done).instant == history[1].instant
     assert swapped.commit(done.isoformat()).instant == history[1].instant
-    assert swapped.commit(history[1].time).instant == history[0].instant  # it had only started
+    # A millisecond before it completed, it was not yet a commit: the one before it is named
+    # (its instant can be that millisecond or later: instants stay unique by counting on).
+    before = done - timedelta(milliseconds=1)
+    assert parse_instant(history[0].completion_time) <= before
+    assert swapped.commit(before).instant == history[0].instant
     with pytest.raises(CommitNotFoundError) as err:
         swapped.read(as_of="20000101000000000")
     assert "nearest" in str(err.value)

@@ -34,7 +34,8 @@ WRITERS = int(os.environ.get("EVONB_STRESS_WRITERS", "4"))
 COMMITS = int(os.environ.get("EVONB_STRESS_COMMITS", "12"))
 DDL_COMMITS = int(os.environ.get("EVONB_STRESS_DDL_COMMITS", "12"))
 ATTACHED = int(os.environ.get("EVONB_STRESS_ATTACHED_WRITERS", "2"))
-TIMEOUT = 480
+TIMEOUT = 1800
+"""A guard against a hung process, not a speed bar: the full-size run took 425 s on 2 busy cores."""
 
 
 def spawn(role: str, args: dict, tmp_path, name: str, env: dict[str, str] | None = None
