@@ -16,11 +16,13 @@ test:
 	@bash scripts/setup.sh --test
 	$(PYTHON) -m pytest -m "not stress" $(PARALLEL) --durations=15
 
-# The table, services, concurrency and Iceberg tests over a FileIO that never renames or links
+# The table, concurrency and Iceberg tests over a FileIO that never renames or links
 # (evonb.table.fileio): the commit protocol needs neither (CI runs this after `make test`).
+# The services commit through the same Transaction, and tests/architecture/test_file_access.py
+# holds all of evonb to no rename or link outside the local FileIO.
 test-no-rename:
 	@bash scripts/setup.sh --test
-	EVONB_FILE_IO=local-no-rename $(PYTHON) -m pytest tests/table tests/services tests/concurrency tests/iceberg \
+	EVONB_FILE_IO=local-no-rename $(PYTHON) -m pytest tests/table tests/concurrency tests/iceberg \
 		$(PARALLEL) -p no:cacheprovider
 
 # The stress tests at the sizes the concurrency issue sets (CI runs this after `make test`):
