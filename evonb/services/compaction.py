@@ -42,6 +42,7 @@ from evonb.table.key_stats import footer_stats, key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.names import data_file_name, named_with_instant, partition_path, staged_part_name
 from evonb.table.snapshot import DataFile, Snapshot
+from evonb.table.store_settings import store_settings
 from evonb.table.timeline import CommitRecord
 from evonb.table.transaction import Transaction
 
@@ -138,12 +139,10 @@ def arrow_mergeable(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile]
     """The groups of ``bases`` that :func:`merge_in_tasks` can merge, each with its dropped
     positions: evonb-written base files of the latest schema version whose log blocks are all
     of that version and list the rows they replace. None when the table turns it off
-    (:data:`ARROW_PROPERTY`), sets Parquet writer options, or lives in object storage (its
-    groups are merged by the JVM-free reader in Spark tasks: :func:`rewrite_groups`)."""
+    (:data:`ARROW_PROPERTY`) or sets Parquet writer options."""
 
     config = table.raw_config
-    if (not config.bool_property(ARROW_PROPERTY, True) or parquet_options(config)
-            or is_object_path(table.root)):
+    if not config.bool_property(ARROW_PROPERTY, True) or parquet_options(config):
         return {}
     grouped = file_groups(snap)
     wanted = [f for f in bases
@@ -180,12 +179,13 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
     inside Spark tasks with Arrow, in batches of groups like :func:`rewrite_groups`, into
     files of about ``evonb.compaction.target.file.bytes``. Returns the files written (not yet
     visible) and the base files whose groups Arrow could not merge exactly (to merge with
-    Spark)."""
+    Spark). On local disk the tasks write into a staging folder the driver moves from; in
+    object storage each task stores its file under its final name
+    (:func:`~evonb.spark.group_merge.store_bin`)."""
 
     import pyarrow.parquet as pq
 
-
-    spark = table.spark
+    spark = table.spark_session()
     config = table.raw_config
     size = max(1, config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
     target_bytes = max(1, config.int_property(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
@@ -199,8 +199,13 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
         [layout.name(i) for i in config.partition_ids])
     keys = key_columns(config.primary_key_ids, target, layout)
     grouped = file_groups(snap)
+    # in object storage the tasks store each merged file under its final name themselves
+    remote = is_object_path(table.root)
+    store = ({"root": str(table.root), "instant": instant, "settings": store_settings()}
+             if remote else None)
     staging = staging_dir(table.root, instant)
-    staging.mkdir(parents=True, exist_ok=True)
+    if not remote:
+        staging.mkdir(parents=True, exist_ok=True)
     added: list[DataFile] = []
     leftover: list[DataFile] = []
     report(progress, done, total, "compact")
@@ -214,21 +219,31 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
                                            for log in grouped[chunk[i].path]),
                                 drops=drops[chunk[i].path]) for i in members]
                      for members in bins]
-            outs = [str(staging / staged_part_name(start + j)) for j in range(len(bins))]
-            results = merge_bins_in_tasks(spark.sparkContext, specs, merge_layout, outs)
+            names = [partition_path(chunk[members[0]].partition,
+                                    data_file_name(instant, start + j))
+                     for j, members in enumerate(bins)]
+            outs = ([str(table.root / name) for name in names] if remote else
+                    [str(staging / staged_part_name(start + j)) for j in range(len(bins))])
+            results = merge_bins_in_tasks(spark.sparkContext, specs, merge_layout, outs,
+                                          store=store)
             for j, (members, (out, rows)) in enumerate(zip(bins, results, strict=True)):
                 if out == UNMERGEABLE:
                     leftover.extend(chunk[i] for i in members)
                     continue
                 partition = chunk[members[0]].partition
                 if rows == 0:
-                    continue  # every row deleted: the staging folder goes below
-                name = partition_path(partition, data_file_name(instant, start + j))
+                    continue  # every row deleted: nothing stored, or only in staging
+                name = names[j]
                 dest = table.root / name
-                footer = pq.read_metadata(out)
+                if remote:
+                    with file_io().open_data(dest) as stream:
+                        footer = pq.read_metadata(stream)
+                    nbytes = file_io().size(dest)
+                else:
+                    footer = pq.read_metadata(out)
+                    nbytes = os.path.getsize(out)
+                    file_io().move(out, dest)
                 stats = footer_stats(footer, keys) if keys else None
-                nbytes = os.path.getsize(out)
-                file_io().move(out, dest)
                 added.append(DataFile(path=name, version=target.version_id, instant=instant,
                                       partition=partition, rows=footer.num_rows, bytes=nbytes,
                                       key_stats=stats))
@@ -237,7 +252,8 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
         remove_data_files(table.root, added)
         raise
     finally:
-        file_io().delete_folder(staging)
+        if not remote:
+            file_io().delete_folder(staging)
     return added, leftover
 
 

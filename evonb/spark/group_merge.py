@@ -12,20 +12,25 @@ schema (names, field IDs, Spark's metadata), so no row crosses into the JVM.
 A group this cannot merge exactly (INT96 timestamps mixed with other timestamps, a column
 missing from a base file, a type Arrow cannot cast, a record whose partition columns differ
 from its base file's) makes its bin report
-:data:`UNMERGEABLE`; the caller merges such bins with Spark.
+:data:`UNMERGEABLE`; the caller merges such bins with Spark. For a table in object storage
+each task stores its merged file in the store itself (:func:`store_bin`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evonb.errors import EvoError
 from evonb.schema.types import StructType
 from evonb.spark.avro_log import arrow_schema, block_struct, resolve_group, winners
 from evonb.table.fileio import file_io
 from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.store_settings import apply_store_settings
+from evonb.table.timeline import instant_on_timeline
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -200,20 +205,51 @@ def pack(sizes: Sequence[int], bins: int) -> list[list[int]]:
     return [sorted(m) for m in members if m]
 
 
+def store_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str, *, root: str,
+              instant: str) -> tuple[str, int]:
+    """:func:`merge_bin` into ``out`` in object storage (a file of the table at ``root``):
+    the file is written to a local temporary file, then stored whole under its final name
+    with one request (object stores have no rename). The stored file is removed again when
+    the attempt ``instant`` was aborted meanwhile (its files swept before this task stored
+    it: :meth:`~evonb.table.transaction.Transaction.tasks_place_files`)."""
+    with tempfile.TemporaryDirectory(prefix="evonb-merge-") as folder:
+        local = os.path.join(folder, "merged.parquet")
+        done, rows = merge_bin(groups, layout, local)
+        if done == UNMERGEABLE or rows == 0:  # nothing to store (every row deleted)
+            return done, rows
+        with open(local, "rb") as fh:
+            data = fh.read()
+    io = file_io()
+    io.write(out, data)
+    if not instant_on_timeline(root, instant):
+        io.delete(out)
+        raise EvoError(f"The compaction {instant} was aborted while this task merged its files",
+                       hint="nothing to do: the task removed them")
+    return out, rows
+
+
 def merge_bins_in_tasks(sc: SparkContext, bins: Sequence[Sequence[GroupSpec]],
-                        layout: MergeLayout, outs: Sequence[str]) -> list[tuple[str, int]]:
-    """Run :func:`merge_bin` for every bin, one Spark task per bin (results in bin order)."""
+                        layout: MergeLayout, outs: Sequence[str], *,
+                        store: Mapping[str, Any] | None = None) -> list[tuple[str, int]]:
+    """Run :func:`merge_bin` for every bin, one Spark task per bin (results in bin order).
+    ``store`` (for a table in object storage: its ``root``, the attempt's ``instant`` and the
+    object-store ``settings`` of :mod:`evonb.table.store_settings`): the tasks apply the
+    settings and store each merged file at its ``out`` in the store (:func:`store_bin`)."""
     work = list(zip(range(len(bins)), bins, outs, strict=True))
     if not work:
         return []
 
     def run(item: tuple[int, Sequence[GroupSpec], str]) -> tuple[int, tuple[str, int]]:
         index, groups, out = item
-        return index, merge_bin(groups, layout, out)
+        if store is None:
+            return index, merge_bin(groups, layout, out)
+        apply_store_settings(store["settings"])
+        return index, store_bin(groups, layout, out, root=store["root"],
+                                instant=store["instant"])
 
     done = dict(sc.parallelize(work, len(work)).map(run).collect())
     return [done[i] for i in range(len(work))]
 
 
 __all__ = ["UNMERGEABLE", "GroupSpec", "MergeLayout", "merge_bin", "merge_bins_in_tasks",
-           "merge_group", "pack"]
+           "merge_group", "pack", "store_bin"]

@@ -107,14 +107,58 @@ def test_inline_compaction_after_writes_into_a_bucket(
                            precombine="ts", table_type="mor",
                            properties={"evonb.compaction.inline.every": "2"})
     t.write(spark.sql("select id, 1L ts, concat('v', id) v from range(40)"))
+    groups = len(t.snapshot().files)
     t.write(spark.sql("select id, 2L ts, 'u' v from range(0, 40, 4)"), mode="upsert")
     assert [c.action for c in t.history()][-2:] == ["deltacommit", "compaction"]
     assert not t.snapshot().logs
+    # one schema version, blocks listing their positions: each group merged inside its
+    # task with Arrow, the merged file stored in the bucket by the task
+    assert t.history()[-1].metadata["groups_in_tasks"] == groups >= 1
     t.write(spark.sql("select id from range(0, 40, 10)"), mode="delete")
     rows = {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}
     assert len(rows) == 36 and rows[4] == "u" and rows[5] == "v5" and 10 not in rows
     assert _rows(t.read().select("id", "v")) == sorted(rows.items(), key=repr)
     assert check_table(where).ok
+
+
+
+def test_a_merge_task_outliving_its_aborted_compaction_removes_its_file(
+        spark, bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    """A task that stores its merged file after the attempt was rolled back (its timeline
+    files gone, its files swept) finds the attempt gone and removes the file again; while the
+    attempt lives, the file stays where the task stored it."""
+    from evonb.spark.group_merge import GroupSpec, MergeLayout, store_bin
+    from evonb.spark.mor import file_groups, position_drops
+    from evonb.table.names import data_file_name, partition_path
+
+    where = f"s3://{bucket}/late"
+    t = evonb.create_table(where, "id bigint not null, ts bigint, v string", primary_key="id",
+                           precombine="ts", table_type="mor")
+    t.write(spark.sql("select id, 1L ts, 'a' v from range(10)").coalesce(1))
+    t.write(spark.sql("select id, 2L ts, 'b' v from range(0, 10, 3)"), mode="upsert")
+    snap = t.snapshot()
+    (base,) = snap.files
+    spec = GroupSpec(base=str(t.root / base.path),
+                     logs=tuple(str(t.root / f.path) for f in file_groups(snap)[base.path]),
+                     drops=position_drops(t, snap)[base.path])
+    _, layout = t.version(t.schema.version_id)
+    config = t.raw_config
+    merge_layout = MergeLayout.of(t.physical_query(t.schema, layout),
+                                  [layout.name(i) for i in config.primary_key_ids],
+                                  layout.name(config.precombine_id), "UTC")
+    live = t.history()[-1].instant  # on the timeline: the file stays
+    out = str(t.root / partition_path(base.partition, data_file_name(live, 7)))
+    assert store_bin([spec], merge_layout, out, root=str(t.root), instant=live) == (out, 10)
+    with file_io().open_data(out) as stream:
+        merged = pq.read_table(stream)
+    assert sorted(merged.column("v").to_pylist()) == ["a"] * 6 + ["b"] * 4
+    file_io().delete(out)
+    gone = "20991231235959999"  # an attempt no longer on the timeline
+    late = str(t.root / partition_path(base.partition, data_file_name(gone, 0)))
+    before = set(keys(s3_client, bucket))
+    with pytest.raises(EvoError, match=f"compaction {gone} was aborted"):
+        store_bin([spec], merge_layout, late, root=str(t.root), instant=gone)
+    assert set(keys(s3_client, bucket)) == before
 
 
 def test_clustering_of_small_writes_in_a_bucket(
