@@ -5,7 +5,9 @@ match the cluster's Hadoop build; where none is installed, a Spark read of a tab
 goes through this Python data source instead: the tasks read the table's files with evonb's
 JVM-free reader (:class:`evonb.arrow.reader.ArrowRead`, pyarrow's S3 and Azure file systems),
 one data file (merged with its log blocks) per Spark partition, and hand Spark Arrow record
-batches. Reads merge schemas by field ID exactly as the Arrow reader does. A second source
+batches. Reads merge schemas by field ID exactly as the Arrow reader does, and apply the
+filters of the query that they can apply exactly as Spark does (:func:`pushed_filter`;
+Spark checks every row once more). A second source
 reads given data files as they are stored (without their log blocks), each in its own schema
 version, with their file names and row positions (:func:`read_object_files`): what upserts
 and deletes read of the files they rewrite or add log blocks to.
@@ -20,15 +22,40 @@ installed. Nothing in a table's files decides what runs.
 
 from __future__ import annotations
 
+import datetime
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+import pyarrow.compute as pc
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+)
 from pyspark.sql.pandas.types import from_arrow_schema
-from pyspark.sql.types import StructType
+from pyspark.sql.types import (
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructType,
+)
 
 from evonb.arrow.reader import ArrowRead
 from evonb.schema.schema import Schema
@@ -49,6 +76,10 @@ SOURCE_NAME = "evonb_object_store"
 FILES_SOURCE_NAME = "evonb_object_files"
 """The short name the data source of the reads of given data files (for writes) is registered
 under."""
+
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+"""Spark's setting that lets a Python data source take filters; evonb's managed local session
+turns it on. Where it is off, Spark applies every filter itself after the read."""
 
 _REGISTERED: set[int] = set()
 
@@ -76,11 +107,92 @@ def _cached(options: Mapping[str, Any],
     return made
 
 
+# ------------------------------------------------------------------------ filter pushdown
+_COMPARISONS: dict[type[Filter], str] = {
+    EqualTo: "==", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<",
+    LessThanOrEqual: "<="}
+_PUSHED_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType, BooleanType, DateType)
+"""The column types whose filters the source takes: comparisons of these mean the same in
+Arrow as in Spark (floating point is left out: Spark orders NaN above every number and
+equals it to itself, Arrow does neither; timestamps and decimals are left out too)."""
+
+
+def _spark_type(schema: StructType, path: Sequence[str]) -> DataType | None:
+    """The type of the column (or struct member) at ``path`` of ``schema``; None if absent."""
+    current: DataType = schema
+    for name in path:
+        if not isinstance(current, StructType):
+            return None
+        found = [f for f in current.fields if f.name == name]
+        if len(found) != 1:
+            return None
+        current = found[0].dataType
+    return current
+
+
+def _literal(value: Any, dtype: DataType) -> tuple[bool, Any]:
+    """(whether ``value`` compares exactly with a column of ``dtype`` in Arrow, its JSON form:
+    a date as ``{"date": ISO}``)."""
+    if isinstance(dtype, BooleanType):
+        return isinstance(value, bool), value
+    if isinstance(dtype, StringType):
+        return isinstance(value, str), value
+    if isinstance(dtype, DateType):
+        ok = isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
+        return ok, {"date": value.isoformat()} if ok else None
+    return isinstance(value, int) and not isinstance(value, bool), value
+
+
+def pushed_filter(f: Filter, schema: StructType) -> list[Any] | None:
+    """Spark's filter ``f`` on a column of ``schema`` as JSON (``[operator, path, value]``)
+    when the reader can apply it exactly as Spark does, else None."""
+    path = list(getattr(f, "attribute", ()))
+    dtype = _spark_type(schema, path) if path else None
+    if not isinstance(dtype, _PUSHED_TYPES):
+        return None
+    if isinstance(f, IsNull | IsNotNull):
+        return ["is_null" if isinstance(f, IsNull) else "is_valid", path, None]
+    if isinstance(f, In):
+        forms = [_literal(v, dtype) for v in f.value]
+        if not forms or not all(ok for ok, _ in forms):
+            return None
+        return ["in", path, [v for _, v in forms]]
+    op = _COMPARISONS.get(type(f))
+    ok, value = _literal(getattr(f, "value", None), dtype) if op else (False, None)
+    return [op, path, value] if ok else None
+
+
+def _value(form: Any) -> Any:
+    return datetime.date.fromisoformat(form["date"]) if isinstance(form, dict) else form
+
+
+def arrow_filter(pushed: Sequence[Sequence[Any]]) -> pc.Expression | None:
+    """The pyarrow expression of the filters :func:`pushed_filter` took (their AND)."""
+    out: pc.Expression | None = None
+    for op, path, form in pushed:
+        column = pc.field(*path)
+        if op == "is_null":
+            expr = column.is_null()
+        elif op == "is_valid":
+            expr = column.is_valid()
+        elif op == "in":
+            values = [_value(v) for v in form]
+            expr = column.isin(pa.array(values))
+        else:
+            value = pa.scalar(_value(form))
+            expr = {"==": column == value, ">": column > value, ">=": column >= value,
+                    "<": column < value, "<=": column <= value}[op]
+        out = expr if out is None else out & expr
+    return out
+
+
 def _snapshot_read(options: Mapping[str, Any]) -> tuple[ArrowRead, dict[str, DataFile]]:
-    """A snapshot read (a commit, a query schema, columns), and its data files by path."""
+    """A snapshot read (a commit, a query schema, columns, the filters Spark pushed), and its
+    data files by path."""
     read = ArrowRead(open_table(options["location"]), options["instant"],
                      schema=options["schema"], columns=options["columns"],
-                     meta_columns=options["meta"])
+                     meta_columns=options["meta"],
+                     filter=arrow_filter(options.get("filters") or ()))
     return read, {f.path: f for f in read.snap.files}
 
 
@@ -98,8 +210,9 @@ class _FilePartition(InputPartition):
 
 
 class _Reader(DataSourceReader):
-    def __init__(self, options: Mapping[str, Any]) -> None:
+    def __init__(self, options: Mapping[str, Any], schema: StructType) -> None:
         self.options = dict(options)
+        self.schema = schema
 
     def partitions(self) -> Sequence[InputPartition]:
         _, files = _cached(self.options, _snapshot_read)
@@ -114,6 +227,23 @@ class _Reader(DataSourceReader):
         tables = read.base_tables(f) if self.options["base_only"] else read.file_tables(f)
         for table in tables:
             yield from table.to_batches()
+
+
+class _PushingReader(_Reader):
+    """The reader of a session whose ``spark.sql.python.filterPushdown.enabled`` is true
+    (Spark refuses a reader with ``pushFilters`` otherwise)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        """Take the filters the reader applies exactly as Spark would
+        (:func:`pushed_filter`): pyarrow skips the row groups their statistics rule out and
+        drops the rows they reject before any row reaches Spark. Every filter is returned
+        all the same, so Spark checks each row once more and a pushed filter can only save
+        work, never change the answer. A merge-on-read file group is filtered after its merge,
+        never before (a base row's newer version may live in a log block)."""
+        pushed = [p for p in (pushed_filter(f, self.schema) for f in filters) if p]
+        if pushed:
+            self.options["filters"] = pushed
+        return filters
 
 
 class _FilesReader(_Reader):
@@ -157,7 +287,8 @@ class ObjectStoreSource(DataSource):
         return StructType.fromJson(json.loads(json.loads(self.options["read"])["spark_schema"]))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _Reader(json.loads(self.options["read"]))
+        options = json.loads(self.options["read"])
+        return (_PushingReader if options.get("pushdown") else _Reader)(options, schema)
 
 
 class ObjectFilesSource(ObjectStoreSource):
@@ -170,7 +301,7 @@ class ObjectFilesSource(ObjectStoreSource):
         return FILES_SOURCE_NAME
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _FilesReader(json.loads(self.options["read"]))
+        return _FilesReader(json.loads(self.options["read"]), schema)
 
 
 def _register(spark: SparkSession) -> None:
@@ -188,13 +319,24 @@ def read_object_table(table: BaseTable, as_of: CommitRef | None,
     it (see the module docstring; ``read_optimized``: the base files only, without their log
     blocks). The read is planned here first, so a user's mistake is an evonb error from this
     call, not from a task."""
-    plan = ArrowRead(table, as_of, schema=schema, columns=columns, meta_columns=meta_columns)
+    read = snapshot_read_options(table, as_of, schema, columns, meta_columns,
+                                 read_optimized=read_optimized)
+    read["pushdown"] = spark.conf.get(PUSHDOWN_CONF, "false").lower() == "true"
     _register(spark)
-    read = {"location": str(location_uri(table.root)), "instant": plan.snap.instant,
+    return spark.read.format(SOURCE_NAME).option("read", json.dumps(read)).load()
+
+
+def snapshot_read_options(table: BaseTable, as_of: CommitRef | None,
+                          schema: Schema | str | CommitRef | None,
+                          columns: Sequence[str] | None, meta_columns: bool, *,
+                          read_optimized: bool = False) -> dict[str, Any]:
+    """The read :class:`ObjectStoreSource` makes (its ``read`` option, as JSON), planned
+    here so that a user's mistake is an evonb error on the driver."""
+    plan = ArrowRead(table, as_of, schema=schema, columns=columns, meta_columns=meta_columns)
+    return {"location": str(location_uri(table.root)), "instant": plan.snap.instant,
             "schema": plan.full.version_id, "columns": list(columns) if columns else None,
             "meta": meta_columns, "base_only": read_optimized, "settings": store_settings(),
             "spark_schema": from_arrow_schema(plan.output, prefer_timestamp_ntz=True).json()}
-    return spark.read.format(SOURCE_NAME).option("read", json.dumps(read)).load()
 
 
 def read_object_files(table: BaseTable, files: Sequence[DataFile], query: Schema, *,

@@ -70,6 +70,81 @@ def test_a_merge_on_read_table_in_a_bucket_reads_as_on_local_disk(
         remote.read(columns=["ghost"])
 
 
+
+FILTERS = ["id >= 18", "id = 3", "id in (1, 2, 21)", "s.xx = -1", "s.y = 'c'",
+           "name = 'new'", "name is null", "name is not null and id < 22", "ts > 1 and id <= 9",
+           "id > 2.5", "not (id = 4)", "id = 3 or name = 'new'"]
+
+
+def test_filters_spark_pushes_to_a_bucket_read_give_spark_s_rows(
+        spark, tmp_path: Path, s3_client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """Spark's filters reach the JVM-free reader (pyarrow skips row groups and rows), after
+    the merge of a file group with its blocks: the rows are those of the same table read
+    from local disk by Spark's own reader."""
+    assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"  # evonb's
+    local = evolved_mor_table(spark, tmp_path / "t")
+    upload(tmp_path / "t", bucket, "t", client=s3_client)
+    remote = evonb.open_table(f"s3://{bucket}/t")
+    for where in FILTERS:
+        assert _rows(remote.read().filter(where)) == _rows(local.read().filter(where)), where
+    first = local.history()[1].instant  # an older schema: the struct member still x
+    assert _rows(remote.read(as_of=first).filter("s.x >= 10")) == _rows(
+        local.read(as_of=first).filter("s.x >= 10"))
+    assert remote.read().filter("name = 'new'").count() == 6
+    # a session that keeps Python sources from taking filters: Spark applies them all
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    try:
+        assert _rows(remote.read().filter(FILTERS[3])) == _rows(local.read().filter(FILTERS[3]))
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+
+
+def test_the_bucket_source_applies_the_filters_it_can_apply_exactly(
+        spark, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    import datetime
+    import json
+
+    from pyspark.sql.datasource import (
+        EqualTo,
+        GreaterThan,
+        GreaterThanOrEqual,
+        In,
+        IsNotNull,
+        LessThan,
+        StringStartsWith,
+    )
+
+    from evonb.arrow.spark_source import ObjectStoreSource, snapshot_read_options
+
+    t = evonb.create_table(f"s3://{bucket}/p", "id bigint, d date, x double, v string")
+    t.write(spark.sql("select id, date_add(date'2026-01-01', cast(id as int)) d, id * 0.5 x, "
+                      "concat('v', id) v from range(100)").coalesce(1))
+    options = {**snapshot_read_options(t, None, None, None, False), "pushdown": True}
+    source = ObjectStoreSource({"read": json.dumps(options)})
+    schema = source.schema()
+
+    def read(filters: list[Any]) -> tuple[list[Any], dict[str, Any], list[dict[str, Any]]]:
+        reader = source.reader(schema)
+        left = list(reader.pushFilters(filters))
+        rows = [r for p in reader.partitions() for b in reader.read(p)
+                for r in b.to_pylist()]
+        return left, reader.options, rows
+
+    everything = read([])[2]
+    assert len(everything) == 100
+    wanted = [GreaterThanOrEqual(("id",), 90), IsNotNull(("v",)),
+              LessThan(("d",), datetime.date(2026, 4, 9)), In(("v",), ("v91", "v95", "v3"))]
+    kept = [GreaterThan(("x",), 10.0), StringStartsWith(("v",), "v9"),
+            EqualTo(("id",), 3.0)]  # floating point and string functions stay with Spark
+    left, options, rows = read(wanted + kept)
+    assert left == wanted + kept  # Spark still checks every row
+    assert len(options["filters"]) == len(wanted)
+    # ids 90 to 98 (the date: 2026-01-01 + id < 2026-04-09), then v91 and v95 among them
+    assert sorted(r["id"] for r in rows) == [91, 95]
+    assert t.read().filter("id >= 90 and v in ('v91', 'v95', 'v3') and "
+                           "d < date'2026-04-09'").count() == 2
+
+
 def test_a_converted_table_in_a_container_reads_through_spark(
         spark, container: Any) -> None:  # type: ignore[no-untyped-def]
     name = container.container_name
