@@ -62,6 +62,7 @@ from evonb.schema.schema import Schema
 from evonb.spark.avro_log import POS
 from evonb.spark.mor import FILE
 from evonb.table.fsutil import location_uri
+from evonb.table.key_stats import KeyRange, prune
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.table import open_table
@@ -186,6 +187,49 @@ def arrow_filter(pushed: Sequence[Sequence[Any]]) -> pc.Expression | None:
     return out
 
 
+POINTS_KEPT = 64
+"""An ``IN`` list on a key column of up to this many values prunes by each value; a longer
+one by its smallest and largest."""
+
+
+def key_ranges(read: ArrowRead, pushed: Sequence[Sequence[Any]]) -> list[list[KeyRange]]:
+    """What the pushed filters bound the table's record-key columns to, for pruning data
+    files by the key statistics each records (:func:`evonb.table.key_stats.prune`): a list of
+    alternatives (a file is read if it may hold a row of one of them), each a range per
+    bounded key column (both ends known: ``=``, ``IN``, or a lower and an upper bound). A
+    strict bound counts as inclusive (it can only keep a file more)."""
+    keys = set(read.table.raw_config.primary_key_ids)
+    bounds: dict[int, list[Any]] = {}
+    points: dict[int, list[Any]] = {}
+    for op, path, form in pushed:
+        if len(path) != 1 or op in ("is_null", "is_valid") or not read.full.has((path[0],)):
+            continue
+        fid = read.full.find_id((path[0],))
+        if fid not in keys:
+            continue
+        values = [_value(v) for v in form] if op == "in" else [_value(form)]
+        if not values:
+            continue
+        if op in ("==", "in") and len(values) <= POINTS_KEPT and fid not in points:
+            points[fid] = values
+        low, high = bounds.setdefault(fid, [None, None])
+        if op in ("==", "in", ">", ">="):
+            low = min(values) if low is None else max(low, min(values))
+        if op in ("==", "in", "<", "<="):
+            high = max(values) if high is None else min(high, max(values))
+        bounds[fid] = [low, high]
+    ranges = {fid: KeyRange(fid, read.full.field_by_id(fid).type, low, high)
+              for fid, (low, high) in bounds.items() if low is not None and high is not None}
+    if not ranges:
+        return []
+    split = next((fid for fid in points if fid in ranges), None)
+    if split is None:
+        return [list(ranges.values())]
+    whole = ranges.pop(split)
+    return [[KeyRange(split, whole.type, v, v), *ranges.values()]
+            for v in sorted(set(points[split])) if whole.low <= v <= whole.high]
+
+
 def _snapshot_read(options: Mapping[str, Any]) -> tuple[ArrowRead, dict[str, DataFile]]:
     """A snapshot read (a commit, a query schema, columns, the filters Spark pushed), and its
     data files by path."""
@@ -215,8 +259,19 @@ class _Reader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> Sequence[InputPartition]:
-        _, files = _cached(self.options, _snapshot_read)
-        return [_FilePartition(path) for path in files] or [_FilePartition(None)]
+        """One partition per data file; with filters pushed on record-key columns, only the
+        files whose key statistics may hold a matching row, and every file with log blocks
+        (a block may hold a key outside its base file's range)."""
+        read, files = _cached(self.options, _snapshot_read)
+        paths = list(files)
+        alternatives = key_ranges(read, self.options.get("filters") or ())
+        if alternatives:
+            logged = set() if self.options["base_only"] else {str(f.base) for f in read.snap.logs}
+            plain = [f for f in files.values() if f.path not in logged]
+            kept = {f.path for ranges in alternatives
+                    for f in prune(plain, ranges, read.table.version)} | logged
+            paths = [p for p in paths if p in kept]
+        return [_FilePartition(path) for path in paths] or [_FilePartition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # an empty snapshot: one partition of no rows

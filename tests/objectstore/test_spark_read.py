@@ -143,6 +143,47 @@ def test_the_bucket_source_applies_the_filters_it_can_apply_exactly(
     assert sorted(r["id"] for r in rows) == [91, 95]
     assert t.read().filter("id >= 90 and v in ('v91', 'v95', 'v3') and "
                            "d < date'2026-04-09'").count() == 2
+    assert len(read(wanted)[2]) == 2  # no key: every file is still opened
+
+
+def test_the_bucket_source_skips_files_by_their_key_statistics(
+        spark, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """Filters on the record key leave out the files whose key range rules them out, except
+    a file with log blocks (a block can hold any key)."""
+    import json
+
+    from pyspark.sql.datasource import GreaterThan, GreaterThanOrEqual, In, LessThanOrEqual
+
+    from evonb.arrow.spark_source import ObjectStoreSource, snapshot_read_options
+
+    t = evonb.create_table(f"s3://{bucket}/k", "id bigint not null, v string",
+                           primary_key="id", table_type="mor")
+    for start in range(0, 100, 25):  # a file each
+        t.write(spark.sql(f"select id, concat('v', id) v from range({start}, {start + 25})"))
+    files = t.snapshot().files
+    assert len(files) == 4 and all(f.key_stats for f in files)
+
+    def partitions(filters: list[Any], **read: Any) -> tuple[int, list[int]]:
+        options = {**snapshot_read_options(t, None, None, None, False, **read),
+                   "pushdown": True}
+        source = ObjectStoreSource({"read": json.dumps(options)})
+        reader = source.reader(source.schema())
+        assert list(reader.pushFilters(filters)) == filters
+        parts = reader.partitions()
+        return len(parts), sorted(r["id"] for p in parts for b in reader.read(p)
+                                  for r in b.to_pylist())
+
+    assert partitions([GreaterThanOrEqual(("id",), 90)]) == (4, list(range(90, 100)))  # open
+    assert partitions([GreaterThan(("id",), 80), LessThanOrEqual(("id",), 95)]) == (
+        1, list(range(81, 96)))
+    assert partitions([In(("id",), (3, 97))]) == (2, [3, 97])
+    t.write(spark.sql("select 5L id, 'new' v"), mode="upsert")  # a block in the first group
+    assert len(t.snapshot().logs) == 1
+    assert partitions([In(("id",), (5, 97))]) == (2, [5, 97])
+    # the file with the block is kept, though its keys run from 0 to 24
+    assert partitions([In(("id",), (60, 97))]) == (3, [60, 97])
+    assert partitions([In(("id",), (60, 97))], read_optimized=True) == (2, [60, 97])
+    assert t.read().filter("id in (5, 97)").orderBy("id").collect()[0]["v"] == "new"
 
 
 def test_a_converted_table_in_a_container_reads_through_spark(
