@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,9 +84,11 @@ def _task_number() -> int:
 
 
 class _FileWriter:
-    """One data file being written by a task: batches buffered into row groups, the file
-    built in memory and stored with one request when it is finished (pyarrow's multipart
-    uploads are not used: a file is at most the table's target size)."""
+    """One data file being written by a task: batches buffered into row groups, each row
+    group written to a local temporary file as it fills, and the finished file stored with
+    one request (pyarrow's multipart uploads are not used: a file is at most the table's
+    target size). A task writing many partitions holds one row group's batches per
+    partition in memory, as Spark's own writer does, not whole files."""
 
     def __init__(self, root: Path, rel: str, schema: pa.Schema, row_group_rows: int,
                  row_group_bytes: int) -> None:
@@ -93,7 +96,9 @@ class _FileWriter:
         import pyarrow.parquet as pq
 
         self.root, self.rel = root, rel
-        self.sink = pa.BufferOutputStream()
+        handle, self.local = tempfile.mkstemp(prefix="evonb-write-", suffix=".parquet")
+        os.close(handle)
+        self.sink = pa.OSFile(self.local, "wb")
         self.writer = pq.ParquetWriter(self.sink, schema, compression="snappy")
         self.row_group_rows = row_group_rows
         self.row_group_bytes = row_group_bytes
@@ -117,11 +122,23 @@ class _FileWriter:
 
     def close(self) -> tuple[Any, int]:
         """Finish and store the file: its footer and its size in bytes."""
-        self.flush()
-        self.writer.close()
-        data = self.sink.getvalue()
-        file_io().write(self.root / self.rel, data.to_pybytes())
-        return self.writer.writer.metadata, data.size
+        try:
+            self.flush()
+            self.writer.close()
+            self.sink.close()
+            with open(self.local, "rb") as fh:
+                data = fh.read()
+            file_io().write(self.root / self.rel, data)
+        finally:
+            self.discard()
+        return self.writer.writer.metadata, len(data)
+
+    def discard(self) -> None:
+        """Remove the local temporary file (nothing is stored)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.sink.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.local)
 
 
 def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
@@ -183,6 +200,7 @@ def write_task(batches: Iterator[pa.RecordBatch], *, location: str, instant: str
     except BaseException:
         io = file_io()
         for writer in writers.values():
+            writer.discard()
             with contextlib.suppress(OSError):  # the write's cleanup lists them once more
                 io.delete(root / writer.rel)
         raise

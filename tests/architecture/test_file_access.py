@@ -123,6 +123,9 @@ ENGINE_EXCEPT = {
     ("spark/avro_log.py", "_close"): "a log block's staging file, before the FileIO places it",
     ("spark/avro_log.py", "_read_block"): "fastavro reads the bytes the FileIO gave",
     ("spark/group_merge.py", "merge_bin"): "the merged file's staging copy",
+    ("spark/object_writer.py", "close"): "a data file's local copy, before the FileIO "
+                                         "stores it in object storage",
+    ("spark/object_writer.py", "discard"): "that local copy, removed",
     ("spark/group_merge.py", "store_bin"): "the merged file's local copy, before the FileIO "
                                            "stores it in object storage",
     ("spark/writer.py", "write_files"): "Spark's staged output, before the FileIO places it",

@@ -199,3 +199,38 @@ def test_merge_on_read_blocks_written_in_the_bucket_name_their_base_rows_by_posi
     assert sorted(tuple(r) for r in downloaded.read().collect()) == expected
     assert sorted(tuple(r) for r in t.read().collect()) == expected
     assert check_table(where).ok
+
+
+def test_a_task_writes_its_row_groups_to_local_disk_then_stores_the_file(
+        bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    """A task's file grows on local disk a row group at a time (not in memory), is stored
+    whole when finished, and leaves no local copy; a discarded file stores nothing."""
+    import os
+
+    import pyarrow as pa
+
+    from evonb.spark.object_writer import _FileWriter
+
+    root = Path(f"s3://{bucket}/w")
+    batch = pa.record_batch({"id": pa.array(range(100), pa.int64())})
+    writer = _FileWriter(root, "a.parquet", batch.schema, row_group_rows=100,
+                         row_group_bytes=1 << 30)
+    sizes = []
+    for _ in range(3):
+        writer.add(batch)  # a full row group each: written out
+        sizes.append(os.path.getsize(writer.local))
+    assert sizes[0] > 0 and sizes[0] < sizes[1] < sizes[2]
+    assert keys(s3_client, bucket) == []  # nothing stored before the file is finished
+    footer, size = writer.close()
+    assert footer.num_rows == 300 and footer.num_row_groups == 3
+    assert not os.path.exists(writer.local)
+    with file_io().open_data(root / "a.parquet") as stream:
+        stored = pq.read_table(stream)
+    assert stored.column("id").to_pylist() == list(range(100)) * 3
+    assert file_io().size(root / "a.parquet") == size
+    dropped = _FileWriter(root, "b.parquet", batch.schema, row_group_rows=10,
+                          row_group_bytes=1 << 30)
+    dropped.add(batch)
+    dropped.discard()
+    assert not os.path.exists(dropped.local)
+    assert keys(s3_client, bucket) == ["w/a.parquet"]
