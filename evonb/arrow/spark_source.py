@@ -136,8 +136,9 @@ def _literal(value: Any, dtype: DataType) -> tuple[bool, Any]:
     a date as ``{"date": ISO}``)."""
     if isinstance(dtype, BooleanType):
         return isinstance(value, bool), value
-    if isinstance(dtype, StringType):
-        return isinstance(value, str), value
+    if isinstance(dtype, StringType):  # bytewise only: a collation compares otherwise
+        binary = getattr(dtype, "collation", "UTF8_BINARY") == "UTF8_BINARY"
+        return binary and isinstance(value, str), value
     if isinstance(dtype, DateType):
         ok = isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
         return ok, {"date": value.isoformat()} if ok else None

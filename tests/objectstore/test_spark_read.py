@@ -197,3 +197,41 @@ def test_a_converted_table_in_a_container_reads_through_spark(
     assert rows == [(1, "a", 1.5), (2, "b", 2.5), (3, "c", None), (4, "d", 4.0),
                     (5, None, 5.25)]
     assert evonb.open_table(abfss(name, "events")).read().columns == ["id", "label", "score"]
+
+
+def test_which_spark_filters_the_bucket_source_takes() -> None:
+    import datetime
+
+    from pyspark.sql.datasource import EqualTo, In, IsNotNull, IsNull, LessThan, StringContains
+    from pyspark.sql.types import (
+        DateType,
+        DoubleType,
+        IntegerType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
+
+    from evonb.arrow.spark_source import arrow_filter, pushed_filter
+
+    schema = StructType([
+        StructField("i", IntegerType()), StructField("f", DoubleType()),
+        StructField("s", StringType()), StructField("c", StringType("UTF8_LCASE")),
+        StructField("d", DateType()), StructField("t", TimestampType()),
+        StructField("n", StructType([StructField("k", IntegerType())]))])
+    day = datetime.date(2026, 1, 31)
+    taken = [EqualTo(("i",), 3), LessThan(("d",), day), In(("s",), ("a", "b")),
+             IsNotNull(("s",)), EqualTo(("n", "k"), 1)]
+    left = [EqualTo(("f",), 1.5), EqualTo(("c",), "a"), EqualTo(("t",), datetime.datetime(
+        2026, 1, 1)), StringContains(("s",), "a"), EqualTo(("i",), 1.5), EqualTo(("i",), True),
+        In(("i",), (1, None)), EqualTo(("ghost",), 1), EqualTo(("n",), 1), IsNull(("f",))]
+    assert all(pushed_filter(f, schema) for f in taken)
+    assert [f for f in left if pushed_filter(f, schema)] == []
+    expr = arrow_filter([pushed_filter(f, schema) for f in taken])
+    import pyarrow as pa
+
+    rows = pa.table({"i": pa.array([3, 3, 4], pa.int32()), "f": [None] * 3,
+                     "s": ["a", "c", "a"], "d": [datetime.date(2026, 1, 1)] * 3,
+                     "n": [{"k": 1}] * 3})
+    assert rows.filter(expr).to_pylist() == [rows.to_pylist()[0]]
