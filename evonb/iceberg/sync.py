@@ -272,7 +272,7 @@ def _from_data(table: BaseTable, f: DataFile, physical: str, kind: str) -> Any:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    with file_io().open_read(table.root / f.path) as fh:
+    with file_io().open_data(table.root / f.path) as fh:
         col = pq.ParquetFile(fh, coerce_int96_timestamp_unit="us").read(
             columns=[physical]).column(0).combine_chunks()
     if len(col) == 0:
@@ -436,7 +436,7 @@ def _facts(w: _Writing, path: str, f: DataFile) -> tuple[dict[str, Any], Any]:
     import pyarrow.parquet as pq
 
     if path not in w.stats:
-        with file_io().open_read(w.table.root / f.path) as fh:
+        with file_io().open_data(w.table.root / f.path) as fh:
             footer = pq.read_metadata(fh)
         w.stats[path] = _file_stats(f, w.versions, footer)
         w.values[path] = (partition_values(w.table, f, w.versions, footer)

@@ -134,7 +134,10 @@ class _FileWriter:
         return self.writer.writer.metadata, len(data)
 
     def discard(self) -> None:
-        """Remove the local temporary file (nothing is stored)."""
+        """Remove the local temporary file (nothing is stored). The Parquet writer is closed
+        before its sink: closed later (when collected), it would write to a closed file."""
+        with contextlib.suppress(OSError, ValueError):
+            self.writer.close()
         with contextlib.suppress(OSError, ValueError):
             self.sink.close()
         with contextlib.suppress(OSError):

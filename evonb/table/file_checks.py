@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from evonb.errors import CorruptFileError, DataFileError, DataFileMissingError
 from evonb.table.fileio import file_io
@@ -38,11 +38,14 @@ def file_defect(path: Path, entry: Mapping[str, Any], *, deep: bool = False) -> 
 
 
 def _parquet_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
-    with file_io().open_read(path) as fh:
+    # A native stream, never a Python file object: the row groups are read on Arrow's
+    # threads, and a thread of Arrow's reading through Python could still be waiting for the
+    # interpreter's lock when the interpreter exits (which aborts the process).
+    with file_io().open_data(path) as fh:
         return _parquet_stream_defect(fh, entry, deep=deep)
 
 
-def _parquet_stream_defect(fh: BinaryIO, entry: Mapping[str, Any], *, deep: bool) -> str | None:
+def _parquet_stream_defect(fh: Any, entry: Mapping[str, Any], *, deep: bool) -> str | None:
     import pyarrow.parquet as pq
 
     try:

@@ -183,3 +183,60 @@ def test_the_engine_checker_sees_a_direct_read(tmp_path: Path):
                    "    pq.read_metadata(p, filesystem=x)\n    open(p)\n")
     assert [(f, c, n) for f, c, n in _engine_reads(src)] == [
         ("f", "pq.read_table", 3), ("f", "open", 6)]
+
+
+# Arrow reads Parquet from a native stream (``open_data``), never from the Python file object
+# ``open_read`` gives: Arrow reads row groups on its own threads, and a thread of Arrow's
+# reading through Python can still be waiting for the interpreter's lock when the interpreter
+# exits, which aborts the process (``evonb check --deep`` did, now and then, under load). A
+# Python stream is read by its own methods or by fastavro, and handed to nothing else (where
+# it could reach pyarrow).
+PYTHON_STREAM_READERS = {"fastavro.reader", "fastavro.block_reader", "fastavro.schemaless_reader"}
+
+
+def _python_streams_handed_on(path: Path):
+    """(function, call text, line) of every call given the stream of a
+    ``with ...open_read(...) as name:`` block, other than fastavro's readers."""
+    tree = ast.parse(path.read_text(), str(path))
+    out = []
+
+    def visit(node: ast.AST, func: str, streams: frozenset[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) \
+                else func
+            inner = streams
+            if isinstance(child, ast.With):
+                inner = streams | {
+                    i.optional_vars.id for i in child.items
+                    if isinstance(i.context_expr, ast.Call)
+                    and isinstance(i.context_expr.func, ast.Attribute)
+                    and i.context_expr.func.attr == "open_read"
+                    and isinstance(i.optional_vars, ast.Name)}
+            if isinstance(child, ast.Call) and streams:
+                given = [*child.args, *(k.value for k in child.keywords)]
+                callee = ast.unparse(child.func)
+                if callee not in PYTHON_STREAM_READERS and any(
+                        isinstance(a, ast.Name) and a.id in streams for a in given):
+                    out.append((func, callee, child.lineno))
+            visit(child, name, inner)
+
+    visit(tree, "", frozenset())
+    return out
+
+
+def test_parquet_is_read_from_native_streams_only():
+    found = [f"evonb/{rel}:{line} in {func}: {call}"
+             for rel, path in _modules(".")
+             for func, call, line in _python_streams_handed_on(path)]
+    assert found == []
+
+
+def test_the_stream_checker_sees_a_python_stream_handed_on(tmp_path: Path):
+    src = tmp_path / "m.py"
+    src.write_text("import pyarrow.parquet as pq\n"
+                   "def f(p):\n"
+                   "    with file_io().open_read(p) as fh:\n        pq.ParquetFile(fh).read()\n"
+                   "    with file_io().open_data(p) as fh:\n        pq.read_table(fh)\n"
+                   "    with file_io().open_read(p) as fh:\n        fastavro.reader(fh)\n"
+                   "        fh.seek(0)\n        check(fh, deep=True)\n")
+    assert _python_streams_handed_on(src) == [("f", "pq.ParquetFile", 4), ("f", "check", 10)]

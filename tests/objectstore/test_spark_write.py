@@ -233,4 +233,5 @@ def test_a_task_writes_its_row_groups_to_local_disk_then_stores_the_file(
     dropped.add(batch)
     dropped.discard()
     assert not os.path.exists(dropped.local)
+    assert not dropped.writer.is_open  # closed before its sink: nothing left for collection
     assert keys(s3_client, bucket) == ["w/a.parquet"]
