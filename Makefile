@@ -30,7 +30,7 @@ test-no-rename:
 stress-full:
 	@bash scripts/setup.sh --test
 	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
-	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=25 \
+	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=16 \
 	$(PYTHON) -m pytest -m "stress or model" tests/stress tests/model $(PARALLEL) -p no:cacheprovider \
 		--durations=10
 

@@ -1,7 +1,7 @@
 """The reference-model test: random histories of DDL, writes and services on real tables,
 compared with :mod:`tests.model.reference` after every step and at every commit at the end.
 
-``EVONB_MODEL_HISTORIES`` sets how many histories run (12 by default; CI's stress run (25) and
+``EVONB_MODEL_HISTORIES`` sets how many histories run (12 by default; CI's stress run (16) and
 ``make model-full`` run more) and ``EVONB_MODEL_STEPS`` their most steps (at least 15 each).
 The seed is drawn afresh per run and printed; ``EVONB_MODEL_SEED=<seed>`` replays a run. A
 failure prints the seed and hypothesis's shortest step list, a program to paste into
