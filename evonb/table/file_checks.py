@@ -38,30 +38,26 @@ def file_defect(path: Path, entry: Mapping[str, Any], *, deep: bool = False) -> 
 
 
 def _parquet_defect(path: Path, entry: Mapping[str, Any], *, deep: bool) -> str | None:
+    import pyarrow.parquet as pq
+
     # A native stream, never a Python file object: the row groups are read on Arrow's
     # threads, and a thread of Arrow's reading through Python could still be waiting for the
     # interpreter's lock when the interpreter exits (which aborts the process).
     with file_io().open_data(path) as fh:
-        return _parquet_stream_defect(fh, entry, deep=deep)
-
-
-def _parquet_stream_defect(fh: Any, entry: Mapping[str, Any], *, deep: bool) -> str | None:
-    import pyarrow.parquet as pq
-
-    try:
-        pf = pq.ParquetFile(fh, page_checksum_verification=deep)
-    except Exception as exc:
-        return f"the Parquet footer does not read: {first_line(exc)}"
-    rows = entry.get("rows")
-    if isinstance(rows, int) and rows > 0 and pf.metadata.num_rows != rows:
-        return f"its footer holds {pf.metadata.num_rows} rows, its commit recorded {rows}"
-    if deep:
-        for i in range(pf.num_row_groups):
-            try:
-                pf.read_row_group(i)
-            except Exception as exc:
-                return (f"row group {i} of {pf.num_row_groups} does not read: "
-                        f"{first_line(exc)}")
+        try:
+            pf = pq.ParquetFile(fh, page_checksum_verification=deep)
+        except Exception as exc:
+            return f"the Parquet footer does not read: {first_line(exc)}"
+        rows = entry.get("rows")
+        if isinstance(rows, int) and rows > 0 and pf.metadata.num_rows != rows:
+            return f"its footer holds {pf.metadata.num_rows} rows, its commit recorded {rows}"
+        if deep:
+            for i in range(pf.num_row_groups):
+                try:
+                    pf.read_row_group(i)
+                except Exception as exc:
+                    return (f"row group {i} of {pf.num_row_groups} does not read: "
+                            f"{first_line(exc)}")
     return None
 
 

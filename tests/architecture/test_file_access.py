@@ -224,7 +224,7 @@ def _python_streams_handed_on(path: Path):
     return out
 
 
-def test_parquet_is_read_from_native_streams_only():
+def test_python_streams_reach_no_reader_but_fastavro():
     found = [f"evonb/{rel}:{line} in {func}: {call}"
              for rel, path in _modules(".")
              for func, call, line in _python_streams_handed_on(path)]
