@@ -1,8 +1,9 @@
 """The reference-model test: random histories of DDL, writes and services on real tables,
 compared with :mod:`tests.model.reference` after every step and at every commit at the end.
 
-``EVONB_MODEL_HISTORIES`` sets how many histories run (12 by default; CI's stress run (16) and
-``make model-full`` run more) and ``EVONB_MODEL_STEPS`` their most steps (at least 15 each).
+``EVONB_MODEL_HISTORIES`` sets how many histories run (4 by default, in ``make test``; CI's
+stress run (10) and ``make model-full`` run more) and ``EVONB_MODEL_STEPS`` their most steps
+(at least 15 each).
 The seed is drawn afresh per run and printed; ``EVONB_MODEL_SEED=<seed>`` replays a run. A
 failure prints the seed and hypothesis's shortest step list, a program to paste into
 ``tests/model/test_model_regressions.py``.
@@ -19,6 +20,7 @@ from hypothesis import seed as use_seed
 from hypothesis.stateful import get_state_machine_test
 
 from tests.model import machine
+from tests.stress.groups import LOAD
 
 MIN_STEPS = 15
 
@@ -29,8 +31,9 @@ def _int(name: str, default: int) -> int:
 
 @pytest.mark.model
 @pytest.mark.spark
+@LOAD
 def test_random_histories_match_the_model(spark) -> None:
-    histories = _int("EVONB_MODEL_HISTORIES", 12)
+    histories = _int("EVONB_MODEL_HISTORIES", 4)
     steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", MIN_STEPS))
     seed = _int("EVONB_MODEL_SEED", random.SystemRandom().randrange(2**32))
     print(f"model test: seed {seed} ({histories} histories of {MIN_STEPS} to {steps} steps); "
