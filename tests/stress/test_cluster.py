@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from tests.concurrency.helpers import ROOT, child_env
-from tests.stress.groups import OWN_JVMS
+from tests.stress.groups import KILLS
 from tests.stress.workers import read_log
 
-pytestmark = [pytest.mark.stress, OWN_JVMS]
+pytestmark = [pytest.mark.stress, KILLS]
 
 
 def free_port() -> int:

@@ -41,9 +41,9 @@ from evonb.errors import EvoError
 from evonb.schema.evolution import SchemaUpdate
 from tests.concurrency.helpers import metadata_digest
 from tests.schema.strategies import schemas
-from tests.stress.groups import KILLS_AND_FUZZ
+from tests.stress.groups import LOAD
 
-pytestmark = [pytest.mark.stress, pytest.mark.spark, KILLS_AND_FUZZ]
+pytestmark = [pytest.mark.stress, pytest.mark.spark, LOAD]
 
 STATEMENTS = int(os.environ.get("EVONB_FUZZ_STATEMENTS", "2000"))
 OPERATIONS = int(os.environ.get("EVONB_FUZZ_OPERATIONS", "10000"))
