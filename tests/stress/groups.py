@@ -1,11 +1,12 @@
 """Which of ``make stress-full``'s two worker processes runs each heavy test.
 
-``make stress-full`` runs with ``--dist loadgroup``: the tests of one group run in one process,
-so the run lasts as long as its heavier group. At full size in CI the SIGKILL test takes about
-770 s and the standalone cluster 135 s; the concurrent writers about 390 s, the fuzzers 420 s
-and the model test about 20 s a history. Two groups of about equal time keep both cores busy to
-the end (``--dist loadfile`` had put the writers, fuzzers, model test and cluster on one
-process: 1,300 s against 770 s).
+``make stress-full`` runs with ``--dist loadgroup``: the tests of one group run one after the
+other in one process, so the run lasts as long as its heavier group. With these two groups the
+full-size run took 1,197 s with 10 model histories (the run before, split by file with
+``--dist loadfile`` and 16 histories, took 1,304 s). The other split tried,
+the cluster and the writers in one group and the SIGKILL test with the fuzzers, took 1,265 s:
+the SIGKILL test slowed to 998 s beside the writers. On two cores the tests share one budget of
+CPU, so the split moves the end by a few minutes at most.
 """
 
 from __future__ import annotations
