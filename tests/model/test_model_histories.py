@@ -20,7 +20,7 @@ from hypothesis import seed as use_seed
 from hypothesis.stateful import get_state_machine_test
 
 from tests.model import machine
-from tests.stress.groups import LOAD
+from tests.stress.groups import WRITERS_FUZZ_MODEL
 
 MIN_STEPS = 15
 
@@ -31,7 +31,7 @@ def _int(name: str, default: int) -> int:
 
 @pytest.mark.model
 @pytest.mark.spark
-@LOAD
+@WRITERS_FUZZ_MODEL
 def test_random_histories_match_the_model(spark) -> None:
     histories = _int("EVONB_MODEL_HISTORIES", 4)
     steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", MIN_STEPS))

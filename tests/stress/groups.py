@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-KILLS = pytest.mark.xdist_group("kills-and-cluster")
+SIGKILL_AND_CLUSTER = pytest.mark.xdist_group("kills-and-cluster")
 """The SIGKILL test and the standalone cluster."""
 
-LOAD = pytest.mark.xdist_group("writers-fuzz-model")
+WRITERS_FUZZ_MODEL = pytest.mark.xdist_group("writers-fuzz-model")
 """The concurrent writers, the fuzzers and the reference-model test."""

@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from tests.concurrency.helpers import ROOT, child_env
-from tests.stress.groups import KILLS
+from tests.stress.groups import SIGKILL_AND_CLUSTER
 from tests.stress.workers import read_log
 
-pytestmark = [pytest.mark.stress, KILLS]
+pytestmark = [pytest.mark.stress, SIGKILL_AND_CLUSTER]
 
 
 def free_port() -> int:

@@ -26,10 +26,10 @@ import evonb
 from evonb.table.check import check_table
 from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.concurrency.helpers import child_env, gateway_env
-from tests.stress.groups import LOAD
+from tests.stress.groups import WRITERS_FUZZ_MODEL
 from tests.stress.workers import COLUMNS, HOT_KEYS, ddl_statement, read_log
 
-pytestmark = [pytest.mark.stress, pytest.mark.spark, LOAD]
+pytestmark = [pytest.mark.stress, pytest.mark.spark, WRITERS_FUZZ_MODEL]
 
 WRITERS = int(os.environ.get("EVONB_STRESS_WRITERS", "4"))
 COMMITS = int(os.environ.get("EVONB_STRESS_COMMITS", "12"))

@@ -44,10 +44,10 @@ import evonb
 from evonb.table.check import check_table, repair_table
 from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.concurrency.helpers import child_env, gateway_env
-from tests.stress.groups import KILLS
+from tests.stress.groups import SIGKILL_AND_CLUSTER
 from tests.stress.workers import COLUMNS, KILL_POINTS, ROLLBACK_POINTS, read_log
 
-pytestmark = [pytest.mark.stress, pytest.mark.spark, KILLS]
+pytestmark = [pytest.mark.stress, pytest.mark.spark, SIGKILL_AND_CLUSTER]
 
 KILLS = int(os.environ.get("EVONB_STRESS_KILLS", "15"))  # 15: each point once
 OWN_JVM_KILLS = int(os.environ.get("EVONB_STRESS_OWN_JVM_KILLS", "1"))

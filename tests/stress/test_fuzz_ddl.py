@@ -41,9 +41,9 @@ from evonb.errors import EvoError
 from evonb.schema.evolution import SchemaUpdate
 from tests.concurrency.helpers import metadata_digest
 from tests.schema.strategies import schemas
-from tests.stress.groups import LOAD
+from tests.stress.groups import WRITERS_FUZZ_MODEL
 
-pytestmark = [pytest.mark.stress, pytest.mark.spark, LOAD]
+pytestmark = [pytest.mark.stress, pytest.mark.spark, WRITERS_FUZZ_MODEL]
 
 STATEMENTS = int(os.environ.get("EVONB_FUZZ_STATEMENTS", "2000"))
 OPERATIONS = int(os.environ.get("EVONB_FUZZ_OPERATIONS", "10000"))
