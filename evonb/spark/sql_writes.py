@@ -518,7 +518,7 @@ class _Run:
         self.table = table
         self.p = parsed
         self.text = text
-        self.spark: SparkSession = table.spark
+        self.spark: SparkSession = table.spark_session()
         self.df = table.read()
         self.columns = [f.name for f in self.df.schema.fields]
         self.types = {f.name: f.dataType for f in self.df.schema.fields}
@@ -827,7 +827,7 @@ def execute(table: SparkTable, statement: str, *, name: str | None = None) -> SQ
     matches a target row more than once; the table is then unchanged."""
     text = statement.strip().rstrip(";").strip()
     with _spark_errors(text, "Syntax"):
-        table.spark._jsparkSession.sessionState().sqlParser().parsePlan(text)
+        table.spark_session()._jsparkSession.sessionState().sqlParser().parsePlan(text)
     parsed = parse(text)
     name = name or table.name
     if parsed.table.lower() != name.lower():

@@ -47,17 +47,18 @@ class SparkTable(BaseTable):
 
     @property
     def spark(self) -> SparkSession:
-        """The SparkSession this table's Spark work runs on (not for tables in object storage
-        yet, whose SQL writes and incremental reads are not built: :meth:`read`,
-        :meth:`write`, compaction, clustering and rewrites run there through evonb's Python
-        workers, on :meth:`spark_session`)."""
+        """The SparkSession this table's Spark work runs on, on local disk. A table in object
+        storage refuses it: Spark reaches its files only through evonb's Python workers
+        (:meth:`read`, :meth:`read_incremental`, :meth:`write`, SQL statements, compaction,
+        clustering and rewrites all do), on :meth:`spark_session`."""
         if is_object_path(self.root):
             raise EvoError(
                 f"Spark cannot run this on the table in object storage at "
                 f"{location_uri(self.root)} yet",
-                hint="read it with read() or to_arrow(), write it with write(df), compact, "
-                     "cluster or rewrite it, change it with its metadata operations (alter, "
-                     "properties, check) and evonb.convert; see docs/cluster.md")
+                hint="read it with read(), read_incremental() or to_arrow(), write it with "
+                     "write(df) or SQL statements (%evo sql), compact, cluster or rewrite "
+                     "it, change it with its metadata operations (alter, properties, check) "
+                     "and evonb.convert; see docs/cluster.md")
         return self.spark_session()
 
     def spark_session(self) -> SparkSession:

@@ -148,12 +148,13 @@ def test_server_down_in_the_middle_of_a_commit(container: Any, azurite: Azurite,
     assert check_table(where).ok
 
 
-def test_spark_reads_an_azure_table_and_refuses_sql_writes_by_name(spark, container: Any) -> None:  # type: ignore[no-untyped-def]
+def test_spark_reads_an_azure_table_and_its_jvm_session_is_refused_by_name(
+        spark, container: Any) -> None:  # type: ignore[no-untyped-def]
     t = evonb.create_table(abfss(container.container_name, "t"), "id bigint")
     assert t.read().columns == ["id"] and t.read().count() == 0
     with pytest.raises(EvoError, match="run this on the table in object storage at az://"
                        ) as refused:
-        t.spark  # noqa: B018  (what SQL writes and services run on)
+        t.spark  # noqa: B018  (the session of JVM-side work, which needs a connector)
     assert "to_arrow" in (refused.value.hint or "")
     from evonb.table.fsutil import location_uri
 

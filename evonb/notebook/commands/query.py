@@ -153,7 +153,7 @@ def sql(ctx: Context, text: str) -> Preview | sql_writes.Committed:
 
     with statement_views() as register:
         rewritten, read = sql_writes.statement_tables(ctx, query, register)
-        spark = read[0].spark if read else managed.session()
+        spark = read[0].spark_session() if read else managed.session()
         df = spark.sql(rewritten)  # analysed here: the views may go once it returns
     if target:
         ctx.user_ns[target] = df
