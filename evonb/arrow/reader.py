@@ -111,6 +111,13 @@ class ArrowRead:
         self._plans: dict[tuple[str, bool], ScanGroup] = {}
         self._groups: dict[str, list[DataFile]] | None = None
 
+    @property
+    def output_paths(self) -> list[tuple[str, ...]]:
+        """For each column of :attr:`output`, its path of names in the query schema (a
+        selected struct member ``info.city`` is the output column ``city`` at
+        ``('info', 'city')``)."""
+        return list(self._paths)
+
     @staticmethod
     def _selected(full: Schema, columns: Sequence[str] | None
                   ) -> list[tuple[NestedField, tuple[str, ...]]]:

@@ -63,6 +63,7 @@ from evonb.spark.avro_log import POS
 from evonb.spark.mor import FILE
 from evonb.table.fsutil import location_uri
 from evonb.table.key_stats import KeyRange, prune
+from evonb.table.partition_pruning import may_match
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.table import open_table
@@ -164,6 +165,20 @@ def pushed_filter(f: Filter, schema: StructType) -> list[Any] | None:
     return [op, path, value] if ok else None
 
 
+def query_path(pushed: list[Any], schema: StructType,
+               paths: Sequence[Sequence[str]]) -> list[Any] | None:
+    """A filter :func:`pushed_filter` took, on a column of the read's output ``schema``,
+    restated on that column's path in the query schema (``paths``: each output column's),
+    which is what the reader's filter and pruning bind to: a selected struct member
+    ``s.y`` is the output column ``y``, and a filter on it must not reach a top-level ``y``.
+    None when the output name is not unique."""
+    op, path, form = pushed
+    names = [f.name for f in schema.fields]
+    if names.count(path[0]) != 1:
+        return None
+    return [op, [*paths[names.index(path[0])], *path[1:]], form]
+
+
 def _value(form: Any) -> Any:
     return datetime.date.fromisoformat(form["date"]) if isinstance(form, dict) else form
 
@@ -231,6 +246,24 @@ def key_ranges(read: ArrowRead, pushed: Sequence[Sequence[Any]]) -> list[list[Ke
             for v in sorted(set(points[split])) if whole.low <= v <= whole.high]
 
 
+def partition_filter(read: ArrowRead, pushed: Sequence[Sequence[Any]]
+                     ) -> Callable[[str], bool] | None:
+    """Whether a file in a given partition folder may hold a row the pushed filters keep
+    (:func:`evonb.table.partition_pruning.may_match`); None when no filter is on a partition
+    column of the read's schema."""
+    ids = read.table.raw_config.partition_ids
+    if not ids or not all(read.full.has_id(i) for i in ids):
+        return None
+    columns = [read.full.info(i).path for i in ids]
+    filters = [(op, tuple(path), [_value(v) for v in form] if op == "in"
+                else None if form is None else _value(form))
+               for op, path, form in pushed if tuple(path) in columns]
+    if not filters:
+        return None
+    kinds = [read.full.field_by_id(i).type for i in ids]
+    return lambda folder: may_match(folder, kinds, columns, filters)
+
+
 def _snapshot_read(options: Mapping[str, Any]) -> tuple[ArrowRead, dict[str, DataFile]]:
     """A snapshot read (a commit, a query schema, columns, the filters Spark pushed), and its
     data files by path."""
@@ -261,17 +294,24 @@ class _Reader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         """One partition per data file; with filters pushed on record-key columns, only the
-        files whose key statistics may hold a matching row, and every file with log blocks
-        (a block may hold a key outside its base file's range)."""
+        files whose key statistics may hold a matching row; with filters on partition
+        columns, only the files whose partition folder may (:mod:`evonb.table.partition_pruning`);
+        every file with log blocks either way (a block may hold a key outside its base file's
+        range)."""
         read, files = _cached(self.options, _snapshot_read)
         paths = list(files)
-        alternatives = key_ranges(read, self.options.get("filters") or ())
+        pushed = self.options.get("filters") or ()
+        logged = set() if self.options["base_only"] else {str(f.base) for f in read.snap.logs}
+        alternatives = key_ranges(read, pushed)
         if alternatives:
-            logged = set() if self.options["base_only"] else {str(f.base) for f in read.snap.logs}
             plain = [f for f in files.values() if f.path not in logged]
             kept = {f.path for ranges in alternatives
                     for f in prune(plain, ranges, read.table.version)} | logged
             paths = [p for p in paths if p in kept]
+        by_folder = partition_filter(read, pushed)
+        if by_folder is not None:
+            paths = [p for p in paths if p in logged or files[p].kind != "base"
+                     or by_folder(files[p].partition)]
         return [_FilePartition(path) for path in paths] or [_FilePartition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -296,7 +336,9 @@ class _PushingReader(_Reader):
         all the same, so Spark checks each row once more and a pushed filter can only save
         work, never change the answer. A merge-on-read file group is filtered after its merge,
         never before (a base row's newer version may live in a log block)."""
-        pushed = [p for p in (pushed_filter(f, self.schema) for f in filters) if p]
+        pushed = [q for q in (query_path(p, self.schema, self.options["paths"])
+                              for p in (pushed_filter(f, self.schema) for f in filters) if p)
+                  if q]
         if pushed:
             self.options["filters"] = pushed
         return filters
@@ -392,6 +434,7 @@ def snapshot_read_options(table: BaseTable, as_of: CommitRef | None,
     return {"location": str(location_uri(table.root)), "instant": plan.snap.instant,
             "schema": plan.full.version_id, "columns": list(columns) if columns else None,
             "meta": meta_columns, "base_only": read_optimized, "settings": store_settings(),
+            "paths": [list(p) for p in plan.output_paths],
             "spark_schema": from_arrow_schema(plan.output, prefer_timestamp_ntz=True).json()}
 
 
