@@ -5,6 +5,8 @@ the tasks take the object-store settings from the read, not from their own envir
 
 from __future__ import annotations
 
+import datetime
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 
 import evonb
 from bench.object_storage import upload
+from evonb.arrow.spark_source import ObjectStoreSource, snapshot_read_options
 from evonb.errors import EvoError
 from tests.objectstore.conftest import abfss
 from tests.objectstore.test_convert import PARTS, parquet_bytes
@@ -21,6 +24,18 @@ pytestmark = pytest.mark.spark
 
 def _rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def source_read(t: Any, filters: list[Any], **read: Any) -> tuple[int, list[int]]:
+    """The bucket source of ``t`` told ``filters`` (all returned to Spark): how many files it
+    plans to read, and the ids its tasks give."""
+    options = {**snapshot_read_options(t, None, None, None, False, **read), "pushdown": True}
+    source = ObjectStoreSource({"read": json.dumps(options)})
+    reader = source.reader(source.schema())
+    assert list(reader.pushFilters(filters)) == filters
+    parts = reader.partitions()
+    return len(parts), sorted(r["id"] for p in parts for b in reader.read(p)
+                              for r in b.to_pylist())
 
 
 def evolved_mor_table(spark: Any, root: Path) -> Any:
@@ -150,11 +165,7 @@ def test_the_bucket_source_skips_files_by_their_key_statistics(
         spark, bucket: str) -> None:  # type: ignore[no-untyped-def]
     """Filters on the record key leave out the files whose key range rules them out, except
     a file with log blocks (a block can hold any key)."""
-    import json
-
     from pyspark.sql.datasource import GreaterThan, GreaterThanOrEqual, In, LessThanOrEqual
-
-    from evonb.arrow.spark_source import ObjectStoreSource, snapshot_read_options
 
     t = evonb.create_table(f"s3://{bucket}/k", "id bigint not null, v string",
                            primary_key="id", table_type="mor")
@@ -164,14 +175,7 @@ def test_the_bucket_source_skips_files_by_their_key_statistics(
     assert len(files) == 4 and all(f.key_stats for f in files)
 
     def partitions(filters: list[Any], **read: Any) -> tuple[int, list[int]]:
-        options = {**snapshot_read_options(t, None, None, None, False, **read),
-                   "pushdown": True}
-        source = ObjectStoreSource({"read": json.dumps(options)})
-        reader = source.reader(source.schema())
-        assert list(reader.pushFilters(filters)) == filters
-        parts = reader.partitions()
-        return len(parts), sorted(r["id"] for p in parts for b in reader.read(p)
-                                  for r in b.to_pylist())
+        return source_read(t, filters, **read)
 
     assert partitions([GreaterThanOrEqual(("id",), 90)]) == (4, list(range(90, 100)))  # open
     assert partitions([GreaterThan(("id",), 80), LessThanOrEqual(("id",), 95)]) == (
@@ -192,11 +196,7 @@ def test_the_bucket_source_skips_files_by_their_partition_folders(
     spelled by Spark's writer (uploaded, with null and '' in one folder and an escaped '/')
     and by evonb's object writer, after the partition column is renamed; every filter gives
     the rows Spark's own filter gives on local disk."""
-    import json
-
     from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNotNull, IsNull
-
-    from evonb.arrow.spark_source import ObjectStoreSource, snapshot_read_options
 
     local = evonb.create_table(str(tmp_path / "p"), "id bigint not null, day date, "
                                "city string", primary_key="id", partition_by=["day", "city"])
@@ -214,18 +214,10 @@ def test_the_bucket_source_skips_files_by_their_partition_folders(
     assert len(files) == 10  # 3 days x 3 city folders (null and '' share one), and oslo
 
     def read(filters: list[Any]) -> tuple[int, list[int]]:
-        options = {**snapshot_read_options(t, None, None, None, False), "pushdown": True}
-        source = ObjectStoreSource({"read": json.dumps(options)})
-        reader = source.reader(source.schema())
-        assert list(reader.pushFilters(filters)) == filters
-        parts = reader.partitions()
-        return len(parts), sorted(r["id"] for p in parts for b in reader.read(p)
-                                  for r in b.to_pylist())
+        return source_read(t, filters)
 
     def spark_ids(where: str) -> list[int]:
         return sorted(r.id for r in local.read().filter(where).collect())
-
-    import datetime
 
     day = datetime.date(2024, 1, 31)
     cases = [
