@@ -1,7 +1,7 @@
 """``%evo sql`` on a table in a bucket: SELECT, INSERT, UPDATE, DELETE, MERGE and DROP TABLE
 ... PURGE run as on local disk (Spark evaluates the statement over the table's Python data
-source; the write is evonb's connector-free write). The same statements, each one commit with
-the rows it says, and a bad statement leaves the table as it was."""
+source; the write is evonb's connector-free write). Each statement is one commit with exactly
+the rows it says; a bad statement leaves the table as it was."""
 
 from __future__ import annotations
 
