@@ -15,7 +15,6 @@ every N data commits (table property ``evonb.compaction.inline.every``).
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -38,7 +37,7 @@ from evonb.table.conflicts import check_service
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import remove_data_files, staging_dir
 from evonb.table.history import Commit
-from evonb.table.key_stats import footer_stats, key_columns
+from evonb.table.key_stats import key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.names import data_file_name, named_with_instant, partition_path, staged_part_name
 from evonb.table.snapshot import DataFile, Snapshot
@@ -183,8 +182,6 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
     object storage each task stores its file under its final name
     (:func:`~evonb.spark.group_merge.store_bin`)."""
 
-    import pyarrow.parquet as pq
-
     spark = table.spark_session()
     config = table.raw_config
     size = max(1, config.int_property(BATCH_PROPERTY, DEFAULT_BATCH))
@@ -192,12 +189,13 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
     cores = max(1, spark.sparkContext.defaultParallelism)
     physical = table.physical_query(target, layout)
     pre_id = config.precombine_id
+    # each task reports its file's rows, bytes and key statistics from the footer it wrote
     merge_layout = MergeLayout.of(
         physical, [layout.name(i) for i in config.primary_key_ids],
         layout.name(pre_id) if pre_id is not None else None,
         spark.conf.get("spark.sql.session.timeZone") or "UTC",
-        [layout.name(i) for i in config.partition_ids])
-    keys = key_columns(config.primary_key_ids, target, layout)
+        [layout.name(i) for i in config.partition_ids],
+        stats_columns=key_columns(config.primary_key_ids, target, layout))
     grouped = file_groups(snap)
     # in object storage the tasks store each merged file under its final name themselves
     remote = is_object_path(table.root)
@@ -226,27 +224,19 @@ def merge_in_tasks(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
                     [str(staging / staged_part_name(start + j)) for j in range(len(bins))])
             results = merge_bins_in_tasks(spark.sparkContext, specs, merge_layout, outs,
                                           store=store)
-            for j, (members, (out, rows)) in enumerate(zip(bins, results, strict=True)):
-                if out == UNMERGEABLE:
+            for j, (members, merged) in enumerate(zip(bins, results, strict=True)):
+                if merged.out == UNMERGEABLE:
                     leftover.extend(chunk[i] for i in members)
                     continue
                 partition = chunk[members[0]].partition
-                if rows == 0:
+                if merged.rows == 0:
                     continue  # every row deleted: nothing stored, or only in staging
                 name = names[j]
-                dest = table.root / name
-                if remote:
-                    with file_io().open_data(dest) as stream:
-                        footer = pq.read_metadata(stream)
-                    nbytes = file_io().size(dest)
-                else:
-                    footer = pq.read_metadata(out)
-                    nbytes = os.path.getsize(out)
-                    file_io().move(out, dest)
-                stats = footer_stats(footer, keys) if keys else None
+                if not remote:
+                    file_io().move(merged.out, table.root / name)
                 added.append(DataFile(path=name, version=target.version_id, instant=instant,
-                                      partition=partition, rows=footer.num_rows, bytes=nbytes,
-                                      key_stats=stats))
+                                      partition=partition, rows=merged.rows,
+                                      bytes=merged.bytes, key_stats=merged.key_stats))
             report(progress, done + min(start + size, len(bases)), total, "compact")
     except BaseException:
         remove_data_files(table.root, added)

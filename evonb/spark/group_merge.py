@@ -28,6 +28,7 @@ from evonb.errors import EvoError
 from evonb.schema.types import StructType
 from evonb.spark.avro_log import arrow_schema, block_struct, resolve_group, winners
 from evonb.table.fileio import file_io
+from evonb.table.key_stats import KeyStats, footer_stats
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.store_settings import apply_store_settings
 from evonb.table.timeline import instant_on_timeline
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
 
     from evonb.schema.schema import Schema
+    from evonb.schema.types import Type
 
 UNMERGEABLE = "unmergeable"
 """What a bin reports when one of its groups cannot be merged in Arrow exactly."""
@@ -59,8 +61,9 @@ class GroupSpec:
 @dataclass(frozen=True)
 class MergeLayout:
     """What every task needs to merge groups of one schema version: the block columns (and
-    their Arrow schema), the physical key and precombine names, and the columns of a base
-    file (physical names and ``_evo_commit_time``)."""
+    their Arrow schema), the physical key and precombine names, the columns of a base file
+    (physical names and ``_evo_commit_time``), and the key columns a merged file records
+    statistics of (field ID, physical name, type: :mod:`evonb.table.key_stats`)."""
 
     struct: StructType
     block_arrow: Any  # pa.Schema
@@ -68,15 +71,31 @@ class MergeLayout:
     precombine: str | None
     columns: tuple[str, ...]
     partition_columns: tuple[str, ...] = ()
+    stats_columns: tuple[tuple[int, str, Type], ...] = ()
 
     @classmethod
     def of(cls, physical: Schema, keys: Sequence[str], precombine: str | None,
-           timezone: str, partition_columns: Sequence[str] = ()) -> MergeLayout:
+           timezone: str, partition_columns: Sequence[str] = (),
+           stats_columns: Mapping[int, tuple[str, Type]] | None = None) -> MergeLayout:
         struct = block_struct(physical)
         return cls(struct=struct, block_arrow=arrow_schema(struct, timezone), keys=tuple(keys),
                    precombine=precombine,
                    columns=(*(f.name for f in physical.fields), META_COMMIT_TIME),
-                   partition_columns=tuple(partition_columns))
+                   partition_columns=tuple(partition_columns),
+                   stats_columns=tuple((fid, name, t) for fid, (name, t)
+                                       in sorted((stats_columns or {}).items())))
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What a task reports of one bin: where its merged file is (or :data:`UNMERGEABLE`), its
+    rows, its size in bytes and its key statistics, taken from the footer the task has just
+    written, so the driver never reads the file again."""
+
+    out: str
+    rows: int
+    bytes: int = 0
+    key_stats: KeyStats | None = None
 
 
 def _read_base(path: str, columns: Sequence[str]) -> tuple[pa.Table, bool]:
@@ -157,10 +176,10 @@ def _same_partition(path: str, value: Any, column: Any) -> None:
         raise _Unmergeable(f"{path}: a record moves to another partition")
 
 
-def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> tuple[str, int]:
+def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> Merged:
     """Merge ``groups`` (:func:`merge_group`) into one Parquet file at ``out``, written with
-    the first base file's schema, one group at a time. Returns ``out`` and its rows, or
-    (:data:`UNMERGEABLE`, 0) with nothing left at ``out``."""
+    the first base file's schema, one group at a time. Returns ``out`` with its rows, bytes
+    and key statistics, or :data:`UNMERGEABLE` with nothing left at ``out``."""
     import pyarrow.parquet as pq
 
     writer = None
@@ -186,11 +205,15 @@ def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> tup
         if os.path.exists(out):
             os.remove(out)
         if isinstance(exc, _Unmergeable):
-            return UNMERGEABLE, 0
+            return Merged(UNMERGEABLE, 0)
         raise
-    if writer is not None:
-        writer.close()
-    return out, rows
+    if writer is None:
+        return Merged(out, 0)
+    writer.close()
+    footer = writer.writer.metadata
+    stats = (footer_stats(footer, {fid: (name, t) for fid, name, t in layout.stats_columns})
+             if layout.stats_columns else None)
+    return Merged(out, footer.num_rows, os.path.getsize(out), stats)
 
 
 def pack(sizes: Sequence[int], bins: int) -> list[list[int]]:
@@ -206,7 +229,7 @@ def pack(sizes: Sequence[int], bins: int) -> list[list[int]]:
 
 
 def store_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str, *, root: str,
-              instant: str) -> tuple[str, int]:
+              instant: str) -> Merged:
     """:func:`merge_bin` into ``out`` in object storage (a file of the table at ``root``):
     the file is written to a local temporary file, then stored whole under its final name
     with one request (object stores have no rename). The stored file is removed again when
@@ -214,9 +237,9 @@ def store_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str, *, roo
     it: :meth:`~evonb.table.transaction.Transaction.tasks_place_files`)."""
     with tempfile.TemporaryDirectory(prefix="evonb-merge-") as folder:
         local = os.path.join(folder, "merged.parquet")
-        done, rows = merge_bin(groups, layout, local)
-        if done == UNMERGEABLE or rows == 0:  # nothing to store (every row deleted)
-            return done, rows
+        done = merge_bin(groups, layout, local)
+        if done.out == UNMERGEABLE or done.rows == 0:  # nothing to store (every row deleted)
+            return done
         with open(local, "rb") as fh:
             data = fh.read()
     io = file_io()
@@ -225,12 +248,12 @@ def store_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str, *, roo
         io.delete(out)
         raise EvoError(f"The compaction {instant} was aborted while this task merged its files",
                        hint="nothing to do: the task removed them")
-    return out, rows
+    return Merged(out, done.rows, done.bytes, done.key_stats)
 
 
 def merge_bins_in_tasks(sc: SparkContext, bins: Sequence[Sequence[GroupSpec]],
                         layout: MergeLayout, outs: Sequence[str], *,
-                        store: Mapping[str, Any] | None = None) -> list[tuple[str, int]]:
+                        store: Mapping[str, Any] | None = None) -> list[Merged]:
     """Run :func:`merge_bin` for every bin, one Spark task per bin (results in bin order).
     ``store`` (for a table in object storage: its ``root``, the attempt's ``instant`` and the
     object-store ``settings`` of :mod:`evonb.table.store_settings`): the tasks apply the
@@ -239,7 +262,7 @@ def merge_bins_in_tasks(sc: SparkContext, bins: Sequence[Sequence[GroupSpec]],
     if not work:
         return []
 
-    def run(item: tuple[int, Sequence[GroupSpec], str]) -> tuple[int, tuple[str, int]]:
+    def run(item: tuple[int, Sequence[GroupSpec], str]) -> tuple[int, Merged]:
         index, groups, out = item
         if store is None:
             return index, merge_bin(groups, layout, out)
@@ -251,5 +274,5 @@ def merge_bins_in_tasks(sc: SparkContext, bins: Sequence[Sequence[GroupSpec]],
     return [done[i] for i in range(len(work))]
 
 
-__all__ = ["UNMERGEABLE", "GroupSpec", "MergeLayout", "merge_bin", "merge_bins_in_tasks",
+__all__ = ["UNMERGEABLE", "GroupSpec", "MergeLayout", "Merged", "merge_bin", "merge_bins_in_tasks",
            "merge_group", "pack", "store_bin"]

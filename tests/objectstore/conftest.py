@@ -3,7 +3,9 @@ one per test session on a free port, a fresh bucket per test."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import re
 import socket
 import uuid
 from collections import Counter
@@ -147,4 +149,36 @@ def count_requests(op: Callable[[], T]) -> tuple[T, Counter[str]]:
         events.unregister("before-call.s3", note)
 
 
-__all__ = ["ENV", "S3Server", "abfss", "blob_names", "count_requests", "keys"]
+_REQUEST_LINE = re.compile(r'"([A-Z]+) (/[^ ?"]*)')
+
+
+class _RequestLog(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.requests: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = _REQUEST_LINE.search(record.getMessage())
+        if found:
+            self.requests.append((found.group(1), found.group(2)))
+
+
+@contextlib.contextmanager
+def server_requests() -> Iterator[list[tuple[str, str]]]:
+    """The requests the loopback S3 server answers meanwhile, from every process (the driver,
+    Spark's Python workers, pyarrow's file system), as (method, path) in the order answered:
+    the server's own request log, not a client's."""
+    log = logging.getLogger("werkzeug")
+    handler = _RequestLog()
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield handler.requests
+    finally:
+        log.setLevel(level)
+        log.removeHandler(handler)
+
+
+__all__ = ["ENV", "S3Server", "abfss", "blob_names", "count_requests", "keys",
+           "server_requests"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 import pytest
@@ -18,7 +19,7 @@ from evonb.errors import EvoError
 from evonb.table.check import check_table
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import data_tree
-from tests.objectstore.conftest import keys
+from tests.objectstore.conftest import keys, server_requests
 from tests.objectstore.test_spark_read import evolved_mor_table
 
 pytestmark = pytest.mark.spark
@@ -122,6 +123,42 @@ def test_inline_compaction_after_writes_into_a_bucket(
 
 
 
+def test_a_compaction_in_a_bucket_never_reads_back_the_files_its_tasks_stored(
+        spark, bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    """Each task reports its merged file's rows, bytes and key statistics from the footer it
+    has just written: the server sees one PUT of each new file and no other request on it (a
+    first version read every footer and size back from the driver), and the commit records
+    what the stored files hold."""
+    where = f"s3://{bucket}/footers"
+    t = evonb.create_table(where, "id bigint not null, ts bigint, part string, v string",
+                           primary_key="id", precombine="ts", partition_by="part",
+                           table_type="mor")
+    t.write(spark.sql("select id, 1L ts, if(id % 3 = 0, 'a', 'b') part, concat('v', id) v "
+                      "from range(90)"))
+    t.write(spark.sql("select id, 2L ts, if(id % 3 = 0, 'a', 'b') part, 'u' v "
+                      "from range(0, 90, 4)"), mode="upsert")
+    groups = len(t.snapshot().files)
+    with server_requests() as requests:
+        commit = t.compact()
+    assert commit is not None and commit.metadata["groups_in_tasks"] == groups >= 2
+    added = [f for f in t.snapshot().files if f.instant == commit.instant]
+    assert added and not t.snapshot().logs
+    (key_id,) = t.raw_config.primary_key_ids
+    on = {f.path: [m for m, path in requests if unquote(path) == f"/{bucket}/footers/{f.path}"]
+          for f in added}
+    assert on == {f.path: ["PUT"] for f in added}
+    for f in added:
+        with file_io().open_data(t.root / f.path) as stream:
+            stored = pq.read_table(stream)
+        ids = stored.column("id").to_pylist()
+        size = s3_client.head_object(Bucket=bucket, Key=f"footers/{f.path}")["ContentLength"]
+        assert (f.rows, f.bytes, f.key_stats) == (len(ids), size,
+                                                  ((key_id, min(ids), max(ids)),))
+    rows = {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}
+    assert len(rows) == 90 and rows[4] == "u" and rows[5] == "v5"
+    assert check_table(where).ok
+
+
 def test_a_merge_task_outliving_its_aborted_compaction_removes_its_file(
         spark, bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
     """A task that stores its merged file after the attempt was rolled back (its timeline
@@ -148,7 +185,9 @@ def test_a_merge_task_outliving_its_aborted_compaction_removes_its_file(
                                   layout.name(config.precombine_id), "UTC")
     live = t.history()[-1].instant  # on the timeline: the file stays
     out = str(t.root / partition_path(base.partition, data_file_name(live, 7)))
-    assert store_bin([spec], merge_layout, out, root=str(t.root), instant=live) == (out, 10)
+    done = store_bin([spec], merge_layout, out, root=str(t.root), instant=live)
+    assert (done.out, done.rows, done.key_stats) == (out, 10, None)
+    assert done.bytes == file_io().size(out) > 0
     with file_io().open_data(out) as stream:
         merged = pq.read_table(stream)
     assert sorted(merged.column("v").to_pylist()) == ["a"] * 6 + ["b"] * 4

@@ -4,6 +4,8 @@ that cannot be merged exactly makes its bin unmergeable and leaves no file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -11,6 +13,7 @@ import evonb
 from evonb.spark.group_merge import (
     UNMERGEABLE,
     GroupSpec,
+    Merged,
     MergeLayout,
     merge_bin,
     merge_bins_in_tasks,
@@ -62,8 +65,9 @@ def test_a_merged_group_has_the_rows_of_a_snapshot_read(group, tmp_path):
     assert _rows(merged, names) == want
     assert want == [(0, "b0", 5), (1, "new", 9), (2, "b2", 5), (3, "b3", 5), (5, "b5", 5)]
     # written to one file with the base file's schema (field IDs included)
-    out, rows = merge_bin([spec], layout, str(tmp_path / "out.parquet"))
-    assert rows == 5
+    done = merge_bin([spec], layout, str(tmp_path / "out.parquet"))
+    out = done.out
+    assert (done.rows, done.bytes, done.key_stats) == (5, Path(out).stat().st_size, None)
     assert pq.read_schema(out).equals(pq.read_schema(spec.base))
     assert _rows(pq.read_table(out), names) == want
 
@@ -72,12 +76,13 @@ def test_a_position_outside_the_file_makes_the_bin_unmergeable(group, spark, tmp
     _, spec, layout, _ = group
     bad = GroupSpec(base=spec.base, logs=spec.logs, drops=[0, 6])
     out = tmp_path / "bad.parquet"
-    assert merge_bin([spec, bad], layout, str(out)) == (UNMERGEABLE, 0)
+    assert merge_bin([spec, bad], layout, str(out)) == Merged(UNMERGEABLE, 0)
     assert not out.exists()
     # one task per bin, results in bin order
     outs = [str(tmp_path / "x.parquet"), str(tmp_path / "y.parquet")]
-    assert merge_bins_in_tasks(spark.sparkContext, [[bad], [spec]], layout, outs) == [
-        (UNMERGEABLE, 0), (outs[1], 5)]
+    unmergeable, merged = merge_bins_in_tasks(spark.sparkContext, [[bad], [spec]], layout, outs)
+    assert unmergeable == Merged(UNMERGEABLE, 0)
+    assert (merged.out, merged.rows) == (outs[1], 5)
     assert merge_bins_in_tasks(spark.sparkContext, [], layout, []) == []
 
 
