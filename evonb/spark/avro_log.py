@@ -52,6 +52,7 @@ from evonb.spark.avro_fast import (
     read_header,
 )
 from evonb.spark.columns import spark_read_type
+from evonb.spark.task_attempts import note_if_retried
 from evonb.table.file_checks import file_error
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.layout import META_COMMIT_TIME
@@ -493,10 +494,15 @@ class _BlockSink:
             self.writer.close()
         full = os.path.join(self.root, self.final)
         if is_object_path(self.root):
-            file_io().write(full, Path(self.tmp).read_bytes())  # written once, where it stays
+            data = Path(self.tmp).read_bytes()
+            note_if_retried(self.root, self.instant)
+            file_io().write(full, data)  # written once, where it stays
             Path(self.tmp).unlink()
+            size = len(data)
+            del data
         else:
             file_io().move(self.tmp, full)
+            size = file_io().size(full)
         if not instant_on_timeline(self.root, self.instant):
             # The attempt was rolled back (its driver was killed) while this task wrote:
             # the rollback may have looked for its files already, so this one goes here.
@@ -504,7 +510,7 @@ class _BlockSink:
             raise EvoError(f"The write {self.instant} was rolled back while a task wrote its "
                            f"log block {self.final}; the block is removed",
                            hint="write again: the table is as it was before that write")
-        self.stats.append((self.final, self.base, self.rows, file_io().size(full)))
+        self.stats.append((self.final, self.base, self.rows, size))
         self.base = None
 
     def close(self) -> None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import EvoError
 from evonb.schema.types import StructType
 from evonb.spark.avro_log import arrow_schema, block_struct, resolve_group, winners
+from evonb.spark.task_attempts import note_if_retried
 from evonb.table.fileio import file_io
 from evonb.table.key_stats import KeyStats, footer_stats
 from evonb.table.layout import META_COMMIT_TIME
@@ -243,6 +244,7 @@ def store_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str, *, roo
         with open(local, "rb") as fh:
             data = fh.read()
     io = file_io()
+    note_if_retried(root, instant)
     io.write(out, data)
     if not instant_on_timeline(root, instant):
         io.delete(out)

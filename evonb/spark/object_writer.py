@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from evonb.errors import EvoError
+from evonb.spark.task_attempts import note_if_retried
 from evonb.spark.writer import (
     ROW_GROUP_ROWS,
     ROW_GROUP_ROWS_OPTION,
@@ -191,6 +192,8 @@ def write_task(batches: Iterator[pa.RecordBatch], *, location: str, instant: str
                     writer = writers[folder] = _FileWriter(root, rel, rows.schema,
                                                            row_group_rows, row_group_bytes)
                 writer.add(rows)
+        if writers:
+            note_if_retried(root, instant)
         for folder, writer in writers.items():
             footer, size = writer.close()
             stats = footer_stats(footer, key_columns) if key_columns else None

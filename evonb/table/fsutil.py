@@ -87,6 +87,16 @@ def evo_dir(root: str | os.PathLike[str]) -> Path:
     return table_path(root) / EVO_DIR
 
 
+RETRIES_DIR = "retries"
+
+
+def retry_note(root: str | os.PathLike[str], instant: str) -> Path:
+    """``<root>/.evo/retries/<instant>``: an empty file a retried Spark task of the attempt
+    ``instant`` stores before its files (object storage only), so that the driver knows a dead
+    attempt may have left files of that instant behind (``Transaction.tasks_place_files``)."""
+    return evo_dir(root) / RETRIES_DIR / instant
+
+
 def remove_data_files(root: str | os.PathLike[str], files: Iterable[Any]) -> None:
     """Delete data files and log blocks (``DataFile``s: of a failed or aborted attempt)."""
     io = file_io()

@@ -23,7 +23,7 @@ Either way, the table's cached snapshots are dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from evonb.errors import EvoError
 from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
 from evonb.table.fileio import file_io, is_object_path
-from evonb.table.fsutil import files_of_instant, remove_data_files
+from evonb.table.fsutil import files_of_instant, remove_data_files, retry_note
 from evonb.table.snapshot import DataFile
 from evonb.table.timeline import CommitRecord, Instant
 from evonb.table.writers import writer_info
@@ -85,9 +85,13 @@ class Transaction:
         them in the store themselves, which the driver does not know of when a job fails,
         so :meth:`abort` then also removes every file named with the attempt's instant,
         after its timeline files are gone; a task placing a file later finds the attempt gone
-        (:func:`~evonb.table.timeline.instant_on_timeline`) and removes it itself. On local
-        disk nothing more is needed (Spark's tasks write into a staging folder the failed
-        job removes)."""
+        (:func:`~evonb.table.timeline.instant_on_timeline`) and removes it itself. A task
+        that Spark ran again (a retry, or a stage run again) first stores a note
+        (:func:`~evonb.table.fsutil.retry_note`), since its earlier attempt may have stored
+        files and died before removing them: after the commit point, if the note is there,
+        every file named with the instant that the commit does not list is removed, then the
+        note (one request more per commit when no task was retried). On local disk nothing
+        more is needed (Spark's tasks write into a staging folder the failed job removes)."""
         self._sweep = is_object_path(self.table.root)
 
     def stage(self, added: Sequence[DataFile], removed: Sequence[str]) -> None:
@@ -135,6 +139,8 @@ class Transaction:
                 self.abort()
         finally:
             self.table.invalidate()
+        if self._sweep and self.record is not None:
+            self._sweep_retried(self.record)
         if exc_type is None and self.record is not None:
             table_changed(self.table)  # e.g. Iceberg metadata (evonb.table.after_change)
 
@@ -150,6 +156,25 @@ class Transaction:
             io = file_io()
             for path in files_of_instant(self.table.root, inst.timestamp):
                 io.delete(path)
+            with suppress(OSError, EvoError):
+                io.delete(retry_note(self.table.root, inst.timestamp))
+
+    def _sweep_retried(self, record: CommitRecord) -> None:
+        """After the commit point: the files of dead task attempts, if a task was retried
+        (:meth:`tasks_place_files`). The commit stands whatever happens here: a file this
+        cannot remove stays an orphan that ``evonb check`` reports and repair removes."""
+        root = self.table.root
+        note = retry_note(root, record.instant)
+        io = file_io()
+        with suppress(OSError, EvoError):
+            if not io.exists(note):
+                return
+            listed = {f.path for f in record.metadata.added}
+            prefix = str(root).rstrip("/") + "/"
+            for path in files_of_instant(root, record.instant):
+                if str(path).removeprefix(prefix) not in listed:
+                    io.delete(path)
+            io.delete(note)
 
     def _committed(self) -> bool:
         return self.record is not None or self.table.timeline.is_completed(self._started())

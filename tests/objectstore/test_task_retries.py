@@ -1,0 +1,156 @@
+"""A Spark task of a write into a bucket dies after it stored one of its two files, and Spark
+runs it again. Files are stored under unique names, so the retry stores new ones; the dead
+attempt's file is listed by no commit. The retry notes that it is one before it stores
+anything (``evonb.spark.task_attempts``), and after the commit point the write removes the
+files named with it that the commit does not list: the bucket ends with exactly the committed
+files and ``check`` is clean. (A first version left the dead attempt's file behind, an orphan
+that ``check`` reported: this test fails that way.)
+
+The task is killed from outside, as a lost executor would be (SIGKILL: none of its own
+clean-up runs), by an S3 server on loopback that wraps moto's and kills the process sending
+the second data file. Spark retries a failed task only when allowed to: the write runs in a
+child process whose local master allows two attempts per task (``local[2,2]``); the shared
+session of the test run allows one.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+from moto.server import DomainDispatcherApplication, create_backend_app
+from werkzeug.serving import make_server
+
+import evonb
+from evonb.table.check import check_table
+from tests.objectstore.conftest import ENV, free_port, keys
+
+pytestmark = pytest.mark.spark
+
+WRITE = """
+import sys
+import evonb
+from evonb.spark.session import session
+spark = session()
+t = evonb.open_table(sys.argv[1])
+t.write(spark.sql("select id, if(id % 2 = 0, 'a', 'b') part, concat('v', id) v "
+                  "from range(100)").coalesce(1))
+print("committed", t.history()[-1].instant)
+"""
+
+
+def _socket_owner(port: int) -> int | None:
+    """The process holding the loopback TCP socket whose local port is ``port``."""
+    inode = None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as fh:
+            for line in list(fh)[1:]:
+                parts = line.split()
+                if int(parts[1].rsplit(":", 1)[1], 16) == port:
+                    inode = parts[9]
+    if inode is None:
+        return None
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == f"socket:[{inode}]":
+                    return int(pid)
+            except OSError:
+                continue
+    return None
+
+
+class KillSecondDataFile:
+    """moto's S3 app, except that the second PUT of a data file is answered by killing the
+    process that sent it (once); every data-file PUT is recorded."""
+
+    def __init__(self, app: Callable[..., Any]) -> None:
+        self.app = app
+        self.puts: list[str] = []
+        self.killed: int | None = None
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        path = unquote(environ.get("PATH_INFO", ""))
+        if environ["REQUEST_METHOD"] == "PUT" and path.endswith(".parquet"):
+            self.puts.append(path)
+            if len(self.puts) == 2 and self.killed is None:
+                pid = _socket_owner(int(environ["REMOTE_PORT"]))
+                assert pid is not None and pid != os.getpid()
+                os.kill(pid, signal.SIGKILL)
+                self.killed = pid
+                start_response("500 Internal Server Error", [("Content-Length", "0")])
+                return [b""]
+        return self.app(environ, start_response)
+
+
+@pytest.fixture
+def killing_server() -> Iterator[tuple[str, KillSecondDataFile]]:
+    app = KillSecondDataFile(DomainDispatcherApplication(create_backend_app))
+    port = free_port()
+    server = make_server("127.0.0.1", port, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}", app
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def test_a_task_killed_after_storing_a_file_is_retried_without_leaving_it_behind(
+        killing_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import boto3
+
+    from evonb.table.fileio import object_store_io
+
+    endpoint, app = killing_server
+    env = {**ENV, "AWS_ENDPOINT_URL": endpoint}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    object_store_io.cache_clear()
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_bucket(Bucket="retries")
+    where = "s3://retries/t"
+    evonb.create_table(where, "id bigint, part string, v string", partition_by="part")
+
+    child = subprocess.run(
+        [sys.executable, "-c", WRITE, where], capture_output=True, text=True, timeout=600,
+        env={**os.environ, **env, "EVONB_SPARK_MASTER": "local[2,2]"})
+    assert child.returncode == 0, child.stderr[-4000:]
+    assert "committed" in child.stdout
+
+    # the first attempt stored one file and was killed storing the second; the retry
+    # stored two new ones, and the write removed the dead attempt's file after its commit
+    assert app.killed is not None
+    first, second, *retry = app.puts
+    assert first.split("/")[3] != second.split("/")[3] and len(retry) == 2
+    assert first not in retry
+    t = evonb.open_table(where)
+    (commit,) = [c for c in t.history() if c.operation == "insert"]
+    assert commit.files_added == 2
+    files = t.snapshot().files
+    assert {f.partition for f in files} == {"part=a", "part=b"}
+    stored = [k for k in keys(client, "retries", "t/") if not k.startswith("t/.evo/")]
+    assert sorted(stored) == sorted(f"t/{f.path}" for f in files)
+    assert sorted(f"/retries/t/{f.path}" for f in files) == sorted(retry)
+    assert keys(client, "retries", "t/.evo/retries/") == []  # the note is gone too
+    rows = t.to_arrow().to_pylist()
+    assert sorted(r["id"] for r in rows) == list(range(100))
+    assert all(r["part"] == ("a" if r["id"] % 2 == 0 else "b") and r["v"] == f"v{r['id']}"
+               for r in rows)
+    report = check_table(where)
+    assert report.ok, report
+    object_store_io.cache_clear()
