@@ -31,7 +31,13 @@ from werkzeug.serving import make_server
 
 import evonb
 from evonb.table.check import check_table
-from tests.objectstore.conftest import ENV, free_port, keys
+from evonb.table.fileio import file_io
+from evonb.table.fsutil import retry_note
+from evonb.table.names import data_file_name, log_block_path
+from evonb.table.snapshot import DataFile
+from evonb.table.table import create_table
+from evonb.table.transaction import Transaction
+from tests.objectstore.conftest import ENV, count_requests, free_port, keys
 
 pytestmark = pytest.mark.spark
 
@@ -154,3 +160,49 @@ def test_a_task_killed_after_storing_a_file_is_retried_without_leaving_it_behind
     report = check_table(where)
     assert report.ok, report
     object_store_io.cache_clear()
+
+
+@pytest.mark.parametrize("retried", [True, False])
+def test_after_its_commit_a_write_with_a_retried_task_removes_what_its_commit_does_not_list(
+        bucket: str, s3_client, retried: bool) -> None:  # type: ignore[no-untyped-def]
+    """The sweep on its own, without Spark: files named with the attempt, in partition
+    folders, data files and log blocks, some listed by the commit and some not. With the note
+    of a retried task, those the commit lists stay and the others go, with the note; without
+    it nothing is listed or removed (one request, the look for the note)."""
+    t = create_table(f"s3://{bucket}/t", "id bigint, part string", partition_by="part")
+    kept: list[DataFile] = []
+    dead: list[str] = []
+    other = f"part=b/{data_file_name('20200101000000000', 1)}"  # another instant's
+
+    def write() -> None:
+        with Transaction(t, "commit", plan={"operation": "insert"}) as txn:
+            txn.tasks_place_files()
+            base = f"part=a/{data_file_name(txn.instant, 0)}"
+            kept.append(DataFile(path=base, version=t.schema.version_id,
+                                 instant=txn.instant, partition="part=a", rows=1, bytes=1))
+            kept.append(DataFile(path=log_block_path(base, txn.instant, 3, "avro"),
+                                 version=t.schema.version_id, instant=txn.instant,
+                                 partition="part=a", rows=1, bytes=1, kind="log", base=base))
+            dead.extend([f"part=a/{data_file_name(txn.instant, 0)}",
+                         f"part=b/{data_file_name(txn.instant, 1)}",
+                         log_block_path(base, txn.instant, 4, "avro")])
+            for rel in [*(f.path for f in kept), *dead, other]:
+                file_io().write(t.root / rel, b"x")
+            if retried:
+                file_io().write(retry_note(t.root, txn.instant), b"")
+            txn.stage(kept, [])
+            with txn.locked():
+                txn.complete({"operation": "insert", "schema_version": t.schema.version_id,
+                              "added": [f.to_dict() for f in kept], "removed": []})
+
+    _, requests = count_requests(write)
+    data = sorted(k.removeprefix("t/") for k in keys(s3_client, bucket, "t/")
+                  if not k.startswith("t/.evo/"))
+    left = sorted([*(f.path for f in kept), other] + ([] if retried else dead))
+    assert data == left
+    assert keys(s3_client, bucket, "t/.evo/retries/") == []
+    # removed: the lock's lease, and the dead attempt's three files and the note if retried
+    assert requests["DeleteObject"] == 1 + (len(dead) + 1 if retried else 0)
+    t.invalidate()
+    assert sorted(f.path for f in (*t.snapshot().files, *t.snapshot().logs)) == sorted(
+        f.path for f in kept)
