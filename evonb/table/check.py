@@ -22,8 +22,10 @@ with the file it concerns:
 - ``orphan-file``, ``orphan-staging``, ``orphan-schema``: data files, staging folders and schema
   versions that no commit references and no pending attempt owns.
 
-Attempts still in progress, and temporary files of atomic writes, are reported as notes, not
-problems. :func:`repair_table` restores lost commits, rolls back failed attempts (with
+Attempts still in progress, temporary files of atomic writes, and the note of a retried
+Spark task that a write left because it stopped before its sweep (``retry-note``:
+:mod:`evonb.spark.task_attempts`) are reported as notes, not problems; repair removes such a
+note. :func:`repair_table` restores lost commits, rolls back failed attempts (with
 :func:`evonb.table.rollback.rollback_failed`), removes orphans under the table lock, and checks
 again. Repair never removes anything while a completed commit is unreadable: it could not tell
 which files are live.
@@ -56,6 +58,7 @@ from evonb.table.names import (
     ICEBERG_STATUS_FILE,
     INFLIGHT,
     REQUESTED,
+    RETRIES_DIR,
     SCHEMA,
     SCHEMAS_DIR,
     STAGING_DIR,
@@ -183,6 +186,7 @@ class _Files:
     data: dict[str, str] = field(default_factory=dict)  # path -> instant
     staging: dict[str, str] = field(default_factory=dict)  # folder -> instant
     temp: list[str] = field(default_factory=list)
+    retries: dict[str, str] = field(default_factory=dict)  # retry note -> instant
 
 
 def _scan_files(root: Path) -> _Files:
@@ -199,6 +203,8 @@ def _scan_files(root: Path) -> _Files:
     for rel, f in io.walk(root / EVO_DIR):
         if is_temp_name(f.name) and f.name.endswith(TEMP_SUFFIX):
             found.temp.append(f"{EVO_DIR}/{rel}")
+    for name in sorted(io.names(root / EVO_DIR / RETRIES_DIR)):
+        found.retries[f"{EVO_DIR}/{RETRIES_DIR}/{name}"] = name
     return found
 
 
@@ -644,6 +650,11 @@ def _check_orphans(tl: _Timeline, files: _Files, report: CheckReport) -> None:
         report.problems.append(Problem(
             "orphan-staging", rel, "staging folder of no pending attempt; repair removes it",
             repairable=True))
+    for rel, inst in sorted(files.retries.items()):
+        if inst not in tl.pending:
+            report.notes.append(Problem(
+                "retry-note", rel, "a write with a retried Spark task stopped before removing "
+                "its dead attempts' files (any are reported as orphans); repair removes it"))
     for rel in files.temp:
         report.notes.append(Problem(
             "temp-file", rel, "temporary file of an unfinished metadata write (ignored by "
@@ -704,6 +715,10 @@ def _remove_orphans(root: Path) -> list[str]:
         elif p.kind == "orphan-staging":
             file_io().delete_folder(target)
             done.append(f"removed {p.path}/")
+    for p in report.notes:
+        if p.kind == "retry-note":  # its instant is not pending (check_table)
+            file_io().delete(root / p.path)
+            done.append(f"removed {p.path}")
     if not report.stats.get("pending"):
         for p in report.notes:
             if p.kind == "temp-file":

@@ -23,6 +23,7 @@ from evonb.table.fileio_azure import uri as azure_uri
 from evonb.table.fileio_s3 import uri as s3_uri
 from evonb.table.names import (
     EVO_DIR,
+    RETRIES_DIR,
     STAGING_DIR,
     is_temp_name,
     parse_data_file,
@@ -85,9 +86,6 @@ def location_uri(root: str | os.PathLike[str], *, spark: bool = False) -> str:
 def evo_dir(root: str | os.PathLike[str]) -> Path:
     """``<root>/.evo``."""
     return table_path(root) / EVO_DIR
-
-
-RETRIES_DIR = "retries"
 
 
 def retry_note(root: str | os.PathLike[str], instant: str) -> Path:

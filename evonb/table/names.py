@@ -35,6 +35,8 @@ LOCK_FILE = "lock"
 TIMELINE_DIR = "timeline"
 SCHEMAS_DIR = "schemas"
 STAGING_DIR = "staging"
+RETRIES_DIR = "retries"
+"""``.evo/retries``: notes of writes whose Spark tasks were retried (object storage)."""
 ICEBERG_ENABLED_PROPERTY = "evonb.iceberg.enabled"
 """The table property of automatic Iceberg publication (:mod:`evonb.iceberg.publish`)."""
 ICEBERG_STATUS_FILE = "iceberg.json"
@@ -277,6 +279,7 @@ __all__ = [
     "LOCK_FILE",
     "LOG_FORMATS",
     "REQUESTED",
+    "RETRIES_DIR",
     "SCHEMA",
     "SCHEMAS_DIR",
     "SCHEMA_SUFFIX",

@@ -10,11 +10,13 @@ The task is killed from outside, as a lost executor would be (SIGKILL: none of i
 clean-up runs), by an S3 server on loopback that wraps moto's and kills the process sending
 the second data file. Spark retries a failed task only when allowed to: the write runs in a
 child process whose local master allows two attempts per task (``local[2,2]``); the shared
-session of the test run allows one.
+session of the test run allows one. The sweep itself, and ``check`` and repair of a note a
+write left behind, are tested without Spark.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -25,21 +27,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+import boto3
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from moto.server import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import make_server
 
 import evonb
-from evonb.table.check import check_table
-from evonb.table.fileio import file_io
+from evonb.table.check import check_table, repair_table
+from evonb.table.fileio import file_io, object_store_io
 from evonb.table.fsutil import retry_note
 from evonb.table.names import data_file_name, log_block_path
 from evonb.table.snapshot import DataFile
 from evonb.table.table import create_table
 from evonb.table.transaction import Transaction
 from tests.objectstore.conftest import ENV, count_requests, free_port, keys
-
-pytestmark = pytest.mark.spark
 
 WRITE = """
 import sys
@@ -115,12 +118,9 @@ def killing_server() -> Iterator[tuple[str, KillSecondDataFile]]:
         thread.join()
 
 
+@pytest.mark.spark
 def test_a_task_killed_after_storing_a_file_is_retried_without_leaving_it_behind(
         killing_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import boto3
-
-    from evonb.table.fileio import object_store_io
-
     endpoint, app = killing_server
     env = {**ENV, "AWS_ENDPOINT_URL": endpoint}
     for k, v in env.items():
@@ -206,3 +206,37 @@ def test_after_its_commit_a_write_with_a_retried_task_removes_what_its_commit_do
     t.invalidate()
     assert sorted(f.path for f in (*t.snapshot().files, *t.snapshot().logs)) == sorted(
         f.path for f in kept)
+
+
+def test_a_note_left_by_a_write_that_stopped_before_its_sweep_is_reported_and_repaired(
+        bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    """A driver that died between its commit and its sweep leaves the note and the dead
+    attempt's file: ``check`` reports the file as an orphan and the note as a note, and
+    repair removes both; the committed file stays."""
+    where = f"s3://{bucket}/t"
+    t = create_table(where, "id bigint")
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64())}), sink)
+    data = sink.getvalue()
+    with Transaction(t, "commit", plan={"operation": "insert"}) as txn:
+        live = DataFile(path=data_file_name(txn.instant, 0), version=t.schema.version_id,
+                        instant=txn.instant, rows=1, bytes=len(data))
+        dead = data_file_name(txn.instant, 0)
+        for rel in (live.path, dead):
+            file_io().write(t.root / rel, data)
+        txn.stage([live], [])
+        with txn.locked():
+            txn.complete({"operation": "insert", "schema_version": t.schema.version_id,
+                          "added": [live.to_dict()], "removed": []})
+    note = f".evo/retries/{txn.instant}"
+    file_io().write(t.root / note, b"")  # as a retried task stores it
+    report = check_table(where)
+    assert [(p.kind, p.path) for p in report.problems] == [("orphan-file", dead)]
+    assert ("retry-note", note) in [(p.kind, p.path) for p in report.notes]
+    repaired = repair_table(where)
+    assert repaired.ok and f"removed {dead}" in repaired.repaired
+    assert f"removed {note}" in repaired.repaired
+    assert keys(s3_client, bucket, "t/") == sorted(
+        k for k in keys(s3_client, bucket, "t/") if k != f"t/{dead}" and k != f"t/{note}")
+    assert f"t/{live.path}" in keys(s3_client, bucket, "t/")
+    assert not [p for p in check_table(where).notes if p.kind == "retry-note"]
