@@ -86,7 +86,7 @@ class Transaction:
         so :meth:`abort` then also removes every file named with the attempt's instant,
         after its timeline files are gone; a task placing a file later finds the attempt gone
         (:func:`~evonb.table.timeline.instant_on_timeline`) and removes it itself. A task
-        that Spark ran again (a retry, or a stage run again) first stores a note
+        attempt other than its task's first (a retry, a speculative copy) first stores a note
         (:func:`~evonb.table.fsutil.retry_note`), since its earlier attempt may have stored
         files and died before removing them: after the commit point, if the note is there,
         every file named with the instant that the commit does not list is removed, then the
