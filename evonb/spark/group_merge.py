@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
@@ -250,7 +250,7 @@ def store_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str, *, roo
         io.delete(out)
         raise EvoError(f"The compaction {instant} was aborted while this task merged its files",
                        hint="nothing to do: the task removed them")
-    return Merged(out, done.rows, done.bytes, done.key_stats)
+    return replace(done, out=out)
 
 
 def merge_bins_in_tasks(sc: SparkContext, bins: Sequence[Sequence[GroupSpec]],

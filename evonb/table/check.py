@@ -200,11 +200,11 @@ def _scan_files(root: Path) -> _Files:
     staging = root / EVO_DIR / STAGING_DIR
     for name in sorted({*io.folders(staging), *io.names(staging)}):
         found.staging[f"{EVO_DIR}/{STAGING_DIR}/{name}"] = name
-    for rel, f in io.walk(root / EVO_DIR):
+    for rel, f in io.walk(root / EVO_DIR):  # one walk of .evo: temp files and retry notes
         if is_temp_name(f.name) and f.name.endswith(TEMP_SUFFIX):
             found.temp.append(f"{EVO_DIR}/{rel}")
-    for name in sorted(io.names(root / EVO_DIR / RETRIES_DIR)):
-        found.retries[f"{EVO_DIR}/{RETRIES_DIR}/{name}"] = name
+        elif rel == f"{RETRIES_DIR}/{f.name}":
+            found.retries[f"{EVO_DIR}/{rel}"] = f.name
     return found
 
 
