@@ -8,14 +8,21 @@ readers (Spark's ``t.read().toArrow()`` and the JVM-free ``t.to_arrow()``); pyic
 
 Each round runs the whole workload on fresh tables of every system, rotating which system goes
 first; warm-up rounds are discarded and each step keeps its median, like the other benchmarks.
-After the last round every system's full read and read as of the first write are checked to
-return the same rows (count and an order-independent checksum of the values); a difference
-fails the benchmark, since a comparison of different results means nothing.
+The reads come last in a round, once every system's table is built, so that each starts from
+the same state of this process: the JVM-free readers first (their order rotated each round),
+then Spark's; before each read the garbage is collected, and each result is reduced to its
+fingerprint and dropped before the next read starts. (Reading each system's tables right after
+its own writes, keeping every result for the end, made each read pay for what the step before
+it left: the 5M-row results already held, and a JVM still busy after Spark's read.) Every
+system's full read and read as of the first write are checked to return the same rows (count
+and an order-independent checksum of the values); a difference fails the benchmark, since a
+comparison of different results means nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import shutil
 import statistics
@@ -76,8 +83,7 @@ class Peer:
     unsupported: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # logical (evonb) name -> its column
     no_default: dict[str, Any] = field(default_factory=dict)  # column -> DEFAULT read as null
-    final: pa.Table | None = None
-    first: pa.Table | None = None
+    prints: dict[str, tuple[int, int]] = field(default_factory=dict)  # read step -> fingerprint
 
     def record(self, step: str, seconds: float, cpu: float | None = None) -> None:
         self.times.setdefault(step, []).append(seconds)
@@ -87,6 +93,20 @@ class Peer:
     def clear(self) -> None:
         self.times.clear()
         self.cpu.clear()
+
+
+@dataclass(frozen=True)
+class Read:
+    """One read step of one reader, run in the round's read phase (:func:`read_phase`)."""
+
+    reader: Peer
+    step: str  # "read" or "read_as_of_first"
+    run: Callable[[], pa.Table]
+    in_process: bool = True  # its CPU time is this process's (not Spark's JVM)
+
+
+SETTLE_S = 3.0
+"""The pause before a round's reads: a JVM still collecting after Spark's writes settles."""
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -152,8 +172,9 @@ def fingerprint(table: pa.Table, peer: Peer, columns: dict[str, tuple[str, str]]
 
 # ---------------------------------------------------------------------------------- evonb
 def run_evonb(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
-              readers: dict[str, Peer]) -> None:
-    """The workload on evonb; ``readers`` receive the read steps (Spark and Arrow)."""
+              readers: dict[str, Peer]) -> list[Read]:
+    """The workload on evonb up to its reads, which it returns for ``readers`` (Spark and
+    Arrow)."""
     import evonb
 
     spark, size = ctx.spark, ctx.size
@@ -170,12 +191,12 @@ def run_evonb(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
     source = spark.createDataFrame(upsert)
     sec, _ = _timed(lambda: t.write(source, mode="upsert"))
     peer.record("upsert", sec)
-    reads = {"spark": (lambda: t.read().toArrow(),
-                       lambda: t.read(as_of=first.instant).toArrow()),
-             "arrow": (lambda: t.to_arrow(), lambda: t.to_arrow(as_of=first.instant))}
-    for key, (full, old) in reads.items():  # Spark's CPU is the JVM's: not counted
-        readers[key].final = _timed_step(readers[key], "read", full, cpu=key != "spark")
-        readers[key].first = _timed_step(readers[key], "read_as_of_first", old, cpu=key != "spark")
+    arrow, spark = readers["arrow"], readers["spark"]  # Spark's CPU is the JVM's: not counted
+    return [Read(arrow, "read", lambda: t.to_arrow()),
+            Read(arrow, "read_as_of_first", lambda: t.to_arrow(as_of=first.instant)),
+            Read(spark, "read", lambda: t.read().toArrow(), in_process=False),
+            Read(spark, "read_as_of_first", lambda: t.read(as_of=first.instant).toArrow(),
+                 in_process=False)]
 
 
 # ------------------------------------------------------------------------------ pyiceberg
@@ -192,10 +213,11 @@ ICEBERG_UPSERT = ("pyiceberg upserts with overwrite(rows, overwrite_filter=id IN
 
 
 def run_pyiceberg(ctx: Context, peer: Peer, round_no: int, base: pa.Table,
-                  upsert: pa.Table) -> None:
+                  upsert: pa.Table) -> list[Read]:
     """The workload on pyiceberg: ``update_schema`` for every change (added columns with
     ``default_value``), the upsert as ``overwrite`` with the filter ``id IN (keys)`` (see
-    :data:`ICEBERG_UPSERT`), ``scan().to_arrow()``, ``scan(snapshot_id=...)``."""
+    :data:`ICEBERG_UPSERT`); its reads (``scan().to_arrow()``, ``scan(snapshot_id=...)``)
+    are returned."""
     from bench.suite import _iceberg_schema
 
     catalog = iceberg_catalog(ctx)
@@ -231,9 +253,8 @@ def run_pyiceberg(ctx: Context, peer: Peer, round_no: int, base: pa.Table,
     keys = In("id", source.column("id").to_pylist())
     sec, _ = _timed(lambda: ice.overwrite(source, overwrite_filter=keys))
     peer.record("upsert", sec)
-    peer.final = _timed_step(peer, "read", lambda: ice.scan().to_arrow())
-    peer.first = _timed_step(peer, "read_as_of_first",
-                       lambda: ice.scan(snapshot_id=first).to_arrow())
+    return [Read(peer, "read", lambda: ice.scan().to_arrow()),
+            Read(peer, "read_as_of_first", lambda: ice.scan(snapshot_id=first).to_arrow())]
 
 
 # ------------------------------------------------------------------------------- delta-rs
@@ -260,10 +281,12 @@ def _delta_supports(op: str) -> str | None:
     return None
 
 
-def run_delta(ctx: Context, peer: Peer, round_no: int, base: pa.Table, upsert: pa.Table) -> None:
+def run_delta(ctx: Context, peer: Peer, round_no: int, base: pa.Table,
+              upsert: pa.Table) -> list[Read]:
     """The workload on delta-rs: ``DeltaTable.create``, ``write_deltalake`` (append),
-    ``alter.add_columns`` for added columns, ``merge`` on ``id`` for the upsert,
-    ``to_pyarrow_table()`` and ``DeltaTable(path, version=...)`` for the old read."""
+    ``alter.add_columns`` for added columns, ``merge`` on ``id`` for the upsert; its reads
+    (``to_pyarrow_table()``, ``DeltaTable(path, version=...)`` for the old one) are
+    returned."""
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
     from deltalake.schema import Field as DeltaField
@@ -311,9 +334,36 @@ def run_delta(ctx: Context, peer: Peer, round_no: int, base: pa.Table, upsert: p
         .when_matched_update({c: f"s.`{c}`" for c in cols if c != "id"})
         .when_not_matched_insert({c: f"s.`{c}`" for c in cols}).execute()))
     peer.record("upsert", sec)
-    peer.final = _timed_step(peer, "read", lambda: dt.to_pyarrow_table())
-    peer.first = _timed_step(peer, "read_as_of_first",
-                       lambda: DeltaTable(path, version=first).to_pyarrow_table())
+    return [Read(peer, "read", lambda: dt.to_pyarrow_table()),
+            Read(peer, "read_as_of_first",
+                 lambda: DeltaTable(path, version=first).to_pyarrow_table())]
+
+
+# ------------------------------------------------------------------------------- the reads
+def read_phase(reads: list[Read], round_no: int, final_columns: dict[str, tuple[str, str]]
+               ) -> None:
+    """Every read of a round, each from the same state of this process: the JVM-free
+    readers first, their order rotated with ``round_no``, then Spark's; the garbage is
+    collected before each, and its result is reduced to its fingerprint (``reader.prints``,
+    not timed) and dropped before the next starts."""
+    gc.collect()
+    time.sleep(SETTLE_S)
+    local = [r for r in reads if r.in_process]
+    readers = sorted({r.reader.name for r in local})
+    shift = round_no % max(1, len(readers))
+    order = readers[shift:] + readers[:shift]
+    ordered = [r for step in ("read", "read_as_of_first") for name in order
+               for r in local if r.reader.name == name and r.step == step]
+    ordered += [r for r in reads if not r.in_process]
+    for read in ordered:
+        gc.collect()
+        out = _timed_step(read.reader, read.step, read.run, cpu=read.in_process)
+        if read.step == "read":
+            read.reader.prints[read.step] = fingerprint(out, read.reader, final_columns)
+        else:  # the first write predates every change: no renames, no defaults
+            read.reader.prints[read.step] = fingerprint(out, Peer(read.reader.name),
+                                                        BASE_COLUMNS)
+        del out
 
 
 # ------------------------------------------------------------------------------- the report
@@ -366,22 +416,21 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
                                 if fastest else ()),
         notes=notes, metrics={"step": step, "medians_s": {evo.name: e, **vs},
                               "cpu_medians_s": cpu,
+                              "cpu_samples_s": {p.name: list(p.cpu[step]) for p in (evo, *others)
+                                                if p.cpu.get(step)},
                               "unsupported": {p.name: p.unsupported.get(step)
                                               for p in others if p.unsupported.get(step)}},
     )
 
 
-def check_same(systems: list[Peer], final_columns: dict[str, tuple[str, str]],
-               first_columns: dict[str, tuple[str, str]] = BASE_COLUMNS
-               ) -> dict[str, dict[str, tuple[int, int]]]:
-    """Fingerprints of every system's two reads (the latest in ``final_columns``, the first
-    write's in ``first_columns``); raises :class:`PeerMismatch` if any differ."""
+def check_same(systems: list[Peer]) -> dict[str, dict[str, tuple[int, int]]]:
+    """The fingerprints of every system's two reads (``Peer.prints``, the last round's), by
+    step and system; raises :class:`PeerMismatch` if any differ."""
     prints: dict[str, dict[str, tuple[int, int]]] = {"read": {}, "read_as_of_first": {}}
     for p in systems:
-        assert p.final is not None and p.first is not None, p.name
-        prints["read"][p.name] = fingerprint(p.final, p, final_columns)
-        # the first write predates every change: no renames, no defaults
-        prints["read_as_of_first"][p.name] = fingerprint(p.first, Peer(p.name), first_columns)
+        for step, by in prints.items():
+            assert step in p.prints, (p.name, step)
+            by[p.name] = p.prints[step]
     for step, by in prints.items():
         if len(set(by.values())) != 1:
             raise PeerMismatch(f"the systems' {step} returned different rows (rows, checksum): "
@@ -412,23 +461,27 @@ def peers(ctx: Context) -> Iterator[Result]:
     evo = Peer("evonb")
     readers = {"spark": Peer("evonb (Spark)"), "arrow": Peer("evonb (to_arrow)")}
     ice, delta = Peer("pyiceberg"), Peer("deltalake")
-    runs: list[tuple[Peer, Callable[[int], None]]] = [
+    runs: list[tuple[Peer, Callable[[int], list[Read]]]] = [
         (evo, lambda r: run_evonb(ctx, evo, r, upsert, readers)),
         (ice, lambda r: run_pyiceberg(ctx, ice, r, base, upsert)),
         (delta, lambda r: run_delta(ctx, delta, r, base, upsert)),
     ]
     for r in range(rounds):
         order = runs[r % len(runs):] + runs[:r % len(runs)]
+        reads: list[Read] = []
         for peer, run in order:
-            run(r)
-            ctx.log(f"    round {r + 1}/{rounds}: {peer.name} done")
+            reads += run(r)
+            ctx.log(f"    round {r + 1}/{rounds}: {peer.name} written and changed")
+        read_phase(reads, r, final_columns)
+        del reads
+        ctx.log(f"    round {r + 1}/{rounds}: every system read")
         if r < ctx.warmup:  # warm-up rounds are not kept
             for p in (evo, *readers.values(), ice, delta):
                 p.clear()
         if r + 1 < rounds:  # the last round's tables are the ones checked below
             for folder in (f"evonb_{r}", f"delta_{r}"):
                 shutil.rmtree(ctx.workdir / folder, ignore_errors=True)
-    prints = check_same([*readers.values(), ice, delta], final_columns)
+    prints = check_same([*readers.values(), ice, delta])
     peers_ = [ice, delta]
     for step, label in STEPS.items():
         if step.startswith("read"):

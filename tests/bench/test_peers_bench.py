@@ -3,10 +3,13 @@ pyiceberg and delta-rs, the systems' reads agree, and a difference in their resu
 
 from __future__ import annotations
 
+import importlib
+import weakref
+
 import pyarrow as pa
 import pytest
 
-from bench.peers import STEPS, Peer, PeerMismatch, check_same
+from bench.peers import STEPS, Peer, PeerMismatch, Read, check_same, fingerprint, read_phase
 
 pytestmark = pytest.mark.spark
 
@@ -57,16 +60,59 @@ def test_every_step_is_reported_and_the_results_agree(peers_run):
     assert any(n.startswith("CPU s of the process") for n in by["peers.read.arrow"]["notes"])
 
 
+COLUMNS = {"id": ("bigint", ""), "v": ("string", "")}
+
+
 def _peer(name: str, ids: list[int], values: list[str]) -> Peer:
     table = pa.table({"id": pa.array(ids, pa.int64()), "v": values})
-    return Peer(name, final=table, first=table)
+    peer = Peer(name)
+    peer.prints = {step: fingerprint(table, peer, COLUMNS)
+                   for step in ("read", "read_as_of_first")}
+    return peer
 
 
 def test_different_results_fail_loudly():
-    columns = {"id": ("bigint", ""), "v": ("string", "")}
     same = [_peer("a", [1, 2], ["x", "y"]), _peer("b", [2, 1], ["y", "x"])]
-    prints = check_same(same, columns, columns)
+    prints = check_same(same)
     assert prints["read"]["a"] == prints["read"]["b"] and prints["read"]["a"][0] == 2
     changed = [*same, _peer("c", [1, 2], ["x", "z"])]
     with pytest.raises(PeerMismatch, match="read returned different rows"):
-        check_same(changed, columns, columns)
+        check_same(changed)
+
+
+def test_the_reads_run_last_jvm_free_first_rotated_and_each_result_is_dropped(monkeypatch):
+    """Each read starts from the same state: the in-process readers first, in an order that
+    rotates with the round, Spark's last; every result is fingerprinted, and none is still
+    held while the next read runs."""
+    peers_mod = importlib.import_module("bench.peers")  # the package's `peers` is a function
+    monkeypatch.setattr(peers_mod, "SETTLE_S", 0.0)
+    monkeypatch.setattr(peers_mod, "BASE_COLUMNS", COLUMNS)
+    log: list[tuple[str, str, int]] = []
+    results: list[weakref.ref] = []
+
+    def read(peer: Peer, step: str, *, in_process: bool = True) -> Read:
+        def run() -> pa.Table:
+            log.append((peer.name, step, sum(r() is not None for r in results)))
+            table = _table()
+            results.append(weakref.ref(table))
+            return table
+        return Read(peer, step, run, in_process)
+
+    a, b, c, spark = Peer("a"), Peer("b"), Peer("c"), Peer("spark")
+    for round_no, first in ((0, "a"), (1, "b"), (2, "c")):
+        log.clear()
+        reads = [read(spark, "read", in_process=False)]
+        reads += [read(p, step) for step in ("read_as_of_first", "read") for p in (c, a, b)]
+        read_phase(reads, round_no, COLUMNS)
+        assert log[0][0] == first and log[-1][0] == "spark", log
+        assert [step for _, step, _ in log[:3]] == ["read"] * 3, log
+        assert [step for _, step, _ in log[3:6]] == ["read_as_of_first"] * 3, log
+        assert [alive for _, _, alive in log] == [0] * 7, log  # no earlier result held
+        expected = fingerprint(_table(), Peer("any"), COLUMNS)
+        for p in (a, b, c):
+            assert p.prints == {"read": expected, "read_as_of_first": expected}
+        assert spark.prints == {"read": expected} and expected[0] == 3
+
+
+def _table() -> pa.Table:
+    return pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": ["x", "y", "z"]})
