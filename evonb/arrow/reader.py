@@ -14,7 +14,10 @@ comes out as a column named like the member, null where its struct is null, as S
 ``select("info.city")`` gives it. Only the columns read need be decoded: the hidden commit-time
 column is read only when ``meta_columns`` asks for it or a merge needs it. ``to_table`` reads
 several data files at once on a small thread pool (pyarrow decodes each file's columns on its
-own threads too) and keeps the files' order; ``batches`` streams file after file.
+own threads too) and keeps the files' order; a file whose columns the query reads as they are
+stored (renamed at most: none added, widened or rebuilt since the file was written) is read in
+one call that pyarrow projects itself, with no work per batch in Python. ``batches`` streams
+file after file.
 """
 
 from __future__ import annotations
@@ -166,14 +169,17 @@ class ArrowRead:
         """All of :meth:`batches` as one table; without a ``limit``, several data files are
         read at once (the rows keep the order of :meth:`batches`)."""
         files = self.snap.files
-        workers = min(len(files), max(os.cpu_count() or 1, MIN_WORKERS), MAX_WORKERS)
-        if self.limit is not None or workers < 2:
+        if self.limit is not None:
             return pa.Table.from_batches(list(self.batches()), schema=self.output)
         self._prepare()
-        with ThreadPoolExecutor(max_workers=workers,
-                                thread_name_prefix="evonb-arrow-read") as pool:
-            parts = [t for tables in pool.map(lambda f: list(self.file_tables(f)), files)
-                     for t in tables]
+        workers = min(len(files), max(os.cpu_count() or 1, MIN_WORKERS), MAX_WORKERS)
+        if workers < 2:
+            parts = [t for f in files for t in self.file_tables(f, whole=True)]
+        else:
+            with ThreadPoolExecutor(max_workers=workers,
+                                    thread_name_prefix="evonb-arrow-read") as pool:
+                parts = [t for tables in pool.map(
+                    lambda f: list(self.file_tables(f, whole=True)), files) for t in tables]
         if not parts:
             return self.output.empty_table()
         return pa.concat_tables(parts)
@@ -189,20 +195,23 @@ class ArrowRead:
                 self._plan(log.version, ext=True)
         self._groups = groups
 
-    def file_tables(self, f: DataFile) -> Iterator[pa.Table]:
+    def file_tables(self, f: DataFile, *, whole: bool = False) -> Iterator[pa.Table]:
         """The rows of data file ``f`` of the snapshot (merged with its log blocks) as tables
         of :attr:`output`, filtered: one part of :meth:`batches`, for readers that split the
-        snapshot by file (:mod:`evonb.arrow.spark_source`)."""
+        snapshot by file (:mod:`evonb.arrow.spark_source`). ``whole``: the caller keeps every
+        row of the file at once, so a file pyarrow can project by itself is read in one call
+        (no per-batch work in Python)."""
         if self._groups is None:
             self._groups = file_groups(self.snap) if self.snap.logs else {}
-        return self.group_tables(f, self._groups.get(f.path) or ())
+        return self.group_tables(f, self._groups.get(f.path) or (), whole=whole)
 
-    def group_tables(self, f: DataFile, logs: Sequence[DataFile]) -> Iterator[pa.Table]:
+    def group_tables(self, f: DataFile, logs: Sequence[DataFile], *, whole: bool = False
+                     ) -> Iterator[pa.Table]:
         """The rows of base file ``f`` merged with ``logs`` (its log blocks, oldest first;
         none: its stored rows) as tables of :attr:`output`, filtered: :meth:`file_tables`
         for a file group given whole (what compaction and clustering read of a table in
         object storage)."""
-        tables = [self._merged(f, logs)] if logs else self._plain(f)
+        tables = [self._merged(f, logs)] if logs else self._plain(f, whole=whole)
         for table in tables:
             yield self._finish(table)
 
@@ -238,7 +247,7 @@ class ArrowRead:
             self._merge = _merge_columns(self.table, self.query)
         return self._merge
 
-    def _plain(self, f: DataFile) -> Iterator[pa.Table]:
+    def _plain(self, f: DataFile, *, whole: bool = False) -> Iterator[pa.Table]:
         plan = self._plan(f.version)
         meta = _meta_expr(f) if self.meta_columns else None  # read only when asked for
         path = str(self.table.root / f.path)
@@ -246,7 +255,13 @@ class ArrowRead:
         pushed = None
         if self.filter is not None:
             pushed = self._pushdown(plan, path, dataset.schema)
-        for frame in _scan(path, plan, self.table.version(f.version), pushed, meta, dataset):
+        version = self.table.version(f.version)
+        if whole and meta is None:
+            table = _scan_whole(path, plan, version, pushed, dataset)
+            if table is not None:
+                yield table
+                return
+        for frame in _scan(path, plan, version, pushed, meta, dataset):
             yield _project(plan, meta, frame)
 
     def _pushdown(self, plan: ScanGroup, path: str, file_schema: pa.Schema | None = None
@@ -353,14 +368,44 @@ def _open(path: str) -> ds.Dataset:
         raise file_error(path, exc) from exc
 
 
+def _physical_types(version: tuple[Schema, Any]) -> dict[str, pa.DataType]:
+    """The Arrow type of each physical column of files of a schema version (and layout)."""
+    schema, layout = version
+    types = {f.name: arrow_type(f.type) for f in physical_struct(schema, layout).fields}
+    types[META_COMMIT_TIME] = pa.string()
+    return types
+
+
+def _scan_whole(path: str, plan: ScanGroup, version: tuple[Schema, Any],
+                pushed: pc.Expression | None, dataset: ds.Dataset) -> pa.Table | None:
+    """The file's rows projected by ``plan`` in one scan that pyarrow projects itself, when
+    every column of the plan is a column the file stores in the type of its schema version
+    (nothing for :func:`evaluate` to do); else None, and :func:`_scan` reads it."""
+    if not plan.columns or not all(isinstance(e, Col) for _, e in plan.columns):
+        return None
+    types = _physical_types(version)
+    stored = dataset.schema
+    names = set(stored.names)
+    for _, e in plan.columns:
+        at = types.get(e.name)
+        if e.name not in names or at is None or not stored.field(e.name).type.equals(at):
+            return None
+    projection = {name: pc.field(e.name) for name, e in plan.columns}
+    try:
+        return dataset.to_table(columns=projection, filter=pushed, batch_size=SCAN_ROWS,
+                                use_threads=True)
+    except FileNotFoundError:
+        raise file_error(path, "it does not exist") from None
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise file_error(path, exc) from exc
+
+
 def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],
           pushed: pc.Expression | None, meta: Expr | None, dataset: ds.Dataset
           ) -> Iterator[Frame]:
     """The file's physical columns that ``plan`` (and ``meta``) read, batch by batch, in the
     types of the file's schema version."""
-    schema, layout = version
-    types = {f.name: arrow_type(f.type) for f in physical_struct(schema, layout).fields}
-    types[META_COMMIT_TIME] = pa.string()
+    types = _physical_types(version)
     needed = sorted(set().union(*(referenced_columns(e) for _, e in plan.columns),
                                 referenced_columns(meta) if meta is not None else set()))
     name = Path(path).name

@@ -195,6 +195,38 @@ def test_limit_and_batches(table):
     assert full.equals(pa.Table.from_batches(batches, schema=full.schema))
 
 
+def test_files_read_as_stored_are_read_in_one_call_with_the_rows_streaming_gives(
+        table, monkeypatch):
+    """``to_arrow`` reads a file whose columns the query takes as stored (renamed at most)
+    in one call pyarrow projects; files with added, widened or rebuilt columns, and the
+    streaming read, go batch by batch: the same rows either way, at every commit."""
+    from evonb.arrow import reader
+
+    calls: list[bool] = []  # one per file read whole: True when pyarrow projected it
+
+    def spy(*args, **kwargs):
+        out = scan_whole(*args, **kwargs)
+        calls.append(out is not None)
+        return out
+
+    scan_whole = reader._scan_whole
+    monkeypatch.setattr(reader, "_scan_whole", spy)
+    for instant in _commits(table):
+        for schema in (None, "latest"):
+            got = table.to_arrow(instant, schema=schema)
+            streamed = pa.Table.from_batches(list(table.to_batches(instant, schema=schema)),
+                                             schema=got.schema)
+            _same(got, streamed)
+    assert True in calls and False in calls, calls  # both paths were taken
+    calls.clear()
+    first = next(c for c in _commits(table) if table.snapshot(c).files)  # the first write
+    table.to_arrow(first)  # its files in its own schema: every column as stored
+    assert calls and all(calls), calls
+    calls.clear()
+    table.to_arrow(first, meta_columns=True)  # the commit time is evaluated per batch
+    assert calls == []
+
+
 def test_mistakes(table):
     with pytest.raises(EvoError):
         table.to_arrow(filter="id > 3")
