@@ -100,9 +100,11 @@ class WriteSchemaError(SchemaEvolutionError):
 
 
 class ColumnNotFoundError(EvoError):
-    """A path that names no column. Suggests the closest existing name."""
+    """A path that names no column. Suggests the closest existing name (unless ``hint`` gives
+    a better suggestion)."""
 
-    def __init__(self, path: str, candidates: Iterable[str] = (), *, context: str = "") -> None:
+    def __init__(self, path: str, candidates: Iterable[str] = (), *, context: str = "",
+                 hint: str | None = None) -> None:
         self.path = path
         names = list(candidates)
         close = difflib.get_close_matches(path, names, n=1, cutoff=0.5)
@@ -114,7 +116,8 @@ class ColumnNotFoundError(EvoError):
             ]
         self.suggestion = close[0] if close else None
         where = f" {context}" if context else ""
-        hint = f"did you mean {self.suggestion!r}?" if self.suggestion else None
+        if hint is None and self.suggestion:
+            hint = f"did you mean {self.suggestion!r}?"
         if hint is None and names:
             shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
             hint = f"existing columns: {shown}"

@@ -23,6 +23,7 @@ file after file.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,7 +35,7 @@ import pyarrow.dataset as ds
 
 from evonb.arrow.evaluate import Frame, arrow_schema, arrow_type, evaluate
 from evonb.arrow.merge import DELETED, merge
-from evonb.errors import EvoError
+from evonb.errors import ColumnNotFoundError, EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import STRING, NestedField, StructType
 from evonb.spark.avro_log import _read_block, block_struct
@@ -468,12 +469,30 @@ def _binds(expr: pc.Expression, schema: pa.Schema) -> bool:
     return True
 
 
+# How pyarrow says that an expression names a field the schema does not have.
+_UNKNOWN_FIELD = re.compile(r"No match for FieldRef\.Name\((.*?)\) in ")
+
+
 def _check_binds(expr: pc.Expression, schema: pa.Schema) -> None:
+    """Raise an evonb error when the filter ``expr`` does not apply to ``schema`` (the
+    table's top-level columns): a name it lacks is a :class:`ColumnNotFoundError` with the
+    closest column or, for a struct member's name, the path that names it."""
     try:
         schema.empty_table().filter(expr)
     except (pa.ArrowException, TypeError, ValueError) as exc:
-        raise EvoError(f"The filter {expr} does not apply to the query's columns: {exc}",
-                       hint="name columns by their current names") from None
+        unknown = _UNKNOWN_FIELD.search(str(exc))
+        if unknown is None:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise EvoError(f"The filter {expr} does not apply to the query's columns: {first}",
+                           hint="name columns by their current names, and compare each "
+                                "with a value of its type") from None
+        name = unknown.group(1)
+        paths = [f"pc.field({top.name!r}, {name!r})" for top in schema
+                 if pa.types.is_struct(top.type) and top.type.get_field_index(name) >= 0]
+        hint = f"a struct member is named by its path: {paths[0]}" if paths else None
+        names = [n for n in schema.names if n != META_COMMIT_TIME]
+        raise ColumnNotFoundError(name, names, context=f"in the filter {expr}",
+                                  hint=hint) from None
 
 
 __all__ = ["ArrowRead", "IncrementalRead"]
