@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -256,13 +257,13 @@ class ArrowRead:
         pushed = None
         if self.filter is not None:
             pushed = self._pushdown(plan, path, dataset.schema)
-        version = self.table.version(f.version)
+        types = _physical_types(self.table.version(f.version))
         if whole and meta is None:
-            table = _scan_whole(path, plan, version, pushed, dataset)
+            table = _scan_whole(path, plan, types, pushed, dataset)
             if table is not None:
                 yield table
                 return
-        for frame in _scan(path, plan, version, pushed, meta, dataset):
+        for frame in _scan(path, plan, types, pushed, meta, dataset):
             yield _project(plan, meta, frame)
 
     def _pushdown(self, plan: ScanGroup, path: str, file_schema: pa.Schema | None = None
@@ -289,7 +290,8 @@ class ArrowRead:
         meta = _meta_expr(base)
         path = str(self.table.root / base.path)
         frames = [_project(plan, meta, fr) for fr in _scan(
-            path, plan, self.table.version(base.version), None, meta, _open(path))]
+            path, plan, _physical_types(self.table.version(base.version)), None, meta,
+            _open(path))]
         out_schema = arrow_schema([*ext.fields, META_FIELD])
         rows = _concat(frames, out_schema)
         records = _concat([self._log_records(ext, log) for log in logs],
@@ -358,15 +360,22 @@ def _dataset(path: str) -> ds.Dataset:
     return ds.dataset(where, format="parquet", filesystem=fs)
 
 
-def _open(path: str) -> ds.Dataset:
-    """The Parquet file at ``path`` as a dataset (a file that cannot be read: an evonb
-    error naming it)."""
+@contextmanager
+def _file_errors(path: str) -> Iterator[None]:
+    """Inside, a Parquet file at ``path`` that cannot be read is an evonb error naming it."""
     try:
-        return _dataset(path)
+        yield
     except FileNotFoundError:
         raise file_error(path, "it does not exist") from None
     except (OSError, pa.ArrowInvalid) as exc:
         raise file_error(path, exc) from exc
+
+
+def _open(path: str) -> ds.Dataset:
+    """The Parquet file at ``path`` as a dataset (a file that cannot be read: an evonb
+    error naming it)."""
+    with _file_errors(path):
+        return _dataset(path)
 
 
 def _physical_types(version: tuple[Schema, Any]) -> dict[str, pa.DataType]:
@@ -377,14 +386,14 @@ def _physical_types(version: tuple[Schema, Any]) -> dict[str, pa.DataType]:
     return types
 
 
-def _scan_whole(path: str, plan: ScanGroup, version: tuple[Schema, Any],
+def _scan_whole(path: str, plan: ScanGroup, types: dict[str, pa.DataType],
                 pushed: pc.Expression | None, dataset: ds.Dataset) -> pa.Table | None:
     """The file's rows projected by ``plan`` in one scan that pyarrow projects itself, when
     every column of the plan is a column the file stores in the type of its schema version
-    (nothing for :func:`evaluate` to do); else None, and :func:`_scan` reads it."""
+    (``types``: :func:`_physical_types`; nothing for :func:`evaluate` to do); else None, and
+    :func:`_scan` reads it."""
     if not plan.columns or not all(isinstance(e, Col) for _, e in plan.columns):
         return None
-    types = _physical_types(version)
     stored = dataset.schema
     names = set(stored.names)
     for _, e in plan.columns:
@@ -392,25 +401,20 @@ def _scan_whole(path: str, plan: ScanGroup, version: tuple[Schema, Any],
         if e.name not in names or at is None or not stored.field(e.name).type.equals(at):
             return None
     projection = {name: pc.field(e.name) for name, e in plan.columns}
-    try:
+    with _file_errors(path):
         return dataset.to_table(columns=projection, filter=pushed, batch_size=SCAN_ROWS,
                                 use_threads=True)
-    except FileNotFoundError:
-        raise file_error(path, "it does not exist") from None
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise file_error(path, exc) from exc
 
 
-def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],
+def _scan(path: str, plan: ScanGroup, types: dict[str, pa.DataType],
           pushed: pc.Expression | None, meta: Expr | None, dataset: ds.Dataset
           ) -> Iterator[Frame]:
     """The file's physical columns that ``plan`` (and ``meta``) read, batch by batch, in the
-    types of the file's schema version."""
-    types = _physical_types(version)
+    types of the file's schema version (``types``: :func:`_physical_types`)."""
     needed = sorted(set().union(*(referenced_columns(e) for _, e in plan.columns),
                                 referenced_columns(meta) if meta is not None else set()))
     name = Path(path).name
-    try:
+    with _file_errors(path):
         present = set(dataset.schema.names)
         read = [c for c in needed if c in present]
         scanner = dataset.scanner(columns=read, filter=pushed, batch_size=SCAN_ROWS,
@@ -425,10 +429,6 @@ def _scan(path: str, plan: ScanGroup, version: tuple[Schema, Any],
                 elif at is not None:
                     columns[c] = pa.nulls(batch.num_rows, at)
             yield Frame(columns, batch.num_rows, name)
-    except FileNotFoundError:
-        raise file_error(path, "it does not exist") from None
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise file_error(path, exc) from exc
 
 
 def _project(plan: ScanGroup, meta: Expr | None, frame: Frame) -> pa.Table:
@@ -461,12 +461,17 @@ def _conform(arr: pa.ChunkedArray | pa.Array, at: pa.DataType) -> pa.ChunkedArra
     return arr if arr.type.equals(at) else arr.cast(at)
 
 
-def _binds(expr: pc.Expression, schema: pa.Schema) -> bool:
+def _bind_error(expr: pc.Expression, schema: pa.Schema) -> Exception | None:
+    """Why the filter ``expr`` does not apply to ``schema``; None when it does."""
     try:
         schema.empty_table().filter(expr)
-    except (pa.ArrowException, TypeError, ValueError):
-        return False
-    return True
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        return exc
+    return None
+
+
+def _binds(expr: pc.Expression, schema: pa.Schema) -> bool:
+    return _bind_error(expr, schema) is None
 
 
 # How pyarrow says that an expression names a field the schema does not have.
@@ -477,22 +482,22 @@ def _check_binds(expr: pc.Expression, schema: pa.Schema) -> None:
     """Raise an evonb error when the filter ``expr`` does not apply to ``schema`` (the
     table's top-level columns): a name it lacks is a :class:`ColumnNotFoundError` with the
     closest column or, for a struct member's name, the path that names it."""
-    try:
-        schema.empty_table().filter(expr)
-    except (pa.ArrowException, TypeError, ValueError) as exc:
-        unknown = _UNKNOWN_FIELD.search(str(exc))
-        if unknown is None:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise EvoError(f"The filter {expr} does not apply to the query's columns: {first}",
-                           hint="name columns by their current names, and compare each "
-                                "with a value of its type") from None
-        name = unknown.group(1)
-        paths = [f"pc.field({top.name!r}, {name!r})" for top in schema
-                 if pa.types.is_struct(top.type) and top.type.get_field_index(name) >= 0]
-        hint = f"a struct member is named by its path: {paths[0]}" if paths else None
-        names = [n for n in schema.names if n != META_COMMIT_TIME]
-        raise ColumnNotFoundError(name, names, context=f"in the filter {expr}",
-                                  hint=hint) from None
+    exc = _bind_error(expr, schema)
+    if exc is None:
+        return
+    text = str(exc).strip()
+    unknown = _UNKNOWN_FIELD.search(text)
+    if unknown is None:
+        first = text.splitlines()[0] if text else type(exc).__name__
+        raise EvoError(f"The filter {expr} does not apply to the query's columns: {first}",
+                       hint="name columns by their current names, and compare each "
+                            "with a value of its type")
+    name = unknown.group(1)
+    paths = [f"pc.field({top.name!r}, {name!r})" for top in schema
+             if pa.types.is_struct(top.type) and top.type.get_field_index(name) >= 0]
+    hint = f"a struct member is named by its path: {paths[0]}" if paths else None
+    names = [n for n in schema.names if n != META_COMMIT_TIME]
+    raise ColumnNotFoundError(name, names, context=f"in the filter {expr}", hint=hint)
 
 
 __all__ = ["ArrowRead", "IncrementalRead"]
