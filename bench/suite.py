@@ -373,6 +373,10 @@ def _renamer(alter: Callable[[str, str], Any], first: str) -> Callable[[], Any]:
     return run
 
 
+HISTORY_COMMITS = 190
+"""The commits of the ``ddl.history`` table before it is timed."""
+
+
 def ddl(ctx: Context) -> Iterator[Case | Result]:
     """ALTER latency: a 1-file vs a many-file table; evonb vs pyiceberg's update_schema."""
     import evonb
@@ -395,6 +399,31 @@ def ddl(ctx: Context) -> Iterator[Case | Result]:
                    _renamer(evo_alter(many), "note")),
         baseline=Side("the same ALTER on the 1-file table", _renamer(evo_alter(one), "note")),
         bar=1.2, notes=[build], same_calls=True,
+    )
+
+    long = evonb.create_table(ctx.path("ddl_history"), DDL_SCHEMA)
+    commit_arrow_files(long, [_ddl_batch(0, size.alter_rows)])
+    grow = _renamer(evo_alter(long), "cat")
+    for _ in range(HISTORY_COMMITS - len(long.timeline.completed())):
+        grow()
+    short: dict[str, Callable[[], Any]] = {}
+
+    def fresh_short() -> None:  # untimed, before each sample: a table of 2 commits again
+        table = evonb.create_table(ctx.path("ddl_short"), DDL_SCHEMA)
+        commit_arrow_files(table, [_ddl_batch(0, size.alter_rows)])
+        short["alter"] = _renamer(evo_alter(table), "cat")
+
+    yield Case(
+        name="ddl.history",
+        evonb=Side(f"ALTER ... RENAME COLUMN on a table of {HISTORY_COMMITS} commits or more",
+                   grow),
+        baseline=Side("the same ALTER on a table of 2 commits (made again before each sample)",
+                      lambda: short["alter"](), prepare=fresh_short),
+        same_calls=True, cpu=True,
+        notes=[f"report only: what a long history adds to a commit. {HISTORY_COMMITS} commits "
+               "with the default archiving (evonb.timeline.archive.keep = 100: the timeline "
+               "folder holds 100 to 200 completed commits) is about the largest folder an "
+               "ALTER lists; both tables hold the same rows in one file"],
     )
 
     if not has_pyiceberg():

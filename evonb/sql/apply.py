@@ -20,26 +20,31 @@ from evonb.sql.statements import (
     UnsetProperties,
 )
 
+Parsed = Sequence[tuple[Statement, str | None]]
+"""Statements each with the source text it came from (:func:`~evonb.sql.parser.
+parse_with_sources`): a caller that parsed the text already passes them, not the text."""
+
 
 def _with_sources(
-    text_or_statements: str | Statement | Iterable[Statement],
+    text_or_statements: str | Statement | Iterable[Statement] | Parsed,
 ) -> list[tuple[Statement, str | None]]:
     if isinstance(text_or_statements, str):
         return list(parse_with_sources(text_or_statements))
     if isinstance(text_or_statements, AddColumns | DropColumns | RenameColumn | AlterColumn
                   | CreateTable | SetProperties | UnsetProperties):
         return [(text_or_statements, None)]
-    return [(s, None) for s in text_or_statements]
+    return [item if isinstance(item, tuple) else (item, None) for item in text_or_statements]
 
 
 def ddl_to_update(
     schema: Schema,
-    text_or_statements: str | Statement | Sequence[Statement],
+    text_or_statements: str | Statement | Sequence[Statement] | Parsed,
     *,
     allow_set_not_null: bool = False,
     allow_rewrite_type_changes: bool = False,
 ) -> SchemaUpdate:
-    """One :class:`SchemaUpdate` holding every ALTER statement of the text, in order.
+    """One :class:`SchemaUpdate` holding every ALTER statement of the text (or of statements
+    parsed already, alone or with their sources), in order.
 
     Paths resolve against ``schema`` (so two renames can swap names). All statements must name
     the same table; CREATE TABLE is refused. ``SET``/``UNSET TBLPROPERTIES`` change no schema

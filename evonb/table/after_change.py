@@ -63,9 +63,23 @@ def _inside(ep: EntryPoint, folder: Path) -> bool:
     if ep.dist is None:
         return False
     try:
-        return Path(str(ep.dist.locate_file(""))).resolve().is_relative_to(folder.resolve())
+        return _location(ep).is_relative_to(folder.resolve())
     except OSError:
         return True  # cannot tell: do not use it
+
+
+_LOCATIONS: dict[tuple[str, str], Path] = {}  # where each entry point's distribution is
+
+
+def _location(ep: EntryPoint) -> Path:
+    """The resolved folder of an entry point's distribution (looked up once: an installed
+    distribution does not move while a process runs)."""
+    key = (ep.name, ep.value)
+    found = _LOCATIONS.get(key)
+    if found is None:
+        assert ep.dist is not None
+        found = _LOCATIONS[key] = Path(str(ep.dist.locate_file(""))).resolve()
+    return found
 
 
 def _load(name: str, ep: EntryPoint) -> AfterChange | None:

@@ -47,9 +47,10 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 import time
-from collections.abc import Hashable
-from contextlib import suppress
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -106,18 +107,35 @@ class LocalFileIO(FileIO):
                     _create_exclusive(target, data)
             else:
                 os.replace(tmp, target)
-            fsync_dir(parent)
+            _sync_folder(parent)
         finally:
             with suppress(FileNotFoundError):
                 os.unlink(tmp)
 
+    @contextmanager
+    def folder_syncs_batched(self) -> Iterator[None]:
+        outer = getattr(_BATCH, "folders", None)
+        if outer is not None:  # nested: the outermost block flushes
+            yield
+            return
+        _BATCH.folders = folders = {}
+        try:
+            yield
+        finally:
+            _BATCH.folders = None
+        for folder in folders:  # reached only when the block ended without an error
+            fsync_dir(folder)
+
     def list(self, folder: PathLike) -> list[FileInfo]:
+        return self.list_where(folder, _every)
+
+    def list_where(self, folder: PathLike, keep: Callable[[str], bool]) -> list[FileInfo]:
         out: list[FileInfo] = []
         try:
             with os.scandir(folder) as entries:
                 for e in entries:
                     try:
-                        if not e.is_file(follow_symlinks=False):
+                        if not keep(e.name) or not e.is_file(follow_symlinks=False):
                             continue
                         st = e.stat(follow_symlinks=False)
                     except FileNotFoundError:
@@ -225,12 +243,16 @@ class NoRenameFileIO(LocalFileIO):
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
-        fsync_dir(target.parent)
+        _sync_folder(target.parent)
 
     def move(self, src: PathLike, dst: PathLike) -> None:
         Path(dst).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
         self.delete(src)
+
+
+def _every(name: str) -> bool:
+    return True
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int]:
@@ -249,6 +271,18 @@ def _create_exclusive(target: Path, data: bytes) -> None:
         with suppress(FileNotFoundError):
             os.unlink(target)
         raise
+
+
+_BATCH = threading.local()  # the folders to flush at the end of folder_syncs_batched
+
+
+def _sync_folder(path: Path) -> None:
+    """Flush ``path`` now, or at the end of the enclosing ``folder_syncs_batched`` block."""
+    folders = getattr(_BATCH, "folders", None)
+    if folders is None:
+        fsync_dir(path)
+    else:
+        folders[path] = None
 
 
 def fsync_dir(path: PathLike) -> None:
@@ -331,6 +365,15 @@ class _Routing(FileIO):
     def names(self, folder: PathLike) -> list[str]:
         store = _store_io(folder)
         return store.names(folder) if store else super().names(folder)
+
+    @contextmanager
+    def folder_syncs_batched(self) -> Iterator[None]:
+        with super().folder_syncs_batched():  # object stores have no folders to flush
+            yield
+
+    def list_where(self, folder: PathLike, keep: Callable[[str], bool]) -> list[FileInfo]:
+        store = _store_io(folder)
+        return store.list_where(folder, keep) if store else super().list_where(folder, keep)
 
     def folders(self, folder: PathLike) -> list[str]:
         store = _store_io(folder)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import io
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, ClassVar
@@ -55,6 +56,20 @@ class FileIO(ABC):
         """The names of the files directly in ``folder`` (:meth:`list` without sizes, which
         some stores give for free and others must look up one by one)."""
         return [f.name for f in self.list(folder)]
+
+    @contextmanager
+    def folder_syncs_batched(self) -> Iterator[None]:
+        """Inside, in this thread, files written are each flushed as ever, but the folders
+        they were created in are flushed once each at the end of the block (if it ends
+        without an error) instead of after every file: for files nothing refers to until all
+        of them are written (a schema version and its layout, before the commit that names
+        them). Stores without folders to flush do nothing."""
+        yield
+
+    def list_where(self, folder: PathLike, keep: Callable[[str], bool]) -> list[FileInfo]:
+        """:meth:`list` of the files whose name ``keep`` accepts: a store that looks sizes up
+        one by one (a local disk) looks up only theirs."""
+        return [f for f in self.list(folder) if keep(f.name)]
 
     @abstractmethod
     def folders(self, folder: PathLike) -> list[str]:

@@ -32,8 +32,9 @@ from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.lineage import Lineage, lineage, version_name
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
-from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
+from evonb.sql import SetProperties, UnsetProperties, ddl_to_update
 from evonb.sql.apply import property_changes
+from evonb.sql.parser import parse_with_sources
 from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
@@ -344,14 +345,16 @@ class BaseTable:
 
     # --------------------------------------------------------------- schemas
     def save_version(self, schema: Schema, layout: Layout) -> None:
-        """Store a schema version and its layout (before the commit that uses it)."""
-        atomic_write_json(_layout_file(self.root, schema.version_id), layout.to_dict())
-        self.schema_store.save(schema)
+        """Store a schema version and its layout (before the commit that uses it: their
+        folder is flushed once, after both are written)."""
+        with file_io().folder_syncs_batched():
+            atomic_write_json(_layout_file(self.root, schema.version_id), layout.to_dict())
+            self.schema_store.save(schema)
         self._layouts[schema.version_id] = layout
 
     def drop_version(self, version: str) -> None:
         """Remove a schema version no commit uses (an aborted or rolled-back one)."""
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError, CommitNotFoundError):  # never written
             self.schema_store.delete(version)
         file_io().delete(_layout_file(self.root, version))
         self._layouts.pop(version, None)
@@ -550,16 +553,21 @@ class BaseTable:
         after the schema change.
         """
 
-        statements = parse_alter(ddl)
-        update = ddl_to_update(self.schema, ddl, allow_set_not_null=True)
-        to_set, to_unset, if_exists = property_changes(statements)
-        properties = bool(to_set or to_unset)
-        if properties:
-            changed_config(self._config, to_set, to_unset, if_exists=if_exists, root=self.root)
-        if all(isinstance(st, SetProperties | UnsetProperties) for st in statements):
-            changes = update.preview()
-        else:
-            changes = self.commit_schema_update(update, ddl=ddl)
+        parsed = parse_with_sources(ddl, alter_only=True)
+        statements = [st for st, _ in parsed]
+        # The base schema and the transaction's base commit come from one listing of the
+        # timeline (taking the lock lists it again for the checks under it).
+        with self.timeline.listing_held():
+            update = ddl_to_update(self.schema, parsed, allow_set_not_null=True)
+            to_set, to_unset, if_exists = property_changes(statements)
+            properties = bool(to_set or to_unset)
+            if properties:
+                changed_config(self._config, to_set, to_unset, if_exists=if_exists,
+                               root=self.root)
+            if all(isinstance(st, SetProperties | UnsetProperties) for st in statements):
+                changes = update.preview()
+            else:
+                changes = self.commit_schema_update(update, ddl=ddl)
         if properties:
             self.set_properties(to_set, unset=to_unset, if_exists=if_exists)
         return changes
@@ -790,11 +798,14 @@ class BaseTable:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """Hold the table's commit lock (``evonb.lock.timeout`` seconds at most to get it)."""
+        """Hold the table's commit lock (``evonb.lock.timeout`` seconds at most to get it).
+        A timeline listing held from before (:meth:`Timeline.listing_held`) is forgotten once
+        the lock is taken: what is read under the lock is listed under it."""
         config = self._config
         lock = lock_for_table(self.root, config.properties)
         timeout = config.float_property("evonb.lock.timeout", 60.0)
         lock.acquire(timeout)
+        self.timeline.forget_listing()
         self._held_lock = lock
         try:
             yield

@@ -72,6 +72,7 @@ from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.fileio import FileInfo, file_io
 from evonb.table.fsutil import (
+    FileCache,
     atomic_write_bytes,
     atomic_write_json,
     dump_json,
@@ -321,6 +322,12 @@ def instant_on_timeline(root: str | os.PathLike[str], instant: str) -> bool:
     return any(n.startswith(prefix) for n in file_io().names(evo_dir(root) / TIMELINE_DIR))
 
 
+def _is_completed_name(name: str) -> bool:
+    """Whether a timeline file name is a completed commit's."""
+    parsed = parse_timeline_file(name)
+    return parsed is not None and parsed.state == State.COMPLETED.value
+
+
 def _instants_of(names: Iterable[str]) -> list[Instant]:
     """The instants of timeline file names (others ignored), sorted by timestamp."""
     out: list[Instant] = []
@@ -351,6 +358,7 @@ class Timeline:
         self._archive: tuple[str, Hashable, dict[str, tuple[CommitRecord, bytes]]] | None = None
         self._cache_lock = threading.Lock()
         self._held = threading.local()  # the listing reused in :meth:`listing_held`
+        self._config_file: FileCache[TableConfig] = FileCache()  # for the count properties
 
     def __repr__(self) -> str:
         return f"Timeline({str(self.root)!r})"
@@ -369,8 +377,9 @@ class Timeline:
 
     def latest_timestamp(self) -> str | None:
         """The greatest timestamp on the timeline, in any state."""
-        found = self._scan()
-        return found[-1].timestamp if found else None
+        found = [p.instant for p in map(parse_timeline_file, self.io.names(self.path))
+                 if p is not None]  # temporary names do not parse
+        return max(found, default=None)
 
     def completed(self) -> list[CommitRecord]:
         """Every completed commit, in completion order (see the module docstring).
@@ -391,17 +400,24 @@ class Timeline:
         return self._list_now()
 
     def _list_now(self) -> dict[str, FileInfo]:
-        return {f.name: f for f in self.io.list(self.path) if not is_temp_name(f.name)}
+        # Only completed files are read from a listing: only theirs are looked up (on a local
+        # disk, one stat each; requested and inflight files are two in three of a folder).
+        return {f.name: f for f in self.io.list_where(self.path, _is_completed_name)}
 
     @contextmanager
     def listing_held(self) -> Iterator[None]:
         """Inside, in this thread, the completed commits (:meth:`completed` and what builds on
         it) come from one listing of the folder, made at the first read and made again after
-        this timeline completes or removes a commit. For the span of a commit under the table
-        lock, where no other writer completes or removes a commit: the schema check, the
-        conflict check and the completion time then cost one listing (one request on object
-        storage) instead of one each. Only completed files are read from it (requested and
-        inflight files, which writers add without the lock, are always listed afresh)."""
+        this timeline completes or removes a commit, or after :meth:`forget_listing`. For the
+        span of a commit under the table lock, where no other writer completes or removes a
+        commit: the schema check, the conflict check and the completion time then cost one
+        listing (one request on object storage) instead of one each. Only completed files are
+        read from it (requested and inflight files, which writers add without the lock, are
+        always listed afresh).
+
+        Held before the lock (a DDL reads its base schema and base commit from one listing),
+        the listing is forgotten when the lock is taken (``BaseTable.locked``), so what is
+        checked under the lock is always listed under it."""
         held = self._held
         held.depth = getattr(held, "depth", 0) + 1
         try:
@@ -411,12 +427,19 @@ class Timeline:
             if not held.depth:
                 held.listing = None
                 held.archive = None
+                held.memo = None
 
     def _changed(self) -> None:
         """This timeline completed, removed or archived a commit: a held listing is out of
         date."""
         self._held.listing = None
         self._held.archive = None
+        self._held.memo = None
+
+    def forget_listing(self) -> None:
+        """Drop the listing :meth:`listing_held` holds in this thread: the next read lists
+        the folder again (taking the table lock calls it)."""
+        self._changed()
 
     def _published(self, inst: Instant, data: bytes) -> None:
         """This timeline just published the completed file of ``inst`` with ``data``. On a
@@ -427,12 +450,17 @@ class Timeline:
         path = self.path / inst.file_name
         version = self.io.content_version(path, data)
         held = self._held
-        if version is None:
-            held.listing = None
-            return
+        kept = data
+        if version is None:  # local disk: the token is the file's stat, taken now (under the
+            try:             # lock no one else writes a completed file)
+                version = self.io.info(path).version
+            except OSError:
+                held.listing = None
+                return
+            kept = b""  # as _read_record keeps it: these tokens prove nothing about content
         record = self._parse_record(inst, parse_json_bytes(data, str(path)))
         with self._cache_lock:
-            self._records[inst.file_name] = (version, record, data)
+            self._records[inst.file_name] = (version, record, kept)
         if getattr(held, "listing", None) is not None:
             held.listing = {**held.listing, inst.file_name: FileInfo(inst.file_name, len(data),
                                                                      version)}
@@ -441,7 +469,13 @@ class Timeline:
                    ) -> tuple[list[CommitRecord], dict[str, str]]:
         """The completed commits of a listing of the timeline folder and of the latest
         archive (listed after it: see :meth:`archive`), in completion order, and the file name
-        of each by instant."""
+        of each by instant. Inside :meth:`listing_held`, the same listing and archive give the
+        result worked out the first time (a copy)."""
+        held = self._held
+        memo = getattr(held, "memo", None)
+        if (memo is not None and getattr(held, "depth", 0) and memo[0] is listed
+                and memo[1] is getattr(held, "archive", None)):
+            return list(memo[2]), dict(memo[3])
         done = []
         for name in listed:
             parsed = parse_timeline_file(name)
@@ -476,6 +510,8 @@ class Timeline:
                 records.append(record)
                 files.setdefault(record.instant, name)
         records.sort(key=lambda r: r.order)
+        if getattr(held, "depth", 0) and listed is getattr(held, "listing", None):
+            held.memo = (listed, getattr(held, "archive", None), list(records), dict(files))
         return records, files
 
     def _fresh(self, name: str, listed: Mapping[str, FileInfo]) -> bool:
@@ -530,7 +566,9 @@ class Timeline:
         """A whole-number table property, at least 0; ``default`` when the table's config
         cannot be read or the value is not a whole number."""
         try:
-            value = TableConfig.load(self.root).int_property(name, default)
+            config = self._config_file.get(TableConfig.path(self.root),
+                                           lambda _: TableConfig.load(self.root))
+            value = config.int_property(name, default)
         except (OSError, EvoError):
             return default
         return max(value, 0)
@@ -656,6 +694,8 @@ class Timeline:
         if keep <= 0:
             return None
         listed = self._listing()
+        if sum(1 for n in listed if _is_completed_name(n)) < 2 * keep:
+            return None  # too few to archive: known from the names, nothing read
         records, files = self._completed(listed)
         active = [r for r in records if files[r.instant] in listed]
         if len(active) < 2 * keep:
@@ -832,7 +872,8 @@ class Timeline:
             )
 
     def _files_at(self, ts: str) -> list[Instant]:
-        return [i for i in self._scan() if i.timestamp == ts]
+        prefix = timeline_prefix(ts)
+        return _instants_of(n for n in self.io.names(self.path) if n.startswith(prefix))
 
     def _resolve(self, instant: InstantRef) -> Instant:
         """The requested/inflight instant for ``instant`` (a timestamp or an Instant)."""

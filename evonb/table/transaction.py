@@ -53,8 +53,8 @@ class Transaction:
 
     def __init__(self, table: BaseTable, action: str, *, plan: Mapping[str, Any] | None = None,
                  recover: bool = True) -> None:
-        if recover:
-            table.recover_failed()
+        if recover and table.recover_failed():
+            table.timeline.forget_listing()  # a rollback completed: read the timeline again
         self.table = table
         self.action = action
         self.plan: dict[str, Any] = {**(plan or {}), "writer": writer_info()}
@@ -116,9 +116,10 @@ class Transaction:
         self._forward = True
 
     def save_version(self, schema: Schema, layout: Layout) -> None:
-        """Store the schema version the commit makes (dropped if the attempt aborts)."""
-        self.table.save_version(schema, layout)
+        """Store the schema version the commit makes (dropped if the attempt aborts, a part
+        of it written before an error included)."""
         self._version = schema.version_id
+        self.table.save_version(schema, layout)
 
     def complete(self, metadata: CommitMetadata | Mapping[str, Any], *,
                  after: str | None = None) -> CommitRecord:
@@ -142,6 +143,7 @@ class Transaction:
         if self._sweep and self.record is not None:
             self._sweep_retried(self.record)
         if exc_type is None and self.record is not None:
+            self.table.timeline.forget_listing()  # the lock is released: others may commit
             table_changed(self.table)  # e.g. Iceberg metadata (evonb.table.after_change)
 
     # ------------------------------------------------------------------- helpers
