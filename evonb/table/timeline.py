@@ -565,9 +565,12 @@ class Timeline:
     def _count_property(self, name: str, default: int) -> int:
         """A whole-number table property, at least 0; ``default`` when the table's config
         cannot be read or the value is not a whole number."""
+        path = TableConfig.path(self.root)
         try:
-            config = self._config_file.get(TableConfig.path(self.root),
-                                           lambda _: TableConfig.load(self.root))
+            if self.io.content_version(path, b"") is None:  # a local disk: a stat is cheaper
+                config = self._config_file.get(path, lambda _: TableConfig.load(self.root))
+            else:  # an object store: asking for the version costs a request, as the read does
+                config = TableConfig.load(self.root)
             value = config.int_property(name, default)
         except (OSError, EvoError):
             return default

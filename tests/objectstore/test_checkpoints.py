@@ -5,6 +5,7 @@ forging it changes no read; rollback past it stays correct)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import evonb
@@ -184,6 +185,12 @@ def test_a_commit_lists_the_timeline_once_under_the_lock_and_never_reads_its_own
     start = calls.index(("PutObject", "t/.evo/lock.lease"))
     end = calls.index(("DeleteObject", "t/.evo/lock.lease"))
     assert calls[start:end].count(("ListObjectsV2", "t/.evo/timeline/")) == 1, calls
+    # open_table lists the timeline and the archives once; then the ALTER: before the lock,
+    # failed attempts, one listing for the base schema and base commit (and the archives),
+    # a fresh instant and its clash check; under the lock, the one listing above (and the
+    # archives); whether to archive comes from that listing
+    lists = Counter(k for op, k in calls if op == "ListObjectsV2")
+    assert lists["t/.evo/timeline/"] == 1 + 5 and lists["t/.evo/timeline/archive/"] == 1 + 2
     # the checkpoint it wrote (2 commits after the first) holds the commit's stored bytes
     names = sorted(_checkpoints(s3_client, bucket, "t"))
     assert len(names) == 2
