@@ -366,11 +366,6 @@ class _Routing(FileIO):
         store = _store_io(folder)
         return store.names(folder) if store else super().names(folder)
 
-    @contextmanager
-    def folder_syncs_batched(self) -> Iterator[None]:
-        with super().folder_syncs_batched():  # object stores have no folders to flush
-            yield
-
     def list_where(self, folder: PathLike, keep: Callable[[str], bool]) -> list[FileInfo]:
         store = _store_io(folder)
         return store.list_where(folder, keep) if store else super().list_where(folder, keep)

@@ -696,9 +696,9 @@ class Timeline:
         keep = self.archive_keep() if keep is None else keep
         if keep <= 0:
             return None
-        listed = self._listing()
-        if sum(1 for n in listed if _is_completed_name(n)) < 2 * keep:
-            return None  # too few to archive: known from the names, nothing read
+        listed = self._listing()  # completed files only (:meth:`_list_now`)
+        if len(listed) < 2 * keep:
+            return None  # too few to archive: known from the listing, nothing read
         records, files = self._completed(listed)
         active = [r for r in records if files[r.instant] in listed]
         if len(active) < 2 * keep:

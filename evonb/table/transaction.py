@@ -53,8 +53,8 @@ class Transaction:
 
     def __init__(self, table: BaseTable, action: str, *, plan: Mapping[str, Any] | None = None,
                  recover: bool = True) -> None:
-        if recover and table.recover_failed():
-            table.timeline.forget_listing()  # a rollback completed: read the timeline again
+        if recover:  # a rollback it records takes the lock: the timeline is listed again
+            table.recover_failed()
         self.table = table
         self.action = action
         self.plan: dict[str, Any] = {**(plan or {}), "writer": writer_info()}
