@@ -84,6 +84,25 @@ class Table(SparkTable):
                                  with_position=with_position, spark=self.spark_session(),
                                  logs=logs)
 
+    reads_in_driver = True
+
+    def stored_rows_reader(self, query: Schema) -> Callable[[DataFile], pa.Table]:
+        """A reader of the rows stored in one data file (without its log blocks) in
+        ``query``'s columns, in the file's row order, by the JVM-free reader
+        (:meth:`evonb.arrow.reader.ArrowRead.base_tables`): the driver's key lookup of small
+        merge-on-read deltas (:mod:`evonb.spark.mor_driver`)."""
+        import pyarrow as pa
+
+        from evonb.arrow.reader import ArrowRead  # pyarrow
+
+        reader = ArrowRead(self, schema=query)
+
+        def read(f: DataFile) -> pa.Table:
+            parts = list(reader.base_tables(f))
+            return pa.concat_tables(parts) if parts else reader.output.empty_table()
+
+        return read
+
     def to_arrow(self, as_of: CommitRef | None = None, *,
                  schema: Schema | str | CommitRef | None = None,
                  columns: Sequence[str] | None = None, filter: Any = None,

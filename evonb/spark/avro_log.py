@@ -363,13 +363,57 @@ def write_log_blocks(
     return sorted(out, key=lambda f: f.path)
 
 
+def write_blocks_here(rows: pa.Table, *, root: Path, instant: str, physical: Schema,
+                      fmt: str = "avro", codec: str = "null",
+                      base_rows: dict[str, int] | None = None) -> list[DataFile]:
+    """Write ``rows`` as log blocks of commit ``instant`` from this process, one per file
+    group: what :func:`write_log_blocks` does in Spark tasks, for a delta the driver looked up
+    itself (:mod:`evonb.spark.mor_driver`). ``rows`` has the columns of :func:`block_struct` in
+    the Arrow types Spark exchanges (:func:`arrow_schema`) and :data:`BASE` (the base file's
+    relative path), grouped by base file."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown log format {fmt!r}; expected one of {FORMATS}")
+    struct = block_struct(physical)
+    names = [f.name for f in struct.fields]
+    in_store = is_object_path(root)
+    root_s = os.fspath(root) if in_store else os.path.realpath(root)
+    version = physical.version_id
+    data = rows.select(names)
+    sink = _BlockSink(root_s, instant, version, 0, 0, fmt,
+                      block_avro_schema(physical) if fmt == "avro" else None, struct,
+                      data.schema, codec, dict(base_rows or {}), check_rollback=False)
+    bases = rows.column(BASE).to_pylist()
+    try:
+        start = 0
+        for i in range(1, len(bases) + 1):
+            if i == len(bases) or bases[i] != bases[start]:
+                for batch in data.slice(start, i - start).to_batches():
+                    sink.add(bases[start], batch)
+                start = i
+        sink.close()
+    except BaseException:
+        sink.abort()
+        raise
+    out = []
+    for path, base, count, size in sink.stats:
+        partition = str(PurePosixPath(base).parent)
+        out.append(DataFile(path=path, version=version, instant=instant,
+                            partition="" if partition == "." else partition,
+                            rows=count, bytes=size, kind="log", base=base))
+    return sorted(out, key=lambda f: f.path)
+
+
 class _BlockSink:
     """Writes the blocks of one task, one file group after another (runs in the worker)."""
 
     def __init__(self, root: str, instant: str, version: str, task: int, attempt: int,
                  fmt: str, avro: dict[str, Any] | None, struct: StructType, arrow: pa.Schema,
-                 codec: str, base_rows: dict[str, int] | None = None) -> None:
+                 codec: str, base_rows: dict[str, int] | None = None, *,
+                 check_rollback: bool = True) -> None:
         self.root, self.instant, self.version = root, instant, version
+        # Tasks ask whether their attempt was rolled back after placing each block (their
+        # driver may be gone); the driver writing blocks itself is still there.
+        self.check_rollback = check_rollback
         self.task, self.attempt, self.fmt = task, attempt, fmt
         self.avro, self.arrow, self.codec = avro, arrow, codec
         self.struct = struct
@@ -503,7 +547,7 @@ class _BlockSink:
         else:
             file_io().move(self.tmp, full)
             size = file_io().size(full)
-        if not instant_on_timeline(self.root, self.instant):
+        if self.check_rollback and not instant_on_timeline(self.root, self.instant):
             # The attempt was rolled back (its driver was killed) while this task wrote:
             # the rollback may have looked for its files already, so this one goes here.
             file_io().delete(full)
@@ -748,5 +792,6 @@ __all__ = [
     "resolve_group",
     "resolved_struct",
     "winners",
+    "write_blocks_here",
     "write_log_blocks",
 ]

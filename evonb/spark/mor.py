@@ -21,7 +21,7 @@ the logs are small), so base files are not shuffled either way.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import replace
 from functools import lru_cache, reduce
 from pathlib import Path, PurePosixPath
@@ -60,6 +60,12 @@ from evonb.spark.block_scan import (
 )
 from evonb.spark.columns import spark_read_type, to_column
 from evonb.spark.literals import long_array
+from evonb.spark.mor_driver import (
+    BASE_PRE,
+    driver_lookup_limits,
+    takes_driver_path,
+    write_delta_here,
+)
 from evonb.spark.precombine import beats, first_per_key
 from evonb.spark.reader import read_files
 from evonb.table.file_checks import file_error
@@ -72,13 +78,13 @@ from evonb.table.read_plan import plan_group, referenced_columns
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
     from evonb.spark.table import SparkTable
     from evonb.spark.writes import WriteJob
 
 ORDER = "__evo_order"
-BASE_PRE = "__evo_base_pre"
 SEQ = "__evo_seq"
 BROADCAST_LOG_BYTES = 64 * 1024 * 1024
 POSITION_MAX_ROWS = 64 * 1024 * 1024
@@ -610,19 +616,37 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
     if any(f.name == DELETED for f in physical.fields):
         raise EvoError(f"Column name {DELETED!r} is reserved in merge-on-read tables",
                        hint="rename the column")
+    bases = snapshot.files
+    # Only base files whose key statistics overlap the incoming keys can hold them (a log
+    # block only ever holds keys of its base file).
+    candidates = job.key_candidates(bases) if bases else []
+    pre_id = config.precombine_id
+    with_pre = pre_id is not None and pre_id not in config.primary_key_ids
+    key_fields = [target.field_by_id(i).replace(name=layout.name(i))
+                  for i in config.primary_key_ids]
+    if with_pre:
+        key_fields.append(target.field_by_id(pre_id).replace(name=BASE_PRE))
+    key_query = Schema(fields=tuple(key_fields))
+    fmt = log_format(table)
+    if fmt == "avro" and not avro_supported(physical):
+        fmt = "parquet"  # Avro cannot hold maps with non-string keys
+    codec = config.property(AVRO_CODEC_PROPERTY, DEFAULT_AVRO_CODEC) or "null"
+    positions = config.bool_property(POSITIONS_PROPERTY, True)
+    read = (table.stored_rows_reader(key_query) if takes_driver_path(
+        driver_lookup_limits(config), job.incoming_rows, candidates,
+        [target.field_by_id(i).type for i in config.primary_key_ids]) else None)
+    if read is not None:
+        return _write_delta_in_driver(job, read, incoming, bases, candidates, target, layout,
+                                      physical, key_query, instant, fmt=fmt, codec=codec,
+                                      positions=positions, write_options=write_options)
     if job.mode == "upsert":
         # the incoming rows of a key: the largest precombine value, on a tie the latest
-        pre_id = config.precombine_id
         rule = ordering(precombine=layout.name(pre_id) if pre_id is not None else None,
                         sequence=SEQ)
         incoming = first_per_key(incoming.withColumn(SEQ, F.monotonically_increasing_id()),
                                  keys, rule).drop(SEQ)
     else:
         incoming = incoming.dropDuplicates(keys)
-    bases = snapshot.files
-    # Only base files whose key statistics overlap the incoming keys can hold them (a log
-    # block only ever holds keys of its base file).
-    candidates = job.key_candidates(bases) if bases else []
     written: list[DataFile] = []
     kept: list[DataFrame] = []  # persisted for this write
     try:
@@ -631,14 +655,8 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
         if candidates:
             # The key scan also reads each base row's position and precombine value, so a log
             # record can say which base row it replaces and whether it beats it.
-            pre_id = config.precombine_id
-            with_pre = pre_id is not None and pre_id not in config.primary_key_ids
-            key_fields = [target.field_by_id(i).replace(name=layout.name(i))
-                          for i in config.primary_key_ids]
-            if with_pre:
-                key_fields.append(target.field_by_id(pre_id).replace(name=BASE_PRE))
-            existing = job.read_stored(candidates, Schema(fields=tuple(key_fields)),
-                                       with_file=True, with_position=True)
+            existing = job.read_stored(candidates, key_query, with_file=True,
+                                       with_position=True)
             in_range = job.key_filter(layout)
             if in_range is not None:
                 existing = existing.filter(in_range)
@@ -651,7 +669,6 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             kept.append(located)
             present = set(located.columns)
             types = {f.name: f.dataType for f in spark_read_type(physical.struct).fields}
-            positions = config.bool_property(POSITIONS_PROPERTY, True)
             if job.mode == "delete" or pre_id is None:
                 over = F.lit(True)
             elif with_pre:  # incoming rows without the precombine column hold nulls
@@ -669,11 +686,7 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
                 F.lit(job.mode == "delete").alias(DELETED),
                 F.col(FILE).alias(BASE),
             )
-            fmt = log_format(table)
-            if fmt == "avro" and not avro_supported(physical):
-                fmt = "parquet"  # Avro cannot hold maps with non-string keys
             tasks = max(1, min(len(candidates), spark.sparkContext.defaultParallelism))
-            codec = config.property(AVRO_CODEC_PROPERTY, DEFAULT_AVRO_CODEC) or "null"
             logs = write_log_blocks(block, root=table.root, instant=instant, physical=physical,
                                     fmt=fmt, tasks=tasks, codec=codec,
                                     base_rows={f.path: f.rows for f in bases})
@@ -682,23 +695,65 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             fresh = incoming.join(located.select(*[F.col(f"`{k}`") for k in keys]), keys,
                                   "left_anti")
         if job.mode == "upsert":
-            partition_cols = tuple(layout.name(i) for i in config.partition_ids)
-            cores = spark.sparkContext.defaultParallelism
-            new_bases = job.write_data(fresh, instant=instant, version=target.version_id,
-                                       partition_columns=partition_cols, max_files=cores,
-                                       key_columns=job.key_columns(target, layout),
-                                       **(write_options or {}))
-            remove_data_files(table.root, [f for f in new_bases if f.rows == 0])
-            written.extend(f for f in new_bases if f.rows > 0)
+            written.extend(_new_bases(job, fresh, target, layout, instant, write_options))
     except BaseException:
         remove_data_files(table.root, written)
         raise
     finally:
         for df in kept:
             df.unpersist()
+    return written, _touched(bases, written)
+
+
+def _new_bases(job: WriteJob, fresh: DataFrame, target: Schema, layout: Layout, instant: str,
+               write_options: dict[str, Any] | None) -> list[DataFile]:
+    """The upserted rows whose keys no base file holds, written as new base files."""
+    partition_cols = tuple(layout.name(i) for i in job.config.partition_ids)
+    cores = job.spark.sparkContext.defaultParallelism
+    new_bases = job.write_data(fresh, instant=instant, version=target.version_id,
+                               partition_columns=partition_cols, max_files=cores,
+                               key_columns=job.key_columns(target, layout),
+                               **(write_options or {}))
+    remove_data_files(job.table.root, [f for f in new_bases if f.rows == 0])
+    return [f for f in new_bases if f.rows > 0]
+
+
+def _touched(bases: Sequence[DataFile], written: Sequence[DataFile]) -> list[DataFile]:
+    """The base files whose groups got one of the log blocks ``written``."""
     by_path = {f.path: f for f in bases}
     touched = sorted({f.base for f in written if f.kind == "log"})
-    return written, [by_path[p] for p in touched if p in by_path]
+    return [by_path[p] for p in touched if p in by_path]
+
+
+def _write_delta_in_driver(job: WriteJob, read: Callable[[DataFile], pa.Table],
+                           incoming: DataFrame, bases: Sequence[DataFile],
+                           candidates: Sequence[DataFile], target: Schema, layout: Layout,
+                           physical: Schema, key_query: Schema, instant: str, *, fmt: str,
+                           codec: str, positions: bool,
+                           write_options: dict[str, Any] | None
+                           ) -> tuple[list[DataFile], list[DataFile]]:
+    """:func:`write_delta` for a small delta, looked up and written by the driver
+    (:mod:`evonb.spark.mor_driver`)."""
+    config = job.config
+    pre_id = config.precombine_id
+    written: list[DataFile] = []
+    try:
+        delta = write_delta_here(
+            job.table.root, read, incoming, job.collected, mode=job.mode, keys=[layout.name(i)
+                                                       for i in config.primary_key_ids],
+            precombine=layout.name(pre_id) if pre_id is not None else None,
+            key_query=key_query, physical=physical, candidates=candidates, bases=bases,
+            instant=instant, fmt=fmt, codec=codec, positions=positions)
+        written.extend(delta.logs)
+        if job.key_lookup is not None:
+            job.key_lookup = dict(job.key_lookup, driver=True)
+        if delta.fresh is not None:
+            written.extend(_new_bases(job, delta.fresh, target, layout, instant,
+                                      write_options))
+    except BaseException:
+        remove_data_files(job.table.root, written)
+        raise
+    return written, _touched(bases, written)
 
 
 __all__ = [

@@ -4,7 +4,7 @@ read-optimized, incremental) and writes that evolve the schema. It adds to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +32,7 @@ from evonb.table.table import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType as SparkStructType
 
@@ -137,6 +138,17 @@ class SparkTable(BaseTable):
         raise EvoError(f"Spark cannot read the files of the table in object storage at "
                        f"{location_uri(self.root)} through this object",
                        hint="open it with evonb.open_table(...)")
+
+    reads_in_driver = False
+    """Whether :meth:`stored_rows_reader` gives a reader (the layer above has one)."""
+
+    def stored_rows_reader(self, query: Schema) -> Callable[[DataFile], pa.Table] | None:
+        """A reader, in this process, of the rows stored in one data file (never merged with
+        log blocks) in ``query``'s columns (projected by field ID), in the file's row order:
+        the JVM-free reader of the layer above (:meth:`evonb.api.Table.stored_rows_reader`),
+        with which small merge-on-read deltas are looked up by the driver
+        (:mod:`evonb.spark.mor_driver`). None here: Spark does that work."""
+        return None
 
     def read_incremental(
         self,

@@ -18,6 +18,7 @@ from evonb.schema.schema import Schema, walk
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.mor import write_delta
+from evonb.spark.mor_driver import DRIVER_COLLECT_BYTES, driver_lookup_limits
 from evonb.spark.object_writer import write_table_files
 from evonb.spark.precombine import first_per_key
 from evonb.spark.reader import read_files
@@ -42,6 +43,7 @@ from evonb.table.transaction import Transaction
 from evonb.table.write_schema import match_ids
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType as SparkStructType
 
@@ -90,6 +92,10 @@ class WriteJob:
         # whether any row came in, from the job that checks the incoming rows.
         self.key_ranges: list[KeyRange] | None = None
         self.incoming_empty = False
+        self.incoming_rows: int | None = None  # counted by that job, when it counts
+        # Small merge-on-read deltas: the shaped incoming rows, collected instead of checked
+        # by a Spark job (see _collect_checked)
+        self.collected: pa.Table | None = None
         self.seen: frozenset[str] = frozenset()  # the base files its snapshot had
         self.key_lookup: dict[str, int] | None = None
 
@@ -130,7 +136,9 @@ class WriteJob:
             self.seen = frozenset(f.path for f in snapshot.files)
             physical = self._physical(matched, target, layout, instant,
                                       ranges=self.mode in ("upsert", "delete")
-                                      and bool(snapshot.files))
+                                      and bool(snapshot.files),
+                                      collect=mor and bool(snapshot.files)
+                                      and table.reads_in_driver)
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
             if mor:
@@ -210,11 +218,12 @@ class WriteJob:
         return key_columns(self.config.primary_key_ids, target, layout)
 
     def _physical(self, incoming: Schema, target: Schema, layout: Layout,
-                  instant: str, *, ranges: bool = False) -> DataFrame:
+                  instant: str, *, ranges: bool = False, collect: bool = False) -> DataFrame:
         """The incoming rows as physical columns of ``target`` (defaults for missing ones).
 
         With ``ranges``, the job that checks the incoming rows also takes the min and max of
-        each key column, as written (``self.key_ranges``)."""
+        each key column, as written (``self.key_ranges``). With ``collect``, small incoming
+        rows are collected and checked in Arrow instead (:meth:`_collect_checked`)."""
         from pyspark.sql import functions as F
 
         query_struct = with_write_defaults(physical_struct(target, layout))
@@ -234,11 +243,62 @@ class WriteJob:
             for (_, e), f in zip(group.columns, query.fields, strict=True):
                 if f.id in key_ids and prunable(f.type):
                     keys[f.id] = (f.type, to_column(e))
-        self._check_incoming(incoming, target, keys, count=ranges)
         cols = [to_column(e).alias(name, metadata={"parquet.field.id": f.id})
                 for (name, e), f in zip(group.columns, query.fields, strict=True)]
         cols.append(F.lit(instant).alias(META_COMMIT_TIME))
-        return self.df.select(*cols)
+        shaped = self.df.select(*cols)
+        names = {f.id: name for (name, _), f in zip(group.columns, query.fields, strict=True)}
+        if not (collect and self._collect_checked(shaped, incoming, target, names, keys)):
+            self._check_incoming(incoming, target, keys, count=ranges)
+        return shaped
+
+    def _collect_checked(self, shaped: DataFrame, incoming: Schema, target: Schema,
+                         physical: dict[int, str], keys: dict[int, tuple[Any, Column]]
+                         ) -> bool:
+        """For a merge-on-read delta that may be small enough for the driver path
+        (:mod:`evonb.spark.mor_driver`): collect the shaped rows as Arrow in one job
+        (:attr:`collected`) and check them there as :meth:`_check_incoming` does in Spark
+        (required and key columns without nulls, the keys' range, the row count). False
+        (nothing collected) when Spark's size estimate of the incoming rows is above
+        :data:`~evonb.spark.mor_driver.DRIVER_COLLECT_BYTES` or more rows came than the
+        driver path takes."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        limits = driver_lookup_limits(self.config)
+        if limits.incoming_rows <= 0 or limits.stored_rows <= 0:
+            return False
+        size = estimated_bytes(self.df)
+        if size is None or size > DRIVER_COLLECT_BYTES:
+            return False
+        rows = shaped.limit(limits.incoming_rows + 1).toArrow()
+        if rows.num_rows > limits.incoming_rows:
+            return False
+        key_ids = set(self.config.primary_key_ids)
+        for f in incoming.fields:
+            t = target.field_by_id(f.id)
+            if (not t.nullable or f.id in key_ids) and f.nullable:
+                nulls = rows.column(physical[f.id]).null_count
+                if nulls:
+                    raise DataValidationError(
+                        f"Column {t.name!r} is NOT NULL or a record key, but {nulls} incoming "
+                        "rows hold null",
+                        count=nulls,
+                        hint="fill or filter the nulls before writing",
+                    )
+        ranges = []
+        for fid, (t, _) in keys.items():
+            column = rows.column(physical[fid])
+            if t is TIMESTAMP:  # instants as numbers (microseconds), as the Spark check has them
+                column = column.cast(pa.timestamp("us", "UTC")).cast(pa.int64())
+            low, high = (v.as_py() for v in pc.min_max(column).values())
+            if low is not None and high is not None:
+                ranges.append(KeyRange(fid, t, low, high))
+        self.incoming_rows = rows.num_rows
+        self.incoming_empty = not rows.num_rows
+        self.key_ranges = ranges
+        self.collected = rows
+        return True
 
     def _check_incoming(self, incoming: Schema, target: Schema,
                         keys: dict[int, tuple[Any, Column]], *, count: bool) -> None:
@@ -273,7 +333,8 @@ class WriteJob:
                     hint="fill or filter the nulls before writing",
                 )
         if count:
-            self.incoming_empty = not row["rows"]
+            self.incoming_rows = int(row["rows"])
+            self.incoming_empty = not self.incoming_rows
             self.key_ranges = [KeyRange(fid, t, row[f"lo{fid}"], row[f"hi{fid}"])
                                for fid, (t, _) in keys.items()
                                if row[f"lo{fid}"] is not None and row[f"hi{fid}"] is not None]

@@ -113,6 +113,8 @@ KNOWN: dict[str, _Check] = {
     "evonb.mor.avro.codec": _one_of("null", "deflate", "bzip2", "snappy", "zstandard", "lz4",
                                     "xz"),
     "evonb.mor.log.positions": _boolean,
+    "evonb.mor.driver_lookup.rows": _whole(0),
+    "evonb.mor.driver_lookup.incoming_rows": _whole(0),
     "evonb.mor.read.jvm": _boolean,
     "evonb.mor.read.jvm_filter": _boolean,
     "evonb.compaction.inline.every": _whole(0),

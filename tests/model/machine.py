@@ -97,6 +97,7 @@ class Flavour:
     iceberg: bool = False
     direct_merge: bool = True  # copy-on-write: small upserts merge their candidates whole
     archive_keep: int = 0  # evonb.timeline.archive.keep (0: the default, not reached here)
+    driver_lookup: bool = True  # merge-on-read: small deltas looked up by the driver in Arrow
 
     def properties(self, jvm: bool | None = None) -> dict[str, str]:
         on = self.jvm if jvm is None else jvm
@@ -107,6 +108,8 @@ class Flavour:
             props[ARCHIVE_PROPERTY] = str(self.archive_keep)
         if self.table_type == "mor":
             props["evonb.mor.log_format"] = self.log_format
+            if not self.driver_lookup:  # every delta through Spark tasks
+                props["evonb.mor.driver_lookup.rows"] = "0"
         elif not self.direct_merge:  # the exact key lookup and the split merge, every time
             props["evonb.write.direct_merge.bytes"] = "0"
             props["evonb.write.split_merge.bytes"] = "0"
@@ -121,7 +124,8 @@ class Flavour:
                        direct_merge=not rest // 2 % 2, archive_keep=rest // 4 % 3)
         log_format, rest = ("avro", "parquet")[rest % 2], rest // 2
         return cls("mor", partitioned, log_format, jvm=bool(rest % 2),
-                   iceberg=bool(rest // 2 % 2), archive_keep=rest // 4 % 3)
+                   iceberg=bool(rest // 2 % 2), archive_keep=rest // 4 % 3,
+                   driver_lookup=not rest // 12 % 2)
 
 
 def initial_model() -> Model:
