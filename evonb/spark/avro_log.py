@@ -13,7 +13,10 @@ length). Every record has hidden fields besides the table's columns: ``_evo_comm
 instant), ``_evo_pos`` (the base row position of its key), ``_evo_over`` (whether it beats the
 base row) and ``_evo_deleted`` (the delete marker; a delete record holds only its key).
 Blocks are written by Spark tasks (``mapInArrow``: one block per file group and task, stats
-returned to the driver) and read by Spark tasks too: here, in Python workers that resolve each
+returned to the driver), or by the driver for a delta it looked up itself
+(:func:`write_blocks_here`); flat Avro blocks are encoded from the Arrow columns at once
+(:mod:`evonb.spark.avro_encode`), others record by record with fastavro. They are read by
+Spark tasks too: here, in Python workers that resolve each
 file group per key, or by Spark's own reader inside the JVM for groups that need no resolution
 (:mod:`evonb.spark.block_scan`). Names start with a dot, so directory listings of Spark and
 Hadoop skip them; their reader is evonb.
@@ -43,6 +46,8 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
+from evonb.spark.avro_encode import CODECS as ENCODE_CODECS
+from evonb.spark.avro_encode import data_blocks, encode_records, field_kinds, fits
 from evonb.spark.avro_fast import (
     LENGTHS_KEY,
     container_sync,
@@ -427,6 +432,8 @@ class _BlockSink:
         self.fh: Any = None
         self.writer: Any = None
         self.convert: Converter = None
+        self.kinds: list[tuple[str, int | None, int]] | None = None  # Avro: columnar encoding
+        self.encoded: list[tuple[bytes, Any]] = []
 
     def _open(self, base: str) -> None:
         import fastavro
@@ -456,6 +463,11 @@ class _BlockSink:
             self.header = self.fh.tell()
             self.lengths = []
             self.convert = _writer(self.struct, self.avro)
+            # Blocks of primitive fields are encoded from the Arrow columns at once
+            # (evonb.spark.avro_encode: the same bytes, without a Python call per record).
+            kinds = field_kinds(self.avro) if self.codec in ENCODE_CODECS else None
+            self.kinds = kinds if kinds is not None and fits(self.arrow, kinds) else None
+            self.encoded = []
         else:
             fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
                       for f, i in zip(self.arrow, [f.id for f in self.struct.fields],
@@ -473,7 +485,12 @@ class _BlockSink:
         self.rows += batch.num_rows
         if self.drops is not None:
             self._note_drops(batch)
-        if self.fmt == "avro":
+        if self.fmt == "avro" and self.kinds is not None:
+            encoded = encode_records(batch, self.kinds)
+            if encoded is None:  # pragma: no cover - every batch has the sink's Arrow schema
+                raise EvoError(f"Cannot encode the records of log block {self.final}")
+            self.encoded.append(encoded)
+        elif self.fmt == "avro":
             writer = self.writer
             write, tell, note = writer.write, writer.io.tell, self.lengths.append
             convert = self.convert
@@ -523,8 +540,18 @@ class _BlockSink:
         if self.fmt == "avro":
             import fastavro
 
-            self.writer.flush()
-            body = self.fh.getbuffer()[self.header:]
+            if self.kinds is not None:
+                import numpy as np
+
+                self.lengths = (np.concatenate([lengths for _, lengths in self.encoded])
+                                if self.encoded else np.zeros(0, np.int64))
+                body = data_blocks(b"".join(data for data, _ in self.encoded), self.lengths,
+                                   sync=self.writer.sync_marker, codec=self.codec,
+                                   block_bytes=SYNC_INTERVAL)
+                self.encoded = []
+            else:
+                self.writer.flush()
+                body = self.fh.getbuffer()[self.header:]
             with open(self.tmp, "wb") as fh:
                 fastavro.write.Writer(fh, self.parsed, codec=self.codec,
                                       metadata={**self._header(),
