@@ -855,24 +855,36 @@ def _driver_lookup_case(t: Table, copy: Path, updates: Callable[[], DataFrame],
                         n_keys: int) -> Case:
     """The merge-on-read random upsert looked up by the driver (the default for small
     deltas) against the same upsert through Spark tasks."""
+    return _upsert_pair(
+        t, copy, updates, name="random_upsert.mor_driver",
+        evonb=(f"merge-on-read upsert of {n_keys:,} random keys, looked up and written by the "
+               "driver in Arrow", {}),
+        baseline=("the same upsert through Spark tasks (key scan, join, block-writing job; "
+                  "evonb before 2026-11-29)", {"evonb.mor.driver_lookup.rows": "0"}),
+        note="report only: the gain of the driver path on the same table, copies and keys")
+
+
+def _upsert_pair(t: Table, copy: Path, updates: Callable[[], DataFrame], *, name: str,
+                 evonb: tuple[str, dict[str, str]], baseline: tuple[str, dict[str, str]],
+                 note: str) -> Case:
+    """The same upsert into fresh copies of ``t`` whose properties differ: each side is a
+    description and the properties its copy gets."""
     current: list[Table] = []
 
-    def fresh(driver: bool) -> None:
+    def fresh(properties: dict[str, str]) -> None:
         table = _fresh_copy(t, copy)
-        if not driver:
-            table.set_properties({"evonb.mor.driver_lookup.rows": "0"})
+        if properties:
+            table.set_properties(properties)
         current[:] = [table]
 
     def upsert() -> None:
         current[0].write(updates(), mode="upsert")
 
     return Case(
-        name="random_upsert.mor_driver",
-        evonb=Side(f"merge-on-read upsert of {n_keys:,} random keys, looked up and written by "
-                   "the driver in Arrow", upsert, prepare=lambda: fresh(True)),
-        baseline=Side("the same upsert through Spark tasks (key scan, join, block-writing "
-                      "job; evonb before 2026-11-29)", upsert, prepare=lambda: fresh(False)),
-        notes=["report only: the gain of the driver path on the same table, copies and keys"],
+        name=name,
+        evonb=Side(evonb[0], upsert, prepare=lambda: fresh(evonb[1])),
+        baseline=Side(baseline[0], upsert, prepare=lambda: fresh(baseline[1])),
+        notes=[note],
     )
 
 
@@ -891,26 +903,14 @@ def _split_merge_case(t: Table, copy: Path, updates: Callable[[], DataFrame],
     default for large rewrites) against the same upsert merged in one window."""
     from evonb.spark.writes import SPLIT_MERGE_PROPERTY
 
-    current: list[Table] = []
-
-    def fresh(split: bool) -> None:
-        table = _fresh_copy(t, copy)
-        table.set_properties({SPLIT_MERGE_PROPERTY: "0" if split else str(2**62)})
-        current[:] = [table]
-
-    def upsert() -> None:
-        current[0].write(updates(), mode="upsert")
-
-    return Case(
-        name="random_upsert.cow_split",
-        evonb=Side(f"copy-on-write upsert of {n_keys:,} random keys, stored rows split by the "
-                   "incoming keys (only theirs shuffled)", upsert,
-                   prepare=lambda: fresh(True)),
-        baseline=Side("the same upsert with every stored row of the rewritten files shuffled "
-                      "into one window (evonb before 2026-11-26)", upsert,
-                      prepare=lambda: fresh(False)),
-        notes=["report only: the gain of the split on the same table, copies and keys"],
-    )
+    return _upsert_pair(
+        t, copy, updates, name="random_upsert.cow_split",
+        evonb=(f"copy-on-write upsert of {n_keys:,} random keys, stored rows split by the "
+               "incoming keys (only theirs shuffled)", {SPLIT_MERGE_PROPERTY: "0"}),
+        baseline=("the same upsert with every stored row of the rewritten files shuffled "
+                  "into one window (evonb before 2026-11-26)",
+                  {SPLIT_MERGE_PROPERTY: str(2**62)}),
+        note="report only: the gain of the split on the same table, copies and keys")
 
 
 # ------------------------------------------------------------------------ 8. notebook path

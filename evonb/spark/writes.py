@@ -77,6 +77,17 @@ def parquet_options(config: Any) -> dict[str, str]:
     return {k[len(prefix):]: v for k, v in options.items()}
 
 
+def _refuse_nulls(name: str, nulls: int) -> None:
+    """The error of ``nulls`` incoming nulls in the NOT NULL or key column ``name`` (none:
+    nothing)."""
+    if nulls:
+        raise DataValidationError(
+            f"Column {name!r} is NOT NULL or a record key, but {nulls} incoming rows hold null",
+            count=nulls,
+            hint="fill or filter the nulls before writing",
+        )
+
+
 class WriteJob:
     """A single write of ``df`` into ``table`` with ``mode``."""
 
@@ -278,14 +289,7 @@ class WriteJob:
         for f in incoming.fields:
             t = target.field_by_id(f.id)
             if (not t.nullable or f.id in key_ids) and f.nullable:
-                nulls = rows.column(physical[f.id]).null_count
-                if nulls:
-                    raise DataValidationError(
-                        f"Column {t.name!r} is NOT NULL or a record key, but {nulls} incoming "
-                        "rows hold null",
-                        count=nulls,
-                        hint="fill or filter the nulls before writing",
-                    )
+                _refuse_nulls(t.name, rows.column(physical[f.id]).null_count)
         ranges = []
         for fid, (t, _) in keys.items():
             column = rows.column(physical[fid])
@@ -324,14 +328,7 @@ class WriteJob:
             return
         row = self.df.agg(*aggs).collect()[0]
         for i, (name, _) in enumerate(checks):
-            nulls = int(row[f"c{i}"] or 0)
-            if nulls:
-                raise DataValidationError(
-                    f"Column {name!r} is NOT NULL or a record key, but {nulls} incoming rows "
-                    "hold null",
-                    count=nulls,
-                    hint="fill or filter the nulls before writing",
-                )
+            _refuse_nulls(name, int(row[f"c{i}"] or 0))
         if count:
             self.incoming_rows = int(row["rows"])
             self.incoming_empty = not self.incoming_rows
