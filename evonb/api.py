@@ -98,7 +98,7 @@ class Table(SparkTable):
         reader = ArrowRead(self, schema=query)
 
         def read(f: DataFile) -> pa.Table:
-            parts = list(reader.base_tables(f))
+            parts = list(reader.base_tables(f, whole=True))
             return pa.concat_tables(parts) if parts else reader.output.empty_table()
 
         return read

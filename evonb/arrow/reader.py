@@ -217,11 +217,12 @@ class ArrowRead:
         for table in tables:
             yield self._finish(table)
 
-    def base_tables(self, f: DataFile) -> Iterator[pa.Table]:
+    def base_tables(self, f: DataFile, *, whole: bool = False) -> Iterator[pa.Table]:
         """The rows stored in data file ``f`` alone (never merged with log blocks), in their
         order in the file, as tables of :attr:`output`: what writes read of the base files
-        they rewrite or add log blocks to (:func:`evonb.arrow.spark_source.read_object_files`)."""
-        for table in self._plain(f):
+        they rewrite or add log blocks to (:func:`evonb.arrow.spark_source.read_object_files`).
+        ``whole``: as for :meth:`file_tables`."""
+        for table in self._plain(f, whole=whole):
             yield self._finish(table)
 
     def _finish(self, table: pa.Table) -> pa.Table:

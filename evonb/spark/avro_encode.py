@@ -205,10 +205,14 @@ def encode_records(batch: pa.RecordBatch, kinds: list[tuple[str, int | None, int
 
 
 def _long(value: int) -> bytes:
-    import numpy as np
-
-    rows, used = _varints(np.array([value], dtype=np.int64))
-    return rows[0, :used[0]].tobytes()
+    """One Avro long: its zig-zag varint (a block's record count or byte size)."""
+    zz = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while zz > 0x7F:
+        out.append((zz & 0x7F) | 0x80)
+        zz >>= 7
+    out.append(zz)
+    return bytes(out)
 
 
 def data_blocks(records: bytes, lengths: np.ndarray, *, sync: bytes, codec: str,

@@ -30,6 +30,7 @@ import os
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -383,18 +384,20 @@ def write_blocks_here(rows: pa.Table, *, root: Path, instant: str, physical: Sch
     in_store = is_object_path(root)
     root_s = os.fspath(root) if in_store else os.path.realpath(root)
     version = physical.version_id
-    data = rows.select(names)
-    sink = _BlockSink(root_s, instant, version, 0, 0, fmt,
-                      block_avro_schema(physical) if fmt == "avro" else None, struct,
-                      data.schema, codec, dict(base_rows or {}), check_rollback=False)
-    bases = rows.column(BASE).to_pylist()
+    data = rows.select(names).combine_chunks()
+    avro = block_avro_schema(physical) if fmt == "avro" else None
+    sink = _BlockSink(root_s, instant, version, 0, 0, fmt, avro, struct, data.schema, codec,
+                      dict(base_rows or {}), check_rollback=False)
+    # The records of every group encoded at once (each record's bytes do not depend on the
+    # block it goes to), then cut per group.
+    encoded = _encode_all(data, avro, codec) if avro is not None else None
     try:
-        start = 0
-        for i in range(1, len(bases) + 1):
-            if i == len(bases) or bases[i] != bases[start]:
-                for batch in data.slice(start, i - start).to_batches():
-                    sink.add(bases[start], batch)
-                start = i
+        for base, start, stop in _runs(rows.column(BASE)):
+            at = start
+            for batch in data.slice(start, stop - start).to_batches():
+                sink.add(base, batch, None if encoded is None
+                         else encoded.slice(at, at + batch.num_rows))
+                at += batch.num_rows
         sink.close()
     except BaseException:
         sink.abort()
@@ -406,6 +409,56 @@ def write_blocks_here(rows: pa.Table, *, root: Path, instant: str, physical: Sch
                             partition="" if partition == "." else partition,
                             rows=count, bytes=size, kind="log", base=base))
     return sorted(out, key=lambda f: f.path)
+
+
+def _runs(values: pa.ChunkedArray | pa.Array) -> list[tuple[str, int, int]]:
+    """The runs of equal values of a string column: (value, first row, row after the last)."""
+    import numpy as np
+    import pyarrow as pa
+
+    codes = pa.chunked_array([values]) if isinstance(values, pa.Array) else values
+    encoded = codes.dictionary_encode().combine_chunks()
+    index = encoded.indices.to_numpy(zero_copy_only=False)
+    if not len(index):
+        return []
+    starts = np.concatenate([[0], np.flatnonzero(index[1:] != index[:-1]) + 1])
+    stops = np.append(starts[1:], len(index))
+    names = encoded.dictionary.to_pylist()
+    return [(names[index[a]], int(a), int(b)) for a, b in zip(starts, stops, strict=True)]
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """Avro records encoded one after another (:func:`encode_records`): their bytes and each
+    record's length."""
+
+    data: bytes
+    lengths: Any  # numpy int64, a length per record
+    ends: Any  # numpy int64, where each record ends in ``data``
+
+    def slice(self, start: int, stop: int) -> tuple[bytes, Any]:
+        """The bytes and lengths of records ``start`` to ``stop`` (excluded)."""
+        first = int(self.ends[start - 1]) if start else 0
+        last = int(self.ends[stop - 1]) if stop else 0
+        return self.data[first:last], self.lengths[start:stop]
+
+
+def _encode_all(table: pa.Table, avro: dict[str, Any], codec: str) -> _Encoded | None:
+    """Every record of ``table`` encoded as Avro from its columns, when the sink would encode
+    its blocks so (:func:`~evonb.spark.avro_encode.field_kinds`); else None."""
+    import numpy as np
+
+    kinds = field_kinds(avro) if codec in ENCODE_CODECS else None
+    if kinds is None or not fits(table.schema, kinds):
+        return None
+    batches = table.to_batches()
+    if len(batches) != 1:  # combined: one batch, or none for an empty table
+        return None
+    found = encode_records(batches[0], kinds)
+    if found is None:
+        return None
+    data, lengths = found
+    return _Encoded(data, lengths, np.cumsum(lengths))
 
 
 class _BlockSink:
@@ -476,7 +529,10 @@ class _BlockSink:
                                                  for k, v in meta.items()})
             self.writer = pq.ParquetWriter(self.tmp, schema, compression="snappy")
 
-    def add(self, base: str, batch: pa.RecordBatch) -> None:
+    def add(self, base: str, batch: pa.RecordBatch,
+            encoded: tuple[bytes, Any] | None = None) -> None:
+        """Add ``batch`` to the block of ``base`` (``encoded``: its records encoded as Avro
+        already, by :func:`encode_records`)."""
         import pyarrow as pa
 
         if base != self.base:
@@ -486,7 +542,8 @@ class _BlockSink:
         if self.drops is not None:
             self._note_drops(batch)
         if self.fmt == "avro" and self.kinds is not None:
-            encoded = encode_records(batch, self.kinds)
+            if encoded is None:
+                encoded = encode_records(batch, self.kinds)
             if encoded is None:  # pragma: no cover - every batch has the sink's Arrow schema
                 raise EvoError(f"Cannot encode the records of log block {self.final}")
             self.encoded.append(encoded)

@@ -63,6 +63,7 @@ from evonb.spark.literals import long_array
 from evonb.spark.mor_driver import (
     BASE_PRE,
     driver_lookup_limits,
+    key_query,
     takes_driver_path,
     write_delta_here,
 )
@@ -622,22 +623,18 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
     candidates = job.key_candidates(bases) if bases else []
     pre_id = config.precombine_id
     with_pre = pre_id is not None and pre_id not in config.primary_key_ids
-    key_fields = [target.field_by_id(i).replace(name=layout.name(i))
-                  for i in config.primary_key_ids]
-    if with_pre:
-        key_fields.append(target.field_by_id(pre_id).replace(name=BASE_PRE))
-    key_query = Schema(fields=tuple(key_fields))
+    keys_read = key_query(config, target, layout)
     fmt = log_format(table)
     if fmt == "avro" and not avro_supported(physical):
         fmt = "parquet"  # Avro cannot hold maps with non-string keys
     codec = config.property(AVRO_CODEC_PROPERTY, DEFAULT_AVRO_CODEC) or "null"
     positions = config.bool_property(POSITIONS_PROPERTY, True)
-    read = (table.stored_rows_reader(key_query) if takes_driver_path(
+    read = (table.stored_rows_reader(keys_read) if takes_driver_path(
         driver_lookup_limits(config), job.incoming_rows, candidates,
         [target.field_by_id(i).type for i in config.primary_key_ids]) else None)
     if read is not None:
         return _write_delta_in_driver(job, read, incoming, bases, candidates, target, layout,
-                                      physical, key_query, instant, fmt=fmt, codec=codec,
+                                      physical, keys_read, instant, fmt=fmt, codec=codec,
                                       positions=positions, write_options=write_options)
     if job.mode == "upsert":
         # the incoming rows of a key: the largest precombine value, on a tie the latest
@@ -655,7 +652,7 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
         if candidates:
             # The key scan also reads each base row's position and precombine value, so a log
             # record can say which base row it replaces and whether it beats it.
-            existing = job.read_stored(candidates, key_query, with_file=True,
+            existing = job.read_stored(candidates, keys_read, with_file=True,
                                        with_position=True)
             in_range = job.key_filter(layout)
             if in_range is not None:
@@ -728,7 +725,7 @@ def _touched(bases: Sequence[DataFile], written: Sequence[DataFile]) -> list[Dat
 def _write_delta_in_driver(job: WriteJob, read: Callable[[DataFile], pa.Table],
                            incoming: DataFrame, bases: Sequence[DataFile],
                            candidates: Sequence[DataFile], target: Schema, layout: Layout,
-                           physical: Schema, key_query: Schema, instant: str, *, fmt: str,
+                           physical: Schema, keys_read: Schema, instant: str, *, fmt: str,
                            codec: str, positions: bool,
                            write_options: dict[str, Any] | None
                            ) -> tuple[list[DataFile], list[DataFile]]:
@@ -742,7 +739,7 @@ def _write_delta_in_driver(job: WriteJob, read: Callable[[DataFile], pa.Table],
             job.table.root, read, incoming, job.collected, mode=job.mode, keys=[layout.name(i)
                                                        for i in config.primary_key_ids],
             precombine=layout.name(pre_id) if pre_id is not None else None,
-            key_query=key_query, physical=physical, candidates=candidates, bases=bases,
+            key_query=keys_read, physical=physical, candidates=candidates, bases=bases,
             instant=instant, fmt=fmt, codec=codec, positions=positions)
         written.extend(delta.logs)
         if job.key_lookup is not None:

@@ -70,9 +70,25 @@ DRIVER_COLLECT_BYTES = 64 * 1024 * 1024
 (their estimate is the size of the files or data they come from)."""
 READ_THREADS = 4
 """Candidate base files whose keys the driver reads at once."""
+DENSE_SPAN = 1 << 26
+DENSE_RATIO = 256
+"""A single integer key whose incoming values span at most ``DENSE_SPAN`` values and at most
+``DENSE_RATIO`` times their count is matched with one flag per value of the span (at most
+64 MiB), instead of a sorted search per stored key."""
 _IN = "__evo_in"
 BASE_PRE = "__evo_base_pre"
 """The stored precombine value's column in the key query (the name the Spark path uses)."""
+
+
+def key_query(config: Any, target: Schema, layout: Any) -> Schema:
+    """What a merge-on-read delta reads of the stored rows to find its keys: the key columns
+    of ``target`` under their physical names (``layout``) and, when the precombine column is
+    not a key, the precombine column named :data:`BASE_PRE`, by field ID."""
+    fields = [target.field_by_id(i).replace(name=layout.name(i)) for i in config.primary_key_ids]
+    pre_id = config.precombine_id
+    if pre_id is not None and pre_id not in config.primary_key_ids:
+        fields.append(target.field_by_id(pre_id).replace(name=BASE_PRE))
+    return Schema(fields=tuple(fields))
 
 
 @dataclass(frozen=True)
@@ -193,12 +209,19 @@ class _Matcher:
         self.wanted = rows.select(self.keys).append_column(
             _IN, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
         self.sorted: np.ndarray | None = None
+        self.mask: np.ndarray | None = None  # dense keys: one flag per value of their range
         if len(self.keys) == 1:
             column = _array(rows.column(self.keys[0]))
             if _numeric(column.type) and not column.null_count:
                 values = _as_int64(column)
                 self.order = np.argsort(values, kind="stable")
                 self.sorted = values[self.order]
+                if len(values):
+                    self.low, self.high = int(self.sorted[0]), int(self.sorted[-1])
+                    span = self.high - self.low + 1
+                    if span <= min(DENSE_SPAN, DENSE_RATIO * len(values)):
+                        self.mask = np.zeros(span, dtype=bool)
+                        self.mask[self.sorted - self.low] = True
 
     def match(self, stored: pa.Table) -> tuple[np.ndarray, np.ndarray]:
         """The positions of the stored rows whose key comes in, and for each the incoming
@@ -210,6 +233,10 @@ class _Matcher:
             column = _array(stored.column(self.keys[0]))
             if _numeric(column.type) and not column.null_count:
                 values = _as_int64(column)
+                if self.mask is not None:  # flags first: a look-up per stored key, no search
+                    inside = np.flatnonzero((values >= self.low) & (values <= self.high))
+                    hit = inside[self.mask[values[inside] - self.low]]
+                    return hit, self.order[np.searchsorted(self.sorted, values[hit])]
                 at = np.searchsorted(self.sorted, values)
                 at[at == len(self.sorted)] = 0
                 hit = np.flatnonzero(self.sorted[at] == values) if len(self.sorted) else (

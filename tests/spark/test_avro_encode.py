@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import itertools
 
 import fastavro
 import numpy as np
@@ -17,9 +18,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evonb.schema.schema import Schema
-from evonb.spark.avro_encode import data_blocks, encode_records, field_kinds, fits
+from evonb.spark.avro_encode import _long, data_blocks, encode_records, field_kinds, fits
 from evonb.spark.avro_fast import decode_lengths, read_columnar, read_header
-from evonb.spark.avro_log import BASE, arrow_schema, block_struct, write_blocks_here
+from evonb.spark.avro_log import (
+    BASE,
+    _encode_all,
+    _runs,
+    arrow_schema,
+    block_struct,
+    write_blocks_here,
+)
 
 AVRO = {"type": "record", "name": "r", "fields": [
     {"name": "a", "type": ["null", "long"]},
@@ -191,3 +199,45 @@ def test_log_blocks_read_back_their_rows(tmp_path, codec) -> None:
         else:
             assert decoded is None
         start += f.rows
+
+
+@settings(max_examples=100, deadline=None)
+@given(table=tables(), cuts=st.lists(st.integers(0, 60), max_size=4))
+def test_records_encoded_at_once_cut_into_groups_are_each_groups_own(table, cuts) -> None:
+    """The driver encodes the records of every file group in one call and cuts the bytes per
+    group (``_encode_all``): each group's bytes and lengths are those of encoding its rows
+    alone."""
+    encoded = _encode_all(table.combine_chunks(), AVRO, "null")
+    if table.num_rows == 0:
+        assert encoded is None  # nothing to encode: the sink's own path
+        return
+    assert encoded is not None
+    bounds = sorted({0, table.num_rows, *(c for c in cuts if c <= table.num_rows)})
+    for start, stop in itertools.pairwise(bounds):
+        data, lengths = encoded.slice(start, stop)
+        alone = encode_records(table.slice(start, stop - start).combine_chunks().to_batches()[0],
+                               field_kinds(AVRO))
+        assert alone is not None
+        assert data == alone[0]
+        assert lengths.tolist() == alone[1].tolist()
+
+
+@given(value=longs)
+def test_a_block_count_or_size_is_fastavros_long(value) -> None:
+    fh = io.BytesIO()
+    fastavro.schemaless_writer(fh, "long", value)
+    assert _long(value) == fh.getvalue()
+
+
+@given(sizes=st.lists(st.integers(1, 5), max_size=8))
+def test_groups_are_the_runs_of_their_base_file(sizes) -> None:
+    names = [f"g{i % 3}/{i}.parquet" for i in range(len(sizes))]  # neighbours differ
+    column = [name for name, size in zip(names, sizes, strict=True) for _ in range(size)]
+    expected, at = [], 0
+    for name, size in zip(names, sizes, strict=True):
+        expected.append((name, at, at + size))
+        at += size
+    assert _runs(pa.array(column, pa.string())) == expected
+    halves = pa.chunked_array([column[:len(column) // 2], column[len(column) // 2:]],
+                              pa.string())
+    assert _runs(halves) == expected
