@@ -87,10 +87,14 @@ def test_expected_cases(results):
                 "evolved_read.to_arrow_vs_pyiceberg",
                 "ddl.scale", "ddl.history", "ddl.vs_pyiceberg", "time_travel", "planning",
                 "cow_upsert",
-                "mor_compaction", "mor_read",
+                "mor_compaction", "mor_read", "mor_read.parquet",
                 "notebook_alter", "first_rows.fresh_process",
                 "iceberg_export.upsert", "iceberg_export.write", "iceberg_export.pyiceberg_read"}
     assert expected <= set(names)
+    # the merge-on-read read is judged on the default (Avro) blocks; Parquet blocks reported
+    assert names["mor_read"]["status"] in ("PASS", "MISS")
+    assert names["mor_read.parquet"]["status"] == "INFO"
+    assert any("parquet blocks" in n for n in names["mor_read.parquet"]["notes"])
     # every case records its CPU time, one per kept sample: in-process reads this process's,
     # Spark cases this process's and the local Spark JVM's (Linux: read from /proc)
     arrow = names["evolved_read.to_arrow_vs_pyiceberg"]
