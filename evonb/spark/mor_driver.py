@@ -205,13 +205,15 @@ class _Matcher:
         import numpy as np
         import pyarrow as pa
 
+        from evonb.spark.precombine_arrow import one_array
+
         self.keys = list(keys)
         self.wanted = rows.select(self.keys).append_column(
             _IN, pa.array(np.arange(rows.num_rows, dtype=np.int64)))
         self.sorted: np.ndarray | None = None
         self.mask: np.ndarray | None = None  # dense keys: one flag per value of their range
         if len(self.keys) == 1:
-            column = _array(rows.column(self.keys[0]))
+            column = one_array(rows.column(self.keys[0]))
             if _numeric(column.type) and not column.null_count:
                 values = _as_int64(column)
                 self.order = np.argsort(values, kind="stable")
@@ -229,8 +231,10 @@ class _Matcher:
         import numpy as np
         import pyarrow as pa
 
+        from evonb.spark.precombine_arrow import one_array
+
         if self.sorted is not None:
-            column = _array(stored.column(self.keys[0]))
+            column = one_array(stored.column(self.keys[0]))
             if _numeric(column.type) and not column.null_count:
                 values = _as_int64(column)
                 if self.mask is not None:  # flags first: a look-up per stored key, no search
@@ -249,12 +253,6 @@ class _Matcher:
         hits = table.join(self.wanted, keys=self.keys, join_type="inner", use_threads=False)
         return (hits.column(POS).to_numpy().astype(np.int64),
                 hits.column(_IN).to_numpy().astype(np.int64))
-
-
-def _array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    import pyarrow as pa
-
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def _numeric(t: pa.DataType) -> bool:

@@ -66,7 +66,7 @@ def ahead(a: pa.Array | pa.ChunkedArray, b: pa.Array | pa.ChunkedArray, key: Sor
           ) -> pa.Array:
     """Whether each value of ``a`` comes strictly before the one of ``b`` on ``key`` (never
     null)."""
-    a, b = _array(a), _array(b)
+    a, b = one_array(a), one_array(b)
     a_null, b_null = pc.is_null(a), pc.is_null(b)
     if key.nulls_first:
         nulls = pc.and_(a_null, pc.invert(b_null))
@@ -93,7 +93,8 @@ def beats(new: pa.Array | pa.ChunkedArray, old: pa.Array | pa.ChunkedArray,
     return pc.invert(ahead(old, new, key))
 
 
-def _array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+def one_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``values`` as one array (the chunks of a chunked array combined)."""
     return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
@@ -124,8 +125,8 @@ def resolve(keys: Mapping[str, pa.Array | pa.ChunkedArray], commit: pa.Array | p
     if n and any(pc.count_distinct(v).as_py() == n for v in keys.values()):
         # Every key has one record (the usual single block): each record is its key's
         # winner, and a delete is its key's last word.
-        return Resolved(rows=None, live=_array(pc.invert(deleted)),
-                        last_delete=_array(pc.if_else(deleted, commit, no_delete)))
+        return Resolved(rows=None, live=one_array(pc.invert(deleted)),
+                        last_delete=one_array(pc.if_else(deleted, commit, no_delete)))
     names = list(keys)
     index = {**keys, _COMMIT: commit, _ROW: pa.array(range(n), pa.int64()),
              _DELETE: pc.if_else(deleted, commit, no_delete)}
@@ -141,8 +142,8 @@ def resolve(keys: Mapping[str, pa.Array | pa.ChunkedArray], commit: pa.Array | p
                     commit=_COMMIT, sequence=_ROW)
     idx = sort(idx, rule, by=names)
     firsts = idx.filter(_first_of_each(idx, names))
-    return Resolved(rows=_array(firsts.column(_ROW)), live=_array(firsts.column(_LIVE)),
-                    last_delete=_array(firsts.column(f"{_DELETE}_max")))
+    return Resolved(rows=one_array(firsts.column(_ROW)), live=one_array(firsts.column(_LIVE)),
+                    last_delete=one_array(firsts.column(f"{_DELETE}_max")))
 
 
 def _first_of_each(table: pa.Table, names: Sequence[str]) -> pa.Array:
@@ -152,7 +153,7 @@ def _first_of_each(table: pa.Table, names: Sequence[str]) -> pa.Array:
         return pa.array([True] * n, pa.bool_())
     changed = None
     for name in names:
-        col = _array(table.column(name))
+        col = one_array(table.column(name))
         prev, cur = col.slice(0, n - 1), col.slice(1)
         diff = pc.or_(pc.fill_null(pc.not_equal(cur, prev), False),
                       pc.not_equal(pc.is_null(cur), pc.is_null(prev)))
