@@ -14,8 +14,9 @@ the same work itself with pyarrow:
 2. the key columns (and the precombine column) of each candidate base file are read by field
    ID in the file's own schema version (by the JVM-free reader of the layer above, handed
    down as :meth:`evonb.spark.table.SparkTable.stored_rows_reader`), several files at once,
-   and joined with the incoming keys (hash joins in Arrow): each match is a base file, a row
-   position and the stored precombine value;
+   and matched with the incoming keys (:class:`_Matcher`: flags over the range of dense
+   integer keys, a sorted search for other integer keys, else a hash join in Arrow): each
+   match is a base file, a row position and the stored precombine value;
 3. each match becomes a log record (does it beat the stored row? the rule of
    :func:`evonb.spark.precombine_arrow.beats`), and the records of each file group are written
    as one block by the same writer the Spark tasks use (:class:`evonb.spark.avro_log.
@@ -198,8 +199,10 @@ def _one_per_key(rows: pa.Table, keys: Sequence[str], precombine: str | None) ->
 
 
 class _Matcher:
-    """The incoming keys, ready to be looked up in one stored file after another: sorted
-    (numpy) for a single key of integers, dates or timestamps, else a hash join in Arrow."""
+    """The incoming keys, ready to be looked up in one stored file after another. A single
+    key of integers, dates or timestamps is sorted (numpy), and when its values are dense
+    (:data:`DENSE_SPAN`, :data:`DENSE_RATIO`) also flagged, one flag per value of its range;
+    other keys are looked up with a hash join in Arrow."""
 
     def __init__(self, rows: pa.Table, keys: Sequence[str]) -> None:
         import numpy as np
