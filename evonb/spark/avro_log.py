@@ -443,13 +443,22 @@ class _Encoded:
         return self.data[first:last], self.lengths[start:stop]
 
 
+def _columnar_kinds(avro: dict[str, Any], codec: str, arrow: pa.Schema
+                    ) -> list[tuple[str, int | None, int]] | None:
+    """The field kinds with which records of Arrow schema ``arrow`` are encoded from their
+    columns (:mod:`evonb.spark.avro_encode`) into blocks of ``avro`` with ``codec``; None
+    when fastavro encodes them a record at a time."""
+    kinds = field_kinds(avro) if codec in ENCODE_CODECS else None
+    return kinds if kinds is not None and fits(arrow, kinds) else None
+
+
 def _encode_all(table: pa.Table, avro: dict[str, Any], codec: str) -> _Encoded | None:
     """Every record of ``table`` encoded as Avro from its columns, when the sink would encode
     its blocks so (:func:`~evonb.spark.avro_encode.field_kinds`); else None."""
     import numpy as np
 
-    kinds = field_kinds(avro) if codec in ENCODE_CODECS else None
-    if kinds is None or not fits(table.schema, kinds):
+    kinds = _columnar_kinds(avro, codec, table.schema)
+    if kinds is None:
         return None
     batches = table.to_batches()
     if len(batches) != 1:  # combined: one batch, or none for an empty table
@@ -518,8 +527,7 @@ class _BlockSink:
             self.convert = _writer(self.struct, self.avro)
             # Blocks of primitive fields are encoded from the Arrow columns at once
             # (evonb.spark.avro_encode: the same bytes, without a Python call per record).
-            kinds = field_kinds(self.avro) if self.codec in ENCODE_CODECS else None
-            self.kinds = kinds if kinds is not None and fits(self.arrow, kinds) else None
+            self.kinds = _columnar_kinds(self.avro, self.codec, self.arrow)
             self.encoded = []
         else:
             fields = [f.with_metadata({b"PARQUET:field_id": str(i).encode()})
