@@ -7,10 +7,10 @@ primitive (``boolean``, ``int``, ``long``, ``float``, ``double``, ``string``, ``
 the ``date`` and timestamp logical types), each alone or in a union with ``null``, are encoded
 here from Arrow columns instead, a field of every record at once: union branches, zig-zag
 varints, little-endian floats, and length-prefixed strings copied straight from Arrow
-buffers, then interleaved record by record. The bytes are Avro's binary encoding, the same
-fastavro writes (the tests compare whole files byte for byte), cut into data blocks where
-fastavro would cut them. Anything else (nested types, decimals, other codecs) returns ``None``
-and the caller encodes with fastavro.
+buffers, then joined record by record by Arrow (``binary_join_element_wise``). The bytes are
+Avro's binary encoding, the same fastavro writes (the tests compare whole files byte for
+byte), cut into data blocks where fastavro would cut them. Anything else (nested types,
+decimals, other codecs) returns ``None`` and the caller encodes with fastavro.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def field_kinds(avro: dict[str, Any]) -> list[tuple[str, int | None, int]] | Non
 
 
 def _varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Zig-zag varints of int64 ``values``: (a row of 10 bytes per value, bytes used)."""
+    """Zig-zag varints of int64 ``values``: (a row per value, as wide as the longest varint,
+    and the bytes each value uses)."""
     import numpy as np
 
     zz = (values.astype(np.int64) << np.int64(1)) ^ (values.astype(np.int64) >> np.int64(63))
@@ -63,58 +64,97 @@ def _varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     while rest.any():
         used += rest != 0
         rest >>= np.uint64(7)
-    shifts = np.arange(10, dtype=np.uint64) * np.uint64(7)
+    width = int(used.max()) if len(used) else 1
+    shifts = np.arange(width, dtype=np.uint64) * np.uint64(7)
     groups = ((zz[:, None] >> shifts) & np.uint64(0x7F)).astype(np.uint8)
-    more = np.arange(10)[None, :] < (used[:, None] - 1)
+    more = np.arange(width)[None, :] < (used[:, None] - 1)
     return groups | (more.astype(np.uint8) << np.uint8(7)), used
 
 
 class _Parts:
-    """The encoded pieces of every record, in order: each piece a byte length per record and
-    the pieces' bytes one after another (records in order)."""
+    """The encoded pieces of every record, in order, joined record by record at the end by
+    Arrow (``binary_join_element_wise``). Pieces of one width in every record (union tags,
+    numbers of every row, varints all of one length) are kept as rows of bytes and laid side
+    by side until a piece of varying width comes; each piece then becomes a binary array of
+    a value per record."""
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.pieces: list[tuple[np.ndarray, np.ndarray]] = []
+        self.pieces: list[pa.Array] = []
+        self.rows: list[np.ndarray] = []  # fixed-width pieces not joined yet: n x width bytes
+
+    def _binary(self, offsets: np.ndarray, data: np.ndarray) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        self.pieces.append(pa.LargeBinaryArray.from_buffers(
+            pa.large_binary(), self.n,
+            [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data, np.uint8))]))
+
+    def _flush(self) -> None:
+        import numpy as np
+
+        if self.rows:
+            rows = self.rows[0] if len(self.rows) == 1 else np.hstack(self.rows)
+            self.rows = []
+            self._binary(np.arange(self.n + 1, dtype=np.int64) * rows.shape[1],
+                         rows.reshape(-1))
 
     def add(self, lengths: np.ndarray, data: np.ndarray) -> None:
-        self.pieces.append((lengths, data))
+        """A piece of ``lengths`` bytes per record, ``data`` their bytes in record order."""
+        import numpy as np
+
+        self._flush()
+        offsets = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        self._binary(offsets, data)
 
     def fixed(self, width_bytes: np.ndarray, valid: np.ndarray) -> None:
         """A piece of ``width_bytes`` (a row per record) where ``valid``, nothing elsewhere."""
         import numpy as np
 
-        width = width_bytes.shape[1]
-        self.add(np.where(valid, width, 0), width_bytes[valid].reshape(-1))
+        if valid.all():
+            self.rows.append(np.ascontiguousarray(width_bytes, dtype=np.uint8))
+        else:
+            width = width_bytes.shape[1]
+            self.add(np.where(valid, width, 0), width_bytes[valid].reshape(-1))
 
     def varints(self, values: np.ndarray, valid: np.ndarray) -> None:
+        """The zig-zag varints of ``values`` where ``valid``, nothing elsewhere."""
         import numpy as np
 
-        rows, used = _varints(values[valid])
-        lengths = np.zeros(self.n, dtype=np.int64)
-        lengths[valid] = used
-        keep = np.arange(10)[None, :] < used[:, None]
-        self.add(lengths, rows[keep])
+        every = bool(valid.all())
+        rows, used = _varints(values if every else values[valid])
+        width = rows.shape[1]
+        same = bool((used == width).all())
+        if every and same:
+            self.rows.append(rows)
+            return
+        if every:
+            lengths = used
+        else:
+            lengths = np.zeros(self.n, dtype=np.int64)
+            lengths[valid] = used
+        data = rows.reshape(-1) if same else rows[np.arange(width)[None, :] < used[:, None]]
+        self.add(lengths, data)
 
     def records(self) -> tuple[bytes, np.ndarray]:
         """The records' bytes, one after another, and each record's length."""
         import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-        lengths = np.zeros(self.n, dtype=np.int64)
-        for piece, _ in self.pieces:
-            lengths += piece
-        ends = np.cumsum(lengths)
-        out = np.zeros(int(ends[-1]) if self.n else 0, dtype=np.uint8)
-        at = ends - lengths  # where each record's next piece goes
-        for piece, data in self.pieces:
-            total = len(data)
-            if total:
-                starts = np.zeros(self.n + 1, dtype=np.int64)
-                np.cumsum(piece, out=starts[1:])
-                index = np.repeat(at - starts[:-1], piece) + np.arange(total)
-                out[index] = data
-            at = at + piece
-        return out.tobytes(), lengths
+        self._flush()
+        if not self.pieces:
+            return b"", np.zeros(self.n, dtype=np.int64)
+        joined = (self.pieces[0] if len(self.pieces) == 1 else
+                  pc.binary_join_element_wise(*self.pieces, pa.scalar(b"", pa.large_binary())))
+        offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64,
+                                count=joined.offset + self.n + 1)[joined.offset:]
+        data = joined.buffers()[2]
+        body = (memoryview(data)[int(offsets[0]):int(offsets[-1])].tobytes()
+                if data is not None else b"")
+        return body, np.diff(offsets)
 
 
 def _fits(t: pa.DataType, kind: str) -> bool:
@@ -157,8 +197,8 @@ def encode_records(batch: pa.RecordBatch, kinds: list[tuple[str, int | None, int
         valid = (np.ones(n, dtype=bool) if column.null_count == 0
                  else column.is_valid().to_numpy(zero_copy_only=False))
         if null_tag is not None:
-            parts.add(np.ones(n, dtype=np.int64),
-                      np.where(valid, value_tag, null_tag).astype(np.uint8))
+            parts.fixed(np.where(valid, value_tag, null_tag).astype(np.uint8).reshape(n, 1),
+                        np.ones(n, dtype=bool))
         elif not valid.all():
             return None  # a null where the schema has no null branch
         t = column.type

@@ -41,13 +41,24 @@ _GROWS_ROWS = frozenset({
 values than their input): writes of plans holding one are not coalesced."""
 
 
-def estimated_bytes(df: DataFrame) -> int | None:
+_LIMITS = frozenset({"GlobalLimit", "LocalLimit"})
+
+
+def estimated_bytes(df: DataFrame, *, below_limit: bool = False) -> int | None:
     """Spark's size estimate of ``df``'s optimized plan (the files' size for data read from
     files, the in-memory size for generated or local data), or None when Spark has none or
-    it may undercount (a plan that can multiply rows, see :data:`_GROWS_ROWS`)."""
+    it may undercount (a plan that can multiply rows, see :data:`_GROWS_ROWS`).
+
+    ``below_limit``: the estimate of what the limits at the top of ``df``'s plan take their
+    rows from (Spark estimates a limit as its row count times a guessed row size). Asking
+    ``df.limit(n)`` itself, rather than the frame it limits, lets an action on it reuse the
+    plan optimized here."""
     try:
         plan = df._jdf.queryExecution().optimizedPlan()
-        size = int(str(plan.stats().sizeInBytes()))
+        top = plan
+        while below_limit and top.nodeName() in _LIMITS and top.children().size() == 1:
+            top = top.children().apply(0)
+        size = int(str(top.stats().sizeInBytes()))
         todo = [plan]
         while todo:
             node = todo.pop()

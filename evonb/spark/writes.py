@@ -279,10 +279,12 @@ class WriteJob:
         limits = driver_lookup_limits(self.config)
         if limits.incoming_rows <= 0 or limits.stored_rows <= 0:
             return False
-        size = estimated_bytes(self.df)
+        # One plan, optimized once, for the estimate and the collect.
+        limited = shaped.limit(limits.incoming_rows + 1)
+        size = estimated_bytes(limited, below_limit=True)
         if size is None or size > DRIVER_COLLECT_BYTES:
             return False
-        rows = shaped.limit(limits.incoming_rows + 1).toArrow()
+        rows = limited.toArrow()
         if rows.num_rows > limits.incoming_rows:
             return False
         key_ids = set(self.config.primary_key_ids)

@@ -4,10 +4,12 @@ make, or that may undercount, leave the write as Spark plans it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import evonb
-from evonb.spark.writer import TARGET_FILE_PROPERTY, estimated_files
+from evonb.spark.writer import TARGET_FILE_PROPERTY, estimated_bytes, estimated_files
 from tests.stored_config import with_stored_properties
 
 
@@ -90,3 +92,20 @@ def test_a_bad_target_is_a_clear_error(spark, warehouse):
         t.write(spark.range(3))
     assert t.snapshot().files == ()
     assert t.timeline.last_completed().action != "commit"
+
+
+def test_the_estimate_below_a_limit_is_the_limited_frames(spark, tmp_path):
+    """The driver path collects ``df.limit(n)`` and judges it by the size of what is limited,
+    asked of the limit's own plan (optimized once for both): Spark's estimate of the limit
+    itself is its row count times a guessed row size."""
+    path = str(tmp_path / "p")
+    spark.range(5000).selectExpr("id", "sha2(cast(id as string), 256) as s").write.parquet(path)
+    df = spark.read.parquet(path)
+    whole = estimated_bytes(df)
+    assert whole == sum(f.stat().st_size for f in Path(path).glob("*.parquet"))  # the files
+    limited = df.limit(10)
+    assert estimated_bytes(limited, below_limit=True) == whole
+    assert estimated_bytes(limited) < whole  # 10 rows of a guessed size
+    assert estimated_bytes(df.limit(10).limit(20), below_limit=True) == whole
+    exploded = df.selectExpr("explode(array(id, id)) as id").limit(10)
+    assert estimated_bytes(exploded, below_limit=True) is None  # can multiply rows
