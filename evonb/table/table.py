@@ -754,7 +754,8 @@ class BaseTable:
             txn.complete(CommitMetadata.of(
                 "alter", new.version_id, base_version=base.version_id,
                 changes=[c.to_dict() for c in changes.changes], **({"ddl": ddl} if ddl else {})))
-        return diff(base, new, moved=update.moved_ids)
+        # The changes found above: ``new`` is ``proposed`` under the commit's version id.
+        return dataclasses.replace(changes, after=new)
 
     def _rebase_ddl(self, ddl: str | None, base: Schema, latest: Schema, changes: SchemaDiff
                     ) -> tuple[Schema, Schema, SchemaDiff]:
