@@ -29,7 +29,9 @@ blocks and the latest schema: rewriting them would change nothing. Nothing left:
 Files: about the target size each (at least one per core when there is at least 1 MiB per
 core, so full scans read in parallel); within each, rows sorted ascending, nulls first. Target
 size: ``target_file_bytes``, else table property ``evonb.clustering.target.file.bytes``,
-else ``evonb.compaction.target.file.bytes``, else 128 MiB. Sort order: ``by``, else the table's
+else ``evonb.compaction.target.file.bytes``, else 128 MiB. Sort order: ``by`` (primitive
+columns, top-level or members of structs as ``s.member``, sorted by their path of physical
+names; nothing inside an array or a map), else the table's
 property ``evonb.clustering.sort.ids`` (field IDs, so a sort column renamed later keeps
 working; a sort column dropped since leaves the order; a z-order is kept as ``zorder:<ids>``).
 ``by`` (or ``order``) saves the order in that property after the clustering commits.
@@ -51,7 +53,9 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import unquote
 
 from evonb.errors import ColumnNotFoundError, InvalidArgumentError
+from evonb.schema.schema import ROOT_ID, Schema
 from evonb.schema.spark_convert import type_to_spark
+from evonb.schema.types import StructType
 from evonb.services.compaction import (
     TARGET_SIZE_PROPERTY,
     data_commits_since,
@@ -67,7 +71,7 @@ from evonb.table.conflicts import check_service
 from evonb.table.fsutil import remove_data_files
 from evonb.table.history import Commit
 from evonb.table.key_stats import key_columns
-from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.transaction import Transaction
 
@@ -159,6 +163,17 @@ def sort_ids(table: SparkTable, by: str | Sequence[str] | None) -> tuple[int, ..
             raise ColumnNotFoundError(name, schema.paths(),
                                       context="in the clustering sort order") from exc
         ftype = schema.field_by_id(fid).type
+        parent = schema.parent_of(fid)
+        while parent != ROOT_ID:
+            if not isinstance(schema.field_by_id(parent).type, StructType):
+                raise InvalidArgumentError(
+                    f"Cannot cluster by {name!r}: it is inside the "
+                    f"{schema.field_by_id(parent).type} column {schema.path_of(parent)!r}, "
+                    "and a row holds any number of such values",
+                    name="by", value=name,
+                    hint="sort by a top-level column or by a member of structs only "
+                         "('s.member')")
+            parent = schema.parent_of(parent)
         if not ftype.is_primitive:
             raise InvalidArgumentError(
                 f"Cannot cluster by {name!r}: it is a {ftype} column, and only columns of a "
@@ -299,19 +314,30 @@ def zorder_bits(columns: int) -> int:
     return max(1, min(ZORDER_MAX_BITS, 62 // max(1, columns)))
 
 
-def _boundaries(df: DataFrame, names: Sequence[str], rows: int, bits: int) -> list[list[Any]]:
-    """Per column: up to ``2**bits - 1`` increasing values splitting a sample of its non-null
-    (and non-NaN) values into buckets of about equal counts."""
+def sort_column(schema: Schema, layout: Layout, field_id: int) -> Column:
+    """The column of field ``field_id`` in rows of ``schema``'s physical names (``layout``):
+    a top-level column, or a struct member by its path of physical names."""
     from pyspark.sql import functions as F
 
-    sample = df.select(*[F.col(f"`{n}`") for n in names])
+    chain = [field_id]
+    while (parent := schema.parent_of(chain[-1])) != ROOT_ID:
+        chain.append(parent)
+    return F.col(".".join("`" + layout.name(i).replace("`", "``") + "`"
+                          for i in reversed(chain)))
+
+
+def _boundaries(df: DataFrame, columns: Sequence[Column], rows: int, bits: int
+                ) -> list[list[Any]]:
+    """Per column: up to ``2**bits - 1`` increasing values splitting a sample of its non-null
+    (and non-NaN) values into buckets of about equal counts."""
+    sample = df.select(*columns)
     fraction = ZORDER_SAMPLE_ROWS / max(1, rows)
     if fraction < 1:
         sample = sample.sample(fraction=fraction, seed=0)
     collected = sample.collect()
     buckets = 1 << bits
     out: list[list[Any]] = []
-    for i in range(len(names)):
+    for i in range(len(columns)):
         values = sorted(v for row in collected if (v := row[i]) is not None and v == v)
         cuts: list[Any] = []
         for k in range(1, buckets) if values else ():
@@ -333,19 +359,19 @@ def _rank(col: Column, cuts: Sequence[Any], dtype: Any, lo: int, hi: int) -> Col
         .otherwise(_rank(col, cuts, dtype, mid + 1, hi))
 
 
-def zvalue(df: DataFrame, names: Sequence[str], rows: int) -> Column:
-    """The z-value of each row of ``df`` over the columns ``names`` (a Spark expression, a
-    long): every column's rank bucket (nulls first, in bucket 0), their bits interleaved, the
-    first column's bit most significant in each group. Places the buckets' boundaries from a
-    sample of about :data:`ZORDER_SAMPLE_ROWS` rows of ``df`` (``rows``: its size)."""
+def zvalue(df: DataFrame, columns: Sequence[Column], rows: int) -> Column:
+    """The z-value of each row of ``df`` over ``columns`` (a Spark expression, a long): every
+    column's rank bucket (nulls first, in bucket 0), their bits interleaved, the first
+    column's bit most significant in each group. Places the buckets' boundaries from a sample
+    of about :data:`ZORDER_SAMPLE_ROWS` rows of ``df`` (``rows``: its size)."""
     from pyspark.sql import functions as F
 
-    bits = zorder_bits(len(names))
-    types = {f.name: f.dataType for f in df.schema.fields}
+    bits = zorder_bits(len(columns))
+    types = [f.dataType for f in df.select(*columns).schema.fields]
     ranks = []
-    for name, cuts in zip(names, _boundaries(df, names, rows, bits), strict=True):
-        col = F.col(f"`{name}`")
-        rank = _rank(col, cuts, types[name], 0, len(cuts))
+    for col, dtype, cuts in zip(columns, types, _boundaries(df, columns, rows, bits),
+                                strict=True):
+        rank = _rank(col, cuts, dtype, 0, len(cuts))
         ranks.append(F.when(col.isNull(), F.lit(0)).otherwise(rank).cast("long"))
     k = len(ranks)
     z: Column = F.lit(0).cast("long")
@@ -402,14 +428,14 @@ def cluster(table: SparkTable, *, by: str | Sequence[str] | None = None,
         df = read_snapshot(table, part, out_query, meta=True)
         df = df.select(*[F.col(f"`{f.name}`").alias(f.name, metadata={"parquet.field.id": f.id})
                          for f in out_query.fields], F.col(META_COMMIT_TIME))
+        sorted_by = [sort_column(latest, layout, i) for i in sort.ids]
         if sort.zorder:
             rows = sum(f.rows for f in (*part.files, *part.logs))
-            df = df.withColumn(_Z_COLUMN, zvalue(df, [layout.name(i) for i in sort.ids], rows))
+            df = df.withColumn(_Z_COLUMN, zvalue(df, sorted_by, rows))
             keys = [F.col(f"`{c}`") for c in (*partition_cols, _Z_COLUMN)]
             df = (df.repartitionByRange(n_files, *keys).sortWithinPartitions(*keys)
                   .drop(_Z_COLUMN))
-        elif keys := [F.col(f"`{c}`") for c in (*partition_cols,
-                                                *(layout.name(i) for i in sort.ids))]:
+        elif keys := [*(F.col(f"`{c}`") for c in partition_cols), *sorted_by]:
             df = df.repartitionByRange(n_files, *keys).sortWithinPartitions(*keys)
         else:
             df = df.repartition(n_files)
@@ -485,6 +511,7 @@ __all__ = [
     "describe_order",
     "matching_partitions",
     "plan",
+    "sort_column",
     "sort_ids",
     "sort_order",
     "stored_order",

@@ -605,7 +605,8 @@ class TableMachine(RuleBasedStateMachine):
 
     def values_kept(self, ids: set[int]) -> bool:
         """Whether no commit since the last schema version holding ``ids`` rewrote a file (a
-        copy-on-write upsert or delete, compaction): a rewritten file drops dropped fields."""
+        copy-on-write upsert or delete, compaction, clustering): a rewritten file drops
+        dropped fields."""
         store = self.table.schema_store
         commits = self.table.timeline.completed()
         holding = [set(store.load(c.schema_version).field_ids())
@@ -613,7 +614,7 @@ class TableMachine(RuleBasedStateMachine):
         last = min(max((i for i, held in enumerate(holding) if fid in held), default=-1)
                    for fid in ids)
         cow = self.flavour is not None and self.flavour.table_type == "cow"
-        return not any(c.operation in ("compact", "rewrite")
+        return not any(c.operation in ("compact", "rewrite", "cluster")
                        or (cow and c.operation in ("upsert", "delete"))
                        for c in commits[last + 1:])
 
@@ -639,6 +640,35 @@ class TableMachine(RuleBasedStateMachine):
             # Every log block is merged now: the base files alone hold the snapshot.
             df = self.table.read(query="read_optimized")
             same(rows_of(df), self.model.read(), "latest snapshot")
+
+    def sortable(self) -> list[str]:
+        """The columns a clustering can sort by: top-level primitive columns and primitive
+        members of top-level structs (dotted)."""
+        out = []
+        for f in self.model.columns.fields:
+            if isinstance(f.type, str):
+                out.append(f.name)
+            elif isinstance(f.type, MStruct):
+                out.extend(f"{f.name}.{m.name}" for m in f.type.fields if isinstance(m.type, str))
+        return out
+
+    @rule(pick=picks, how=st.integers(min_value=0, max_value=3))
+    def cluster(self, pick: int, how: int) -> None:
+        """A clustering (one replacecommit, or none when nothing needs it): by the table's
+        stored order (``how`` 0), one column (1), two columns sorted (2) or z-ordered (3),
+        with a small target so that groups are split too; the rows stay the model's."""
+        rng = random.Random(pick)
+        names = self.sortable()
+        by: list[str] | None = None
+        if how == 1 or (how > 1 and len(names) < 2):
+            by = [rng.choice(names)]
+        elif how > 1:
+            by = rng.sample(names, 2)
+        order = "zorder" if how == 3 and by is not None and len(by) == 2 else None
+        self.table.cluster(by=by, order=order,
+                           target_file_bytes=rng.choice([1024, 64 * 1024 * 1024]))
+        self.record()
+        self.check(f"cluster by {by} ({order or 'linear'})")
 
     @rule(keep=st.integers(min_value=1, max_value=4))
     def clean(self, keep: int) -> None:

@@ -4,6 +4,7 @@ stored sort order (by field ID) and inline clustering."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pyarrow.parquet as pq
@@ -135,6 +136,68 @@ def test_mistakes_name_the_thing_and_leave_the_table_unchanged(spark, tmp_path):
             t.cluster(target_file_bytes=bad)
     with pytest.raises(InvalidArgumentError, match="not partitioned"):
         t.cluster(where="ts > 1")
+    assert len(t.history()) == n and SORT_PROPERTY not in t.properties
+
+
+NESTED = "id bigint not null, s struct<y: bigint, q: struct<z: string>>, ts bigint"
+NESTED_SPARK = "id long, s struct<y: long, q: struct<z: string>>, ts long"
+
+
+def _nested_rows(t):
+    """Spark's and the JVM-free reader's rows, structs as dicts, both the same."""
+    spark_rows = sorted(repr(r.asDict(recursive=True)) for r in t.read().collect())
+    arrow_rows = sorted(repr(r) for r in t.to_arrow().to_pylist())
+    assert spark_rows == arrow_rows
+    return spark_rows
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_cluster_by_struct_members_renamed_later(spark, tmp_path, table_type):
+    """A struct member sorts the files (at any depth of structs), by its path of physical
+    names; renamed later (member and struct), the stored order keeps sorting by it."""
+    t = evonb.create_table(tmp_path / table_type, NESTED, primary_key="id", precombine="ts",
+                           table_type=table_type)
+    for b in range(3):
+        t.write(spark.createDataFrame(
+            [(b * 10 + i, ((b * 7 + i * 13) % 50, (f"z{(i * 5 + b) % 7}",)), 1)
+             for i in range(4)], NESTED_SPARK))
+    t.write(spark.createDataFrame([(0, (99, ("up",)), 2)], NESTED_SPARK), "upsert")
+    before = _nested_rows(t)
+    assert t.cluster(by="s.y", target_file_bytes=1) is not None
+    assert _nested_rows(t) == before
+    y_id = t.schema.find_id("s.y")
+    assert t.properties[SORT_PROPERTY] == str(y_id)
+    _, layout = t.version(t.schema.version_id)
+    s_name, y_name = layout.name(t.schema.find_id("s")), layout.name(y_id)
+    lows_highs = []
+    for f in t.snapshot().files:  # each file sorted by s.y, the files' ranges apart
+        ys = [r[y_name] for r in _file_column(t, f.path, s_name)]
+        assert ys == sorted(ys)
+        lows_highs.append((ys[0], ys[-1]))
+    lows_highs.sort()
+    assert len(lows_highs) > 1
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(lows_highs))  # ranges apart
+    t.alter("ALTER TABLE t RENAME COLUMN s.y TO why; ALTER TABLE t RENAME COLUMN s TO st")
+    t.write(spark.createDataFrame([(100, (3, ("new",)), 1), (101, (1, ("n2",)), 1)],
+                                  "id long, st struct<why: long, q: struct<z: string>>, "
+                                  "ts long"))
+    after = _nested_rows(t)
+    assert t.cluster() is not None  # the stored order: the renamed member, by ID
+    assert t.history()[-1].metadata["sort_columns"] == ["st.why"]
+    assert _nested_rows(t) == after
+    assert t.cluster(by=["st.q.z", "id"], order="zorder") is not None
+    assert _nested_rows(t) == after
+
+
+def test_members_of_arrays_and_maps_are_refused(spark, tmp_path):
+    t = evonb.create_table(tmp_path / "n", "id bigint not null, xs array<struct<k: int>>, "
+                           "m map<string, struct<k: int>>, s struct<k: int>", primary_key="id")
+    n = len(t.history())
+    for bad, inside in (("xs.element.k", "'xs'"), ("m.value.k", "'m'")):
+        with pytest.raises(InvalidArgumentError, match=f"inside the .* column {inside}"):
+            t.cluster(by=bad)
+    with pytest.raises(InvalidArgumentError, match="'s'"):
+        t.cluster(by="s")  # a struct itself is not sortable
     assert len(t.history()) == n and SORT_PROPERTY not in t.properties
 
 
