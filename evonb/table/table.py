@@ -221,21 +221,29 @@ def _make_root(root: Path) -> None:
 
 
 def check_key_columns(schema: Schema, config: TableConfig) -> None:
-    for fid in (*config.primary_key_ids, *config.partition_ids):
+    """Record key, partition and precombine columns must be top-level columns of a primitive
+    type (every write, merge and read of the key finds them by their top-level name)."""
+    roles = [*(("record key", i) for i in config.primary_key_ids),
+             *(("partition", i) for i in config.partition_ids),
+             *((("precombine", config.precombine_id),) if config.precombine_id is not None
+               else ())]
+    for role, fid in roles:
         f = schema.field_by_id(fid)
-        if schema.parent_of(fid) != -1 or f.type.is_nested:
+        path = schema.path_of(fid)
+        parent = schema.parent_of(fid)
+        if parent != -1:
             raise SchemaEvolutionError(
-                f"Key and partition columns must be top-level primitive columns: {f.name!r} "
-                f"is {f.type}",
-                path=f.name, field_id=fid,
-            )
-    if config.precombine_id is not None:
-        f = schema.field_by_id(config.precombine_id)
+                f"The {role} column must be a top-level column: {path!r} is inside "
+                f"{schema.path_of(parent)!r}",
+                path=path, field_id=fid,
+                hint=f"choose a top-level column as the {role} column, or add one that holds "
+                     f"the value (e.g. `{f.name}` beside `{schema.path_of(parent)}`)")
         if f.type.is_nested:
             raise SchemaEvolutionError(
-                f"The precombine column must be primitive: {f.name!r} is {f.type}",
-                path=f.name, field_id=f.id,
-            )
+                f"The {role} column must be of a primitive type: {path!r} is {f.type}",
+                path=path, field_id=fid,
+                hint=f"choose a column of a number, string, date or timestamp type as the "
+                     f"{role} column")
 
 
 def open_table(path: str | Path, *, make: TableMaker | None = None) -> BaseTable:

@@ -154,6 +154,23 @@ def test_create_and_open_errors(warehouse, people):
     assert not (warehouse / "bad" / ".evo" / "table.json").exists()
 
 
+@pytest.mark.parametrize(("given", "message"), [
+    ({"primary_key": "s.x"}, r"record key column must be a top-level column: 's\.x' is inside 's'"),
+    ({"primary_key": "id", "partition_by": "s.x"}, r"partition column .* 's\.x' is inside 's'"),
+    # a nested precombine column was accepted, then every upsert failed in Spark or pyarrow
+    ({"primary_key": "id", "precombine": "s.x"}, r"precombine column .* 's\.x' is inside 's'"),
+    ({"primary_key": "id", "precombine": "s"}, r"precombine column must be of a primitive type"),
+    ({"primary_key": "xs"}, r"record key column must be of a primitive type: 'xs' is array"),
+])
+def test_key_partition_and_precombine_columns_are_top_level_primitives(warehouse, given,
+                                                                        message):
+    with pytest.raises(SchemaEvolutionError, match=message) as found:
+        evonb.create_table(warehouse / "k", "id bigint not null, s struct<x: bigint>, "
+                           "xs array<int>", **given)
+    assert found.value.hint and "column" in found.value.hint
+    assert not (warehouse / "k").exists()  # refused before anything is made
+
+
 def test_create_from_spark_schema_and_schema_object(spark, warehouse):
     df = spark.createDataFrame([(1, "a")], "id int, s string")
     t = evonb.create_table(warehouse / "fromspark", df.schema)
