@@ -555,7 +555,10 @@ class BaseTable:
     def alter(self, ddl: str) -> SchemaDiff:
         """Run ``ALTER TABLE`` statements (one new schema version); returns the diff.
 
-        No data file is touched. ``SET NOT NULL`` is checked against the data first.
+        The statements change this table whatever table name they give (``ALTER TABLE t
+        ...`` is the usual placeholder; ``%evo alter`` and the command line look the name up
+        instead); statements naming two different tables are refused. No data file is
+        touched. ``SET NOT NULL`` is checked against the data first.
         ``SET TBLPROPERTIES`` / ``UNSET TBLPROPERTIES`` statements change table properties
         (:meth:`set_properties`): they are checked before anything is committed and saved
         after the schema change.

@@ -59,12 +59,21 @@ def test_alter_touches_no_data_file(people):
     ("ALTER TABLE people ADD COLUMN ok int; ALTER TABLE people ADD COLUMN bad intt",
      DDLSyntaxError),
     ("ALTER TABLE people RENAME COLUMN age TO", DDLSyntaxError),
+    # the name is a placeholder here, but two names are a mistake
+    ("ALTER TABLE people ADD COLUMN x int; ALTER TABLE orders DROP COLUMN city",
+     SchemaEvolutionError),
 ])
 def test_rejected_ddl_changes_nothing(people, ddl, error):
     before = _fingerprint(people.root)
     with pytest.raises(error):
         people.alter(ddl)
     assert _fingerprint(people.root) == before
+
+
+def test_one_table_named_two_ways_is_one_table(people):
+    change = people.alter("ALTER TABLE people ADD COLUMN x int; "
+                          "ALTER TABLE `people` ADD COLUMN y int")
+    assert [c.kind for c in change.changes] == ["added", "added"]
 
 
 def test_errors_name_the_column_and_suggest(people):
