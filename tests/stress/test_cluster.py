@@ -29,10 +29,15 @@ from tests.stress.workers import read_log
 pytestmark = [pytest.mark.stress, SIGKILL_AND_CLUSTER]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports: bound all at once, so none is handed out twice (a worker's
+    UI once took the port just chosen for the master, which then moved to the next port while
+    the workers looked for it at the first)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
 
 
 def alive_workers(ui_port: int) -> int:
@@ -59,7 +64,6 @@ def test_write_evolve_read_on_a_standalone_cluster(tmp_path: Path) -> None:
 
     spark_home = Path(pyspark.__file__).parent
     spark_class = str(spark_home / "bin" / "spark-class")
-    port, ui = free_port(), free_port()
     env = child_env(SPARK_HOME=str(spark_home), SPARK_LOCAL_IP="127.0.0.1")
     daemons: list[subprocess.Popen] = []
 
@@ -68,19 +72,33 @@ def test_write_evolve_read_on_a_standalone_cluster(tmp_path: Path) -> None:
         daemons.append(subprocess.Popen([spark_class, *args], env=env, stdout=out,
                                         stderr=subprocess.STDOUT, start_new_session=True))
 
-    master = f"spark://127.0.0.1:{port}"
-    try:
+    def start() -> str | None:
+        """Start a master and two workers; the master's URL once both workers registered,
+        or None when another process took the master's port first (all stopped then)."""
+        port, ui, *worker_uis = free_ports(4)
+        master = f"spark://127.0.0.1:{port}"
         daemon("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                "--port", str(port), "--webui-port", str(ui))
-        for i in range(2):
+        for i, worker_ui in enumerate(worker_uis):
             daemon(f"worker{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                   "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
+                   "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui),
                    "--work-dir", str(tmp_path / f"work{i}"), master)
         deadline = time.monotonic() + 180
         while alive_workers(ui) < 2:
-            assert time.monotonic() < deadline, (tmp_path / "master.out").read_text()[-3000:]
+            said = (tmp_path / "master.out").read_text()
+            if any(f"could not bind on port {p}" in said for p in (port, ui)):
+                for proc in reversed(daemons):
+                    stop(proc)
+                daemons.clear()
+                return None
+            assert time.monotonic() < deadline, said[-3000:]
             assert all(d.poll() is None for d in daemons), "a daemon died"
             time.sleep(0.5)
+        return master
+
+    try:
+        master = next((m for m in (start() for _ in range(3)) if m is not None), None)
+        assert master is not None, "the master's port was taken three times"
 
         log = tmp_path / "cluster.log"
         args = {"master": master, "table": str(tmp_path / "t"), "log": str(log),
