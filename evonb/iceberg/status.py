@@ -29,6 +29,7 @@ from evonb.iceberg.sync import (
     METADATA_DIR,
     Plan,
     Versions,
+    iceberg_location,
     plan_publication,
     published_metadata,
 )
@@ -86,7 +87,8 @@ def iceberg_status(table: BaseTable | str | os.PathLike[str]) -> IcebergStatus:
     latest = last.instant if last else None
     previous = published_metadata(t.root / METADATA_DIR)
     version = previous[0] if previous else None
-    meta_file = str(t.root / METADATA_DIR / f"v{version}.metadata.json") if previous else None
+    meta_file = (iceberg_location(t.root / METADATA_DIR / f"v{version}.metadata.json")
+                 if previous else None)
     body = previous[1] if previous else {}
     current_snap = body.get("current-snapshot-id")
     shown = next((s.get("summary", {}).get("evonb.instant") for s in body.get("snapshots", [])

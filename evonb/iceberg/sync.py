@@ -57,7 +57,8 @@ from evonb.iceberg.schema import (
 from evonb.schema.paths import walk
 from evonb.schema.schema import Schema
 from evonb.table.data_file import DataFile
-from evonb.table.fileio import file_io
+from evonb.table.fileio import file_io, object_store
+from evonb.table.fsutil import location_uri, table_path
 from evonb.table.instants import parse_instant
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.read_plan import physical_struct
@@ -98,11 +99,19 @@ def _millis(instant: str) -> int:
     return int(parse_instant(instant).timestamp() * 1000)
 
 
+def iceberg_location(path: Path) -> str:
+    """A path as Iceberg metadata names it: the local path, ``s3://bucket/key`` in S3-compatible
+    storage, or ``abfss://container@account.dfs.core.windows.net/path`` in Azure storage (the
+    URI Iceberg's engines and pyiceberg open; evonb's internal ``s3:/...`` and ``az:/...``
+    spellings name nothing outside evonb)."""
+    return location_uri(path, spark=object_store(path) == "az")
+
+
 class _Output:
     """A pyiceberg ``OutputFile`` that buffers and writes through evonb's ``file_io()``."""
 
     def __init__(self, target: Path, *, hold: bool = False) -> None:
-        self.location = str(target)
+        self.location = iceberg_location(target)
         self._target = target
         self._data = b""
         self._hold = hold  # keep the bytes only; the caller writes them
@@ -499,7 +508,7 @@ def _manifest_files(w: _Writing, snap: _Published) -> list[Any]:
                 seq = w.sequences[added_by]
                 stats, values = _facts(w, path, f)
                 data_file = IceDataFile.from_args(
-                    content=DataFileContent.DATA, file_path=str(w.table.root / path),
+                    content=DataFileContent.DATA, file_path=iceberg_location(w.table.root / path),
                     file_format=FileFormat.PARQUET, partition=Record(*(values or ())),
                     record_count=f.rows, **stats, file_size_in_bytes=f.bytes)
                 data_file.spec_id = spec_id
@@ -561,7 +570,7 @@ def _manifest_list(w: _Writing, snap: _Published, parent: int | None,
         writer.add_manifests(manifests)
     data, taken = _with_first_row_ids(held._data, first_row_id or 0)
     file_io().write(target, data)
-    return str(target), taken
+    return iceberg_location(target), taken
 
 
 def _with_first_row_ids(avro: bytes, first_row_id: int) -> tuple[bytes, int]:
@@ -629,6 +638,15 @@ def published_metadata(folder: Path) -> tuple[int, dict[str, Any]] | None:
 _VOLATILE = ("last-updated-ms", "metadata-log", "table-uuid")
 
 
+def _reusable(manifest_list: str) -> bool:
+    """Whether a published manifest list can be listed again: it exists and is named as
+    :func:`iceberg_location` names it. Earlier releases named object-store files with evonb's
+    internal spelling (``s3:/bucket/...``), which no reader opens: such a snapshot's manifests
+    and list are written anew."""
+    path = table_path(manifest_list)
+    return iceberg_location(path) == manifest_list and file_io().exists(path)
+
+
 def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     """Publish Iceberg metadata for the table's retained history under ``<table>/metadata/``
     (a new ``v<N>.metadata.json`` and ``version-hint.text``; nothing new when the published
@@ -679,7 +697,7 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
                 and prev_fmt == fmt
                 and old.get("sequence-number") == snap.sequence
                 and old.get("schema-id") == versions.schema_id(snap.schema_version)
-                and file_io().exists(Path(old["manifest-list"]))):
+                and _reusable(old["manifest-list"])):
             manifest_list = old["manifest-list"]
             rows = (old.get("first-row-id"), old.get("added-rows")) if v3 else (None, None)
         if manifest_list is None:
@@ -707,7 +725,7 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
     body: dict[str, Any] = {
         "format-version": fmt,
         "table-uuid": previous[1]["table-uuid"] if previous else str(uuid.uuid4()),
-        "location": str(t.root),
+        "location": iceberg_location(t.root),
         "last-sequence-number": max([last_seq, *(s.sequence for s in snaps)]),
         "last-updated-ms": 0,
         "last-column-id": last_column_id,
@@ -736,11 +754,11 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
         n_prev, prev = previous
         same = all(prev.get(k) == v for k, v in body.items() if k not in _VOLATILE)
         if same:
-            return SyncResult(n_prev, str(folder / f"v{n_prev}.metadata.json"), ids, False,
-                              blocked)
+            return SyncResult(n_prev, iceberg_location(folder / f"v{n_prev}.metadata.json"),
+                              ids, False, blocked)
         body["metadata-log"] = [*prev.get("metadata-log", []), {
             "timestamp-ms": prev.get("last-updated-ms", 0),
-            "metadata-file": str(folder / f"v{n_prev}.metadata.json")}]
+            "metadata-file": iceberg_location(folder / f"v{n_prev}.metadata.json")}]
     last_ms = snapshots[-1]["timestamp-ms"] if snapshots else 0
     prev_ms = previous[1].get("last-updated-ms", 0) if previous else 0
     body["last-updated-ms"] = max(last_ms, prev_ms, _millis(t.timeline.completed()[-1].completion))
@@ -754,9 +772,9 @@ def sync(table: BaseTable | str | os.PathLike[str]) -> SyncResult:
         raise EvoError(f"Another sync published {target} at the same time",
                        hint="run the sync again") from None
     file_io().write(folder / VERSION_HINT, f"{n}\n".encode())
-    return SyncResult(n, str(target), ids, True, blocked)
+    return SyncResult(n, iceberg_location(target), ids, True, blocked)
 
 
 __all__ = ["METADATA_DIR", "UNPARTITIONED_SPEC_ID", "VERSION_HINT", "Plan", "SyncResult",
-           "Versions", "partition_values", "plan_publication", "published_metadata",
-           "snapshot_id", "sync"]
+           "Versions", "iceberg_location", "partition_values", "plan_publication",
+           "published_metadata", "snapshot_id", "sync"]

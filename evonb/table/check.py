@@ -49,7 +49,14 @@ from evonb.table.commit_shape import commit_defect
 from evonb.table.config import TableConfig
 from evonb.table.file_checks import file_defect, file_error
 from evonb.table.fileio import file_io
-from evonb.table.fsutil import data_tree, evo_dir, is_temp_name, read_json, table_path
+from evonb.table.fsutil import (
+    data_tree,
+    evo_dir,
+    is_temp_name,
+    location_uri,
+    read_json,
+    table_path,
+)
 from evonb.table.names import (
     COMPLETED,
     CONFIG_REL,
@@ -396,7 +403,7 @@ def check_table(path: str | os.PathLike[str], *, deep: bool = False) -> CheckRep
     Avro block."""
 
     root = table_path(path)
-    report = CheckReport(table=str(root))
+    report = CheckReport(table=location_uri(root))
     problems = report.problems
     try:
         config = TableConfig.load(root)
