@@ -27,6 +27,7 @@ import json
 import random
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,20 @@ def use_spark(spark: SparkSession) -> None:
     """The session the machines use (the test run's shared one)."""
     global _spark
     _spark = spark
+
+
+Location = Callable[[], tuple[str, Callable[[], None]]]
+_location: Location | None = None
+_iceberg_properties: dict[str, str] = {}
+
+
+def use_location(make: Location | None, iceberg_properties: dict[str, str] | None = None
+                 ) -> None:
+    """Where each history's table lives: ``make()`` gives a fresh location (a bucket's, say)
+    and a function that removes what it holds; None, the default: a local temporary folder.
+    ``iceberg_properties`` are pyiceberg's settings for reading there."""
+    global _location, _iceberg_properties
+    _location, _iceberg_properties = make, dict(iceberg_properties or {})
 
 
 @dataclass(frozen=True)
@@ -215,13 +230,17 @@ class TableMachine(RuleBasedStateMachine):
         self.flavour: Flavour | None = None
         self.number = next(HISTORIES)
         self.reverts = {"made": 0, "restoring": 0, "refused": 0, "skipped": 0}
+        self.remove: Callable[[], None] = lambda: None  # what removes a table elsewhere
 
     # ------------------------------------------------------------------ set-up
     @initialize(flavour=picks)
     def create(self, flavour: int) -> None:
         self.flavour = Flavour.from_pick(flavour)
+        where: str | Path = self.dir / "t"
+        if _location is not None:
+            where, self.remove = _location()
         self.table = evonb.create_table(
-            self.dir / "t", self.columns_ddl(), primary_key="id", precombine="ts",
+            where, self.columns_ddl(), primary_key="id", precombine="ts",
             partition_by="p" if self.flavour.partitioned else (),
             table_type=self.flavour.table_type, properties=self.flavour.properties())
         self.record()
@@ -239,6 +258,7 @@ class TableMachine(RuleBasedStateMachine):
                       flush=True)
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
+            self.remove()
 
     # ------------------------------------------------------------------ helpers
     def columns_ddl(self) -> str:
@@ -769,7 +789,7 @@ class TableMachine(RuleBasedStateMachine):
             assert self.table.iceberg_status().state in ("blocked", "off"), exc
             ICEBERG["blocked"] += 1
             return
-        ice = StaticTable.from_metadata(result.metadata_file)
+        ice = StaticTable.from_metadata(result.metadata_file, properties=_iceberg_properties)
         models = {instant: model for instant, _, model in self.commits}
         for instant, snapshot in result.snapshots.items():
             assert instant in models, f"Iceberg snapshot of commit {instant}, unknown to the model"

@@ -1,0 +1,75 @@
+"""The reference-model test (:mod:`tests.model.machine`) with each history's table in a bucket
+of moto's S3 server on loopback: random DDL, writes and services, committed through the
+object-store FileIO and written by Spark's Python workers, compared with the model after every
+step and at every commit, through Spark, the JVM-free reader and pyiceberg.
+
+``EVONB_MODEL_BUCKET_HISTORIES`` sets how many histories run (2 by default, in ``make test``);
+the seed is printed, and ``EVONB_MODEL_SEED=<seed>`` replays a run, as in
+``tests/model/test_model_histories.py``."""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as use_seed
+from hypothesis.stateful import get_state_machine_test
+
+from tests.model import machine
+from tests.model.test_model_histories import MIN_STEPS
+from tests.objectstore.conftest import S3Server
+
+
+@pytest.fixture
+def bucket_tables(s3_env: S3Server, s3_client: Any) -> Iterator[None]:
+    """Each history's table in a fresh bucket, emptied and removed after it."""
+
+    def make() -> tuple[str, Callable[[], None]]:
+        name = f"evonb-model-{uuid.uuid4().hex[:10]}"
+        s3_client.create_bucket(Bucket=name)
+
+        def remove() -> None:
+            pages = s3_client.get_paginator("list_objects_v2").paginate(Bucket=name)
+            for page in pages:
+                found = [{"Key": o["Key"]} for o in page.get("Contents", ())]
+                if found:
+                    s3_client.delete_objects(Bucket=name, Delete={"Objects": found})
+            s3_client.delete_bucket(Bucket=name)
+
+        return f"s3://{name}/t", remove
+
+    machine.use_location(make, {"s3.endpoint": s3_env.endpoint, "s3.region": "us-east-1",
+                                "s3.access-key-id": "testing",
+                                "s3.secret-access-key": "testing"})
+    yield
+    machine.use_location(None)
+
+
+@pytest.mark.model
+@pytest.mark.spark
+def test_random_histories_in_a_bucket_match_the_model(spark: Any, bucket_tables: None) -> None:
+    histories = int(os.environ.get("EVONB_MODEL_BUCKET_HISTORIES") or 2)
+    steps = max(MIN_STEPS, int(os.environ.get("EVONB_MODEL_STEPS") or MIN_STEPS))
+    seed = int(os.environ.get("EVONB_MODEL_SEED") or random.SystemRandom().randrange(2**32))
+    print(f"model test in a bucket: seed {seed} ({histories} histories); replay with "
+          f"EVONB_MODEL_SEED={seed}")
+    machine.use_spark(spark)
+    before = next(machine.HISTORIES)
+    run = get_state_machine_test(
+        machine.TableMachine,
+        settings=settings(max_examples=histories, stateful_step_count=steps, deadline=None,
+                          database=None, derandomize=False, print_blob=True,
+                          phases=[Phase.generate, Phase.shrink],
+                          suppress_health_check=list(HealthCheck)),
+        _min_steps=MIN_STEPS)
+    try:
+        use_seed(seed)(run)()
+    except BaseException as err:
+        err.add_note(f"model test in a bucket: EVONB_MODEL_SEED={seed}")
+        raise
+    assert next(machine.HISTORIES) - before - 1 >= histories
