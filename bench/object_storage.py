@@ -3,7 +3,10 @@ server (moto's server mode) against the same DDL on local disk, and the S3 reque
 metadata operation makes; the same DDL commit in a container of Azurite, the Azure Storage
 emulator, on loopback (``object_storage.ddl_commit_azure``); a Spark insert into a table in
 the bucket, whose files evonb's Python workers write, against the same insert on local disk,
-written by Spark's Parquet writer (``object_storage.spark_insert``).
+written by Spark's Parquet writer (``object_storage.spark_insert``); a merge-on-read upsert
+whose log blocks the driver stores 8 at once against one after another
+(``object_storage.mor_upsert_blocks``), and the same through a proxy that adds a store's
+request latency (``object_storage.mor_upsert_blocks_latency``, :mod:`bench.latency`).
 
 The ratio shows what the store's round trips cost per commit (loopback: no network latency,
 so real stores add their request latency times the counts reported). The request counts are
@@ -47,6 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.harness import Case, Result, Side, skipped
+from bench.latency import latency_proxy
 
 if TYPE_CHECKING:  # pragma: no cover
     from bench.suite import Context
@@ -144,6 +148,11 @@ PLAN_FILES = {"tiny": 200, "quick": 2_000, "full": 10_000}
 """Data files of the table of ``planning_vs_listing`` at each size."""
 
 INSERT_ROWS = {"tiny": 20_000, "quick": 500_000, "full": 5_000_000}
+UPSERT_GROUPS = {"tiny": (6, 500), "quick": (24, 5_000), "full": (50, 10_000)}
+"""File groups and rows per group of ``object_storage.mor_upsert_blocks``."""
+LATENCY = 0.010
+"""Seconds the proxy of ``object_storage.mor_upsert_blocks_latency`` adds to each request and
+each response: a round trip of about 20 ms, as to a store in the same region."""
 """Rows of each Spark insert of ``spark_insert`` at each size."""
 
 FOLDERS = 100
@@ -408,6 +417,7 @@ def object_storage(ctx: Context) -> Iterator[Case | Result]:
             bar_text="report (no bar): loopback S3 has no network latency",
         )
         yield _spark_insert(ctx, bucket)
+        yield from _mor_upsert_blocks(ctx, bucket)
         histories = HISTORIES.get(ctx.size.name, HISTORIES["quick"])
         yield _scaling_result(request_scaling(bucket, ctx.path("object_storage_histories"),
                                               histories, out=ctx.log))
@@ -443,6 +453,67 @@ def _spark_insert(ctx: Context, bucket: str) -> Case:
         same_calls=True,
         bar_text="report (no bar): loopback S3 has no network latency",
     )
+
+
+def _mor_upsert_blocks(ctx: Context, bucket: str) -> Iterator[Case]:
+    """``object_storage.mor_upsert_blocks``: a merge-on-read upsert of 1% of the keys, spread
+    over every file group of a table in a bucket (the driver writes one log block per group),
+    with the blocks stored by 8 threads at once (``evonb.mor.driver_lookup.uploads``, the
+    default) against one after another (``= 1``), on two copies of one table; then
+    ``object_storage.mor_upsert_blocks_latency``, the same through :mod:`bench.latency`'s
+    proxy, which adds ``LATENCY`` seconds to each request and to each response."""
+    import evonb
+    from evonb.table.fileio import object_store_io
+
+    groups, per_group = UPSERT_GROUPS.get(ctx.size.name, UPSERT_GROUPS["quick"])
+    rows = groups * per_group
+    tables = {}
+    for uploads in (8, 1):
+        t = evonb.create_table(
+            f"s3://{bucket}/mor_upserts_{uploads}", "id bigint not null, ts bigint, v string",
+            primary_key="id", precombine="ts", table_type="mor",
+            properties={"evonb.write.target.file.bytes": "0",
+                        "evonb.mor.driver_lookup.uploads": str(uploads)})
+        t.write(ctx.spark.range(0, rows, 1, groups).selectExpr(
+            "id", "0L ts", "concat('v', id) v"))
+        tables[uploads] = t
+    n = count(1)
+    picked = max(groups, rows // 100)
+
+    def upsert(t: Any) -> None:
+        ts = next(n)
+        t.write(ctx.spark.range(picked).selectExpr(
+            f"id * {rows // picked} + {ts % (rows // picked)} id", f"{ts}L ts", "'new' v"),
+            mode="upsert")
+
+    what = f"merge-on-read upsert of {picked:,} keys into {groups} file groups"
+    yield Case(
+        "object_storage.mor_upsert_blocks",
+        evonb=Side(f"{what}, blocks stored 8 at once (loopback S3)", lambda: upsert(tables[8])),
+        baseline=Side("the same upsert, blocks stored one after another",
+                      lambda: upsert(tables[1])),
+        same_calls=True,
+        bar_text="report (no bar): loopback S3 answers in about a millisecond",
+    )
+    direct = os.environ["AWS_ENDPOINT_URL"]
+    host, port = direct.split("//")[1].split(":")
+    with latency_proxy(host, int(port), LATENCY) as slow:
+        os.environ["AWS_ENDPOINT_URL"] = slow
+        object_store_io.cache_clear()
+        try:
+            yield Case(
+                "object_storage.mor_upsert_blocks_latency",
+                evonb=Side(f"{what}, blocks stored 8 at once, {LATENCY * 2000:.0f} ms added "
+                           "to each request's round trip", lambda: upsert(tables[8])),
+                baseline=Side("the same upsert, blocks stored one after another",
+                              lambda: upsert(tables[1])),
+                same_calls=True,
+                bar_text="report (no bar): what overlapping the blocks' requests saves when "
+                         "each request waits on the store",
+            )
+        finally:
+            os.environ["AWS_ENDPOINT_URL"] = direct
+            object_store_io.cache_clear()
 
 
 def _azure_ddl(ctx: Context) -> Iterator[Case | Result]:

@@ -43,7 +43,7 @@ from evonb.spark.avro_log import _read_block, block_struct
 from evonb.spark.mor import _merge_columns, file_groups, since
 from evonb.table.file_checks import file_error
 from evonb.table.fileio import file_io
-from evonb.table.layout import META_COMMIT_TIME
+from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.read_plan import (
     Col,
     Expr,
@@ -114,6 +114,7 @@ class ArrowRead:
                             max_column_id=full.max_column_id)
         self._merge: tuple[Schema, list[str], str | None, list[str]] | None = None
         self._plans: dict[tuple[str, bool], ScanGroup] = {}
+        self._versions: dict[str, tuple[Schema, Layout]] = {}
         self._groups: dict[str, list[DataFile]] | None = None
 
     @property
@@ -239,10 +240,19 @@ class ArrowRead:
         key = (version, ext)
         found = self._plans.get(key)
         if found is None:
-            schema, layout = self.table.version(version)
+            schema, layout = self._version(version)
             query = self._merge_columns()[0] if ext else self.query
             found = plan_group(query, schema, layout, ())
             self._plans[key] = found
+        return found
+
+    def _version(self, version: str) -> tuple[Schema, Layout]:
+        """A schema version and its layout, looked up once per read (in object storage each
+        look-up of the table's is a request that checks the file is unchanged; a version's
+        file never changes)."""
+        found = self._versions.get(version)
+        if found is None:
+            found = self._versions[version] = self.table.version(version)
         return found
 
     def _merge_columns(self) -> tuple[Schema, list[str], str | None, list[str]]:
@@ -258,7 +268,7 @@ class ArrowRead:
         pushed = None
         if self.filter is not None:
             pushed = self._pushdown(plan, path, dataset.schema)
-        types = _physical_types(self.table.version(f.version))
+        types = _physical_types(self._version(f.version))
         if whole and meta is None:
             table = _scan_whole(path, plan, types, pushed, dataset)
             if table is not None:
@@ -291,7 +301,7 @@ class ArrowRead:
         meta = _meta_expr(base)
         path = str(self.table.root / base.path)
         frames = [_project(plan, meta, fr) for fr in _scan(
-            path, plan, _physical_types(self.table.version(base.version)), None, meta,
+            path, plan, _physical_types(self._version(base.version)), None, meta,
             _open(path))]
         out_schema = arrow_schema([*ext.fields, META_FIELD])
         rows = _concat(frames, out_schema)
@@ -301,7 +311,7 @@ class ArrowRead:
         return merged.drop_columns(extra) if extra else merged
 
     def _log_records(self, ext: Schema, log: DataFile) -> pa.Table:
-        schema, layout = self.table.version(log.version)
+        schema, layout = self._version(log.version)
         physical = self.table.physical_query(schema, layout)
         struct = block_struct(physical)
         plan = self._plan(log.version, ext=True)

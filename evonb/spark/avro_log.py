@@ -24,12 +24,13 @@ Hadoop skip them; their reader is evonb.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
-import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -371,12 +372,15 @@ def write_log_blocks(
 
 def write_blocks_here(rows: pa.Table, *, root: Path, instant: str, physical: Schema,
                       fmt: str = "avro", codec: str = "null",
-                      base_rows: dict[str, int] | None = None) -> list[DataFile]:
+                      base_rows: dict[str, int] | None = None,
+                      uploads: int = 1) -> list[DataFile]:
     """Write ``rows`` as log blocks of commit ``instant`` from this process, one per file
     group: what :func:`write_log_blocks` does in Spark tasks, for a delta the driver looked up
     itself (:mod:`evonb.spark.mor_driver`). ``rows`` has the columns of :func:`block_struct` in
     the Arrow types Spark exchanges (:func:`arrow_schema`) and :data:`BASE` (the base file's
-    relative path), grouped by base file."""
+    relative path), grouped by base file. In object storage, ``uploads`` threads store the
+    finished blocks (one request each), so that their requests overlap; every block is stored,
+    or none is left, when this returns."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown log format {fmt!r}; expected one of {FORMATS}")
     struct = block_struct(physical)
@@ -387,7 +391,7 @@ def write_blocks_here(rows: pa.Table, *, root: Path, instant: str, physical: Sch
     data = rows.select(names).combine_chunks()
     avro = block_avro_schema(physical) if fmt == "avro" else None
     sink = _BlockSink(root_s, instant, version, 0, 0, fmt, avro, struct, data.schema, codec,
-                      dict(base_rows or {}), check_rollback=False)
+                      dict(base_rows or {}), check_rollback=False, uploads=uploads)
     # The records of every group encoded at once (each record's bytes do not depend on the
     # block it goes to), then cut per group.
     encoded = _encode_all(data, avro, codec) if avro is not None else None
@@ -476,8 +480,15 @@ class _BlockSink:
     def __init__(self, root: str, instant: str, version: str, task: int, attempt: int,
                  fmt: str, avro: dict[str, Any] | None, struct: StructType, arrow: pa.Schema,
                  codec: str, base_rows: dict[str, int] | None = None, *,
-                 check_rollback: bool = True) -> None:
+                 check_rollback: bool = True, uploads: int = 1) -> None:
         self.root, self.instant, self.version = root, instant, version
+        # In object storage a finished block is one request: with ``uploads`` > 1 that many
+        # threads make them, so that the requests of many small blocks overlap (close() waits).
+        self.in_store = is_object_path(root)
+        self.uploads = uploads if self.in_store else 1
+        self.pool: ThreadPoolExecutor | None = None
+        self.pending: list[Future[None]] = []
+        self.buffer: Any = None  # Parquet blocks for object storage are built in memory
         # Tasks ask whether their attempt was rolled back after placing each block (their
         # driver may be gone); the driver writing blocks itself is still there.
         self.check_rollback = check_rollback
@@ -506,9 +517,8 @@ class _BlockSink:
         self.base, self.rows, self.final = base, 0, rel
         self.drops = [] if base in self.base_rows else None
         full = os.path.join(self.root, rel)
-        if is_object_path(self.root):
-            handle, self.tmp = tempfile.mkstemp(suffix=f".{self.fmt}.tmp")
-            os.close(handle)
+        if self.in_store:  # built in memory, stored with one request where it stays
+            self.tmp = None
         else:
             self.tmp = log_block_temp(full, self.attempt)
             os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -535,7 +545,10 @@ class _BlockSink:
                                       strict=True)]
             schema = pa.schema(fields, metadata={k.encode(): v.encode()
                                                  for k, v in meta.items()})
-            self.writer = pq.ParquetWriter(self.tmp, schema, compression="snappy")
+            if self.in_store:
+                self.buffer = pa.BufferOutputStream()
+            self.writer = pq.ParquetWriter(self.buffer if self.in_store else self.tmp, schema,
+                                           compression="snappy")
 
     def add(self, base: str, batch: pa.RecordBatch,
             encoded: tuple[bytes, Any] | None = None) -> None:
@@ -617,23 +630,27 @@ class _BlockSink:
             else:
                 self.writer.flush()
                 body = self.fh.getbuffer()[self.header:]
-            with open(self.tmp, "wb") as fh:
+            fh = io.BytesIO() if self.in_store else open(self.tmp, "wb")  # noqa: SIM115
+            try:
                 fastavro.write.Writer(fh, self.parsed, codec=self.codec,
                                       metadata={**self._header(),
                                                 LENGTHS_KEY: encode_lengths(self.lengths)},
                                       sync_marker=self.writer.sync_marker)
                 fh.write(body)
+                data = fh.getvalue() if self.in_store else b""
+            finally:
+                fh.close()
             del body
             self.fh = None
         else:
             self.writer.add_key_value_metadata(self._header())
             self.writer.close()
+            data = self.buffer.getvalue().to_pybytes() if self.in_store else b""
+            self.buffer = None
         full = os.path.join(self.root, self.final)
-        if is_object_path(self.root):
-            data = Path(self.tmp).read_bytes()
+        if self.in_store:
             note_if_retried(self.root, self.instant)
-            file_io().write(full, data)  # written once, where it stays
-            Path(self.tmp).unlink()
+            self._store(full, data)  # written once, where it stays
             size = len(data)
             del data
         else:
@@ -649,10 +666,37 @@ class _BlockSink:
         self.stats.append((self.final, self.base, self.rows, size))
         self.base = None
 
+    def _store(self, full: str, data: bytes) -> None:
+        """Store a finished block in object storage: now, or by one of ``uploads`` threads."""
+        if self.uploads <= 1:
+            file_io().write(full, data)
+            return
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(self.uploads, thread_name_prefix="evonb-block")
+        self.pending.append(self.pool.submit(file_io().write, full, data))
+
+    def _wait(self) -> None:
+        """Wait for every block being stored; the first failure is raised after all ended."""
+        pending, self.pending = self.pending, []
+        failed: BaseException | None = None
+        for future in pending:
+            try:
+                future.result()
+            except BaseException as exc:
+                failed = failed or exc
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+        if failed is not None:
+            raise failed
+
     def close(self) -> None:
         self._close()
+        self._wait()
 
     def abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self._wait()  # no block lands after the clean-up below
         try:
             if self.fmt == "avro":
                 self.fh = None

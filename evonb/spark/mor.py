@@ -740,7 +740,8 @@ def _write_delta_in_driver(job: WriteJob, read: Callable[[DataFile], pa.Table],
                                                        for i in config.primary_key_ids],
             precombine=layout.name(pre_id) if pre_id is not None else None,
             key_query=keys_read, physical=physical, candidates=candidates, bases=bases,
-            instant=instant, fmt=fmt, codec=codec, positions=positions)
+            instant=instant, fmt=fmt, codec=codec, positions=positions,
+            uploads=driver_lookup_limits(config).uploads)
         written.extend(delta.logs)
         if job.key_lookup is not None:
             job.key_lookup = dict(job.key_lookup, driver=True)

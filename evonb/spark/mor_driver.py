@@ -46,6 +46,7 @@ from evonb.spark.avro_log import (
     block_struct,
     write_blocks_here,
 )
+from evonb.table.fileio import is_object_path
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.precombine import precombine_key
 from evonb.table.snapshot import DataFile
@@ -65,6 +66,10 @@ DRIVER_INCOMING_PROPERTY = "evonb.mor.driver_lookup.incoming_rows"
 """Table property: the incoming rows a merge-on-read upsert or delete may collect into the
 driver, at most, to take the driver path; 0 turns it off."""
 DEFAULT_DRIVER_INCOMING = 250_000
+DRIVER_UPLOADS_PROPERTY = "evonb.mor.driver_lookup.uploads"
+"""Table property: in object storage, the log blocks the driver stores at once (a request
+each), from as many threads; 1: one after another."""
+DEFAULT_DRIVER_UPLOADS = 8
 DRIVER_COLLECT_BYTES = 64 * 1024 * 1024
 """Incoming rows Spark estimates larger than this are not collected to try the driver path
 (their estimate is the size of the files or data they come from)."""
@@ -72,6 +77,8 @@ READ_THREADS = 4
 """Candidate base files whose keys the driver reads at once, whatever the number of cores:
 a read waits on the file system and decodes in pyarrow without the GIL, so on 2 cores 4
 threads read the keys of 50 files in about 60 ms where 2 took 70 ms."""
+READ_THREADS_OBJECT_STORE = 16
+"""The same in object storage, where each read waits on a few requests to the store."""
 DENSE_SPAN = 1 << 26
 DENSE_RATIO = 256
 """A single integer key whose incoming values span at most ``DENSE_SPAN`` values and at most
@@ -99,14 +106,16 @@ class DriverLimits:
 
     stored_rows: int
     incoming_rows: int
+    uploads: int = DEFAULT_DRIVER_UPLOADS
 
 
 def driver_lookup_limits(config: Any) -> DriverLimits:
     """The limits of the driver path from the table's properties (:data:`DRIVER_ROWS_PROPERTY`,
-    :data:`DRIVER_INCOMING_PROPERTY`)."""
+    :data:`DRIVER_INCOMING_PROPERTY`, :data:`DRIVER_UPLOADS_PROPERTY`)."""
     return DriverLimits(
         stored_rows=config.int_property(DRIVER_ROWS_PROPERTY, DEFAULT_DRIVER_ROWS),
-        incoming_rows=config.int_property(DRIVER_INCOMING_PROPERTY, DEFAULT_DRIVER_INCOMING))
+        incoming_rows=config.int_property(DRIVER_INCOMING_PROPERTY, DEFAULT_DRIVER_INCOMING),
+        uploads=max(1, config.int_property(DRIVER_UPLOADS_PROPERTY, DEFAULT_DRIVER_UPLOADS)))
 
 
 def joinable(t: Type) -> bool:
@@ -143,7 +152,7 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
                      collected: pa.Table | None, *, mode: str, keys: Sequence[str],
                      precombine: str | None, key_query: Schema, physical: Schema,
                      candidates: Sequence[DataFile], bases: Sequence[DataFile], instant: str,
-                     fmt: str, codec: str, positions: bool) -> DriverDelta:
+                     fmt: str, codec: str, positions: bool, uploads: int = 1) -> DriverDelta:
     """The driver path of :func:`evonb.spark.mor.write_delta` (see the module docstring).
 
     ``root``: the table's folder; ``read``: the stored rows of a base file in the columns of
@@ -153,7 +162,8 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
     version the blocks are written in; deletes hold only the keys); ``precombine``: the
     precombine column's physical name (None: the table has none); ``key_query``: the key
     columns (physical names) and, when the precombine column is not a key, the precombine
-    column named :data:`BASE_PRE`, by field ID."""
+    column named :data:`BASE_PRE`, by field ID; ``uploads``: the blocks stored at once in
+    object storage (:func:`~evonb.spark.avro_log.write_blocks_here`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -165,14 +175,15 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
     rows = rows.cast(pa.schema([block_arrow.field(f.name) if f.name in typed else f
                                 for f in rows.schema]))
     rows = _one_per_key(rows, keys, precombine if mode == "upsert" else None)
-    located = _locate(read, rows, keys, key_query, candidates)
+    located = _locate(read, rows, keys, key_query, candidates, in_store=is_object_path(root))
     logs: list[DataFile] = []
     if located.num_rows:
         block = _blocks(located, rows, block_arrow, mode=mode, precombine=precombine,
                         instant=instant, positions=positions)
         logs = write_blocks_here(block, root=root, instant=instant, physical=physical,
                                  fmt=fmt, codec=codec,
-                                 base_rows={f.path: f.rows for f in bases})
+                                 base_rows={f.path: f.rows for f in bases},
+                                 uploads=uploads)
     fresh = None
     if mode == "upsert":
         found = pc.unique(located.column(_IN)) if located.num_rows else pa.array([], pa.int64())
@@ -278,10 +289,12 @@ def _as_int64(values: pa.Array) -> np.ndarray:
 
 
 def _locate(read: Callable[[DataFile], pa.Table], rows: pa.Table, keys: Sequence[str],
-            key_query: Schema, candidates: Sequence[DataFile]) -> pa.Table:
+            key_query: Schema, candidates: Sequence[DataFile], *, in_store: bool = False
+            ) -> pa.Table:
     """Every (incoming row, stored row) pair of one key: the incoming row's index in ``rows``
     (:data:`_IN`), the base file (:data:`BASE`), the stored row's position (:data:`POS`) and,
-    with a precombine column that is not a key, its stored value (:data:`BASE_PRE`)."""
+    with a precombine column that is not a key, its stored value (:data:`BASE_PRE`).
+    ``in_store``: the files are in object storage (more of them are read at once)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -299,7 +312,8 @@ def _locate(read: Callable[[DataFile], pa.Table], rows: pa.Table, keys: Sequence
             found[pre] = pc.take(stored.column(pre), pa.array(positions))
         return pa.table(found)
 
-    workers = max(1, min(READ_THREADS, len(candidates)))
+    threads = READ_THREADS_OBJECT_STORE if in_store else READ_THREADS
+    workers = max(1, min(threads, len(candidates)))
     if workers == 1:
         found = [scan(f) for f in candidates]
     else:
@@ -349,9 +363,11 @@ def _blocks(located: pa.Table, rows: pa.Table, block_arrow: pa.Schema, *, mode: 
 __all__ = [
     "DEFAULT_DRIVER_INCOMING",
     "DEFAULT_DRIVER_ROWS",
+    "DEFAULT_DRIVER_UPLOADS",
     "DRIVER_COLLECT_BYTES",
     "DRIVER_INCOMING_PROPERTY",
     "DRIVER_ROWS_PROPERTY",
+    "DRIVER_UPLOADS_PROPERTY",
     "DriverDelta",
     "DriverLimits",
     "driver_lookup_limits",

@@ -251,7 +251,14 @@ def prune(files: Sequence[F], ranges: Sequence[KeyRange] | None,
     """The files that may hold one of the incoming keys (``ranges`` None: all of them)."""
     if not ranges:
         return list(files)
-    return [f for f in files if may_hold(f, ranges, versions)]
+    seen: dict[str, Any] = {}
+
+    def once(version: str) -> Any:  # a look-up per schema version, not per file
+        if version not in seen:
+            seen[version] = versions(version)
+        return seen[version]
+
+    return [f for f in files if may_hold(f, ranges, once)]
 
 
 __all__ = [

@@ -115,6 +115,7 @@ KNOWN: dict[str, _Check] = {
     "evonb.mor.log.positions": _boolean,
     "evonb.mor.driver_lookup.rows": _whole(0),
     "evonb.mor.driver_lookup.incoming_rows": _whole(0),
+    "evonb.mor.driver_lookup.uploads": _whole(1),
     "evonb.mor.read.jvm": _boolean,
     "evonb.mor.read.jvm_filter": _boolean,
     "evonb.compaction.inline.every": _whole(0),

@@ -847,14 +847,16 @@ class BaseTable:
                 and (hi is None or c.order <= hi)]
 
     def reconcile_write(self, base: Schema, incoming: Schema) -> SchemaUpdate:
-        """The schema change a write of ``incoming`` makes to ``base``, by the write properties."""
-        protected = frozenset({*self._config.primary_key_ids, *self._config.partition_ids})
+        """The schema change a write of ``incoming`` makes to ``base``, by the write properties
+        (one look at the config: in object storage each look is a request)."""
+        config = self._config
+        protected = frozenset({*config.primary_key_ids, *config.partition_ids})
         return reconcile(
             base, incoming,
-            add_columns=self._config.bool_property(PROP_ADD_COLUMNS, True),
-            fill_missing=self._config.bool_property(PROP_FILL_MISSING, True),
+            add_columns=config.bool_property(PROP_ADD_COLUMNS, True),
+            fill_missing=config.bool_property(PROP_FILL_MISSING, True),
             protected_ids=protected,
-            widen=setting(self._config, "evonb.write.type_widening", "auto") == "auto",
+            widen=setting(config, "evonb.write.type_widening", "auto") == "auto",
         )
 
     def physical_query(self, schema: Schema, layout: Layout) -> Schema:

@@ -59,7 +59,8 @@ def test_every_benchmark_reports(results):
     assert all((Path(__file__).parent / f"test_{name}_bench.py").exists() for name in OWN_TESTS)
     by_benchmark = {r["benchmark"] for r in doc["results"]}
     assert by_benchmark == set(BENCHMARKS) - set(OWN_TESTS), lines
-    assert {r["name"] for r in doc["results"]} >= COUNTED
+    assert {r["name"] for r in doc["results"]} >= COUNTED | {
+        "object_storage.mor_upsert_blocks", "object_storage.mor_upsert_blocks_latency"}
     for r in doc["results"]:
         assert r["status"] in STATUSES, (r["name"], r["status"], r["notes"])
         # pyiceberg is in the test extra and merge-on-read exists: nothing may be skipped
