@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import seed as use_seed
 from hypothesis.stateful import get_state_machine_test
+from pyspark.sql import SparkSession
 
 from tests.model import machine
 from tests.stress.groups import WRITERS_FUZZ_MODEL
@@ -29,14 +30,13 @@ def _int(name: str, default: int) -> int:
     return int(os.environ.get(name) or default)
 
 
-@pytest.mark.model
-@pytest.mark.spark
-@WRITERS_FUZZ_MODEL
-def test_random_histories_match_the_model(spark) -> None:
-    histories = _int("EVONB_MODEL_HISTORIES", 4)
+def play(spark: SparkSession, histories: int, label: str = "model test") -> None:
+    """Play ``histories`` random histories (of ``MIN_STEPS`` to ``EVONB_MODEL_STEPS`` steps)
+    against the model, from a fresh seed (``EVONB_MODEL_SEED`` replays one), printed with
+    ``label``."""
     steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", MIN_STEPS))
     seed = _int("EVONB_MODEL_SEED", random.SystemRandom().randrange(2**32))
-    print(f"model test: seed {seed} ({histories} histories of {MIN_STEPS} to {steps} steps); "
+    print(f"{label}: seed {seed} ({histories} histories of {MIN_STEPS} to {steps} steps); "
           f"replay with EVONB_MODEL_SEED={seed}")
     machine.use_spark(spark)
     before = next(machine.HISTORIES)
@@ -50,9 +50,16 @@ def test_random_histories_match_the_model(spark) -> None:
     try:
         use_seed(seed)(run)()
     except BaseException as err:
-        err.add_note(f"model test seed: EVONB_MODEL_SEED={seed}")
+        err.add_note(f"{label} seed: EVONB_MODEL_SEED={seed}")
         raise
     ran = next(machine.HISTORIES) - before - 1
-    print(f"model test: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
+    print(f"{label}: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
           f"read {machine.ICEBERG}")
     assert ran >= histories
+
+
+@pytest.mark.model
+@pytest.mark.spark
+@WRITERS_FUZZ_MODEL
+def test_random_histories_match_the_model(spark: SparkSession) -> None:
+    play(spark, _int("EVONB_MODEL_HISTORIES", 4))

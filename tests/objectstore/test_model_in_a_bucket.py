@@ -10,18 +10,14 @@ the seed is printed, and ``EVONB_MODEL_SEED=<seed>`` replays a run, as in
 from __future__ import annotations
 
 import os
-import random
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import seed as use_seed
-from hypothesis.stateful import get_state_machine_test
 
 from tests.model import machine
-from tests.model.test_model_histories import MIN_STEPS
+from tests.model.test_model_histories import play
 from tests.objectstore.conftest import S3Server
 
 
@@ -53,23 +49,5 @@ def bucket_tables(s3_env: S3Server, s3_client: Any) -> Iterator[None]:
 @pytest.mark.model
 @pytest.mark.spark
 def test_random_histories_in_a_bucket_match_the_model(spark: Any, bucket_tables: None) -> None:
-    histories = int(os.environ.get("EVONB_MODEL_BUCKET_HISTORIES") or 2)
-    steps = max(MIN_STEPS, int(os.environ.get("EVONB_MODEL_STEPS") or MIN_STEPS))
-    seed = int(os.environ.get("EVONB_MODEL_SEED") or random.SystemRandom().randrange(2**32))
-    print(f"model test in a bucket: seed {seed} ({histories} histories); replay with "
-          f"EVONB_MODEL_SEED={seed}")
-    machine.use_spark(spark)
-    before = next(machine.HISTORIES)
-    run = get_state_machine_test(
-        machine.TableMachine,
-        settings=settings(max_examples=histories, stateful_step_count=steps, deadline=None,
-                          database=None, derandomize=False, print_blob=True,
-                          phases=[Phase.generate, Phase.shrink],
-                          suppress_health_check=list(HealthCheck)),
-        _min_steps=MIN_STEPS)
-    try:
-        use_seed(seed)(run)()
-    except BaseException as err:
-        err.add_note(f"model test in a bucket: EVONB_MODEL_SEED={seed}")
-        raise
-    assert next(machine.HISTORIES) - before - 1 >= histories
+    play(spark, int(os.environ.get("EVONB_MODEL_BUCKET_HISTORIES") or 2),
+         "model test in a bucket")
