@@ -65,27 +65,16 @@ def _free_port() -> int:
 
 
 @contextmanager
-def s3_server() -> Iterator[str]:
-    """A moto S3 server on loopback, with the standard AWS variables pointing at it; yields a
-    fresh bucket's name."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
+def store_environment(env: dict[str, str]) -> Iterator[None]:
+    """The object-store variables ``env`` set for the block, then restored (or removed again);
+    evonb's cached stores are dropped on the way in and out, so each side sees its settings."""
     from evonb.table.fileio import object_store_io
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
-           "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     object_store_io.cache_clear()
     try:
-        bucket = f"evonb-bench-{uuid.uuid4().hex[:8]}"
-        boto3.client("s3").create_bucket(Bucket=bucket)
-        yield bucket
+        yield
     finally:
         for k, v in saved.items():
             if v is None:
@@ -93,6 +82,27 @@ def s3_server() -> Iterator[str]:
             else:
                 os.environ[k] = v
         object_store_io.cache_clear()
+
+
+@contextmanager
+def s3_server() -> Iterator[str]:
+    """A moto S3 server on loopback, with the standard AWS variables pointing at it; yields a
+    fresh bucket's name."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
+           "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1"}
+    try:
+        with store_environment(env):
+            bucket = f"evonb-bench-{uuid.uuid4().hex[:8]}"
+            boto3.client("s3").create_bucket(Bucket=bucket)
+            yield bucket
+    finally:
         server.stop()
 
 
@@ -148,12 +158,12 @@ PLAN_FILES = {"tiny": 200, "quick": 2_000, "full": 10_000}
 """Data files of the table of ``planning_vs_listing`` at each size."""
 
 INSERT_ROWS = {"tiny": 20_000, "quick": 500_000, "full": 5_000_000}
+"""Rows of each Spark insert of ``spark_insert`` at each size."""
 UPSERT_GROUPS = {"tiny": (6, 500), "quick": (24, 5_000), "full": (50, 10_000)}
 """File groups and rows per group of ``object_storage.mor_upsert_blocks``."""
 LATENCY = 0.010
 """Seconds the proxy of ``object_storage.mor_upsert_blocks_latency`` adds to each request and
 each response: a round trip of about 20 ms, as to a store in the same region."""
-"""Rows of each Spark insert of ``spark_insert`` at each size."""
 
 FOLDERS = 100
 """Partition folders of the table of ``planning_vs_listing`` (the bar's layout)."""
@@ -463,7 +473,6 @@ def _mor_upsert_blocks(ctx: Context, bucket: str) -> Iterator[Case]:
     ``object_storage.mor_upsert_blocks_latency``, the same through :mod:`bench.latency`'s
     proxy, which adds ``LATENCY`` seconds to each request and to each response."""
     import evonb
-    from evonb.table.fileio import object_store_io
 
     groups, per_group = UPSERT_GROUPS.get(ctx.size.name, UPSERT_GROUPS["quick"])
     rows = groups * per_group
@@ -497,23 +506,18 @@ def _mor_upsert_blocks(ctx: Context, bucket: str) -> Iterator[Case]:
     )
     direct = os.environ["AWS_ENDPOINT_URL"]
     host, port = direct.split("//")[1].split(":")
-    with latency_proxy(host, int(port), LATENCY) as slow:
-        os.environ["AWS_ENDPOINT_URL"] = slow
-        object_store_io.cache_clear()
-        try:
-            yield Case(
-                "object_storage.mor_upsert_blocks_latency",
-                evonb=Side(f"{what}, blocks stored 8 at once, {LATENCY * 2000:.0f} ms added "
-                           "to each request's round trip", lambda: upsert(tables[8])),
-                baseline=Side("the same upsert, blocks stored one after another",
-                              lambda: upsert(tables[1])),
-                same_calls=True,
-                bar_text="report (no bar): what overlapping the blocks' requests saves when "
-                         "each request waits on the store",
-            )
-        finally:
-            os.environ["AWS_ENDPOINT_URL"] = direct
-            object_store_io.cache_clear()
+    with latency_proxy(host, int(port), LATENCY) as slow, \
+            store_environment({"AWS_ENDPOINT_URL": slow}):
+        yield Case(
+            "object_storage.mor_upsert_blocks_latency",
+            evonb=Side(f"{what}, blocks stored 8 at once, {LATENCY * 2000:.0f} ms added "
+                       "to each request's round trip", lambda: upsert(tables[8])),
+            baseline=Side("the same upsert, blocks stored one after another",
+                          lambda: upsert(tables[1])),
+            same_calls=True,
+            bar_text="report (no bar): what overlapping the blocks' requests saves when "
+                     "each request waits on the store",
+        )
 
 
 def _azure_ddl(ctx: Context) -> Iterator[Case | Result]:
@@ -532,37 +536,30 @@ def _azure_ddl(ctx: Context) -> Iterator[Case | Result]:
         yield skipped("object_storage", name, "Azurite not installed (scripts/setup.sh --test)")
         return
     import evonb
-    from evonb.table.fileio import object_store_io
 
     server = Azurite(ctx.path("object_storage_azurite"))
     server.start()
-    before = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
-    os.environ["AZURE_STORAGE_CONNECTION_STRING"] = server.connection_string()
-    object_store_io.cache_clear()
     try:
-        container = f"bench-{uuid.uuid4().hex[:12]}"
-        BlobServiceClient.from_connection_string(server.connection_string()).create_container(
-            container)
-        remote = evonb.create_table(f"az://{container}/t", "id bigint not null",
-                                    primary_key="id")
-        local = evonb.create_table(ctx.path("object_storage_azure_local"), "id bigint not null",
-                                   primary_key="id")
-        n = count()
-        yield Case(
-            name,
-            evonb=Side("ALTER ADD COLUMN, table in a container (loopback Azurite)",
-                       lambda: remote.alter(f"ALTER TABLE t ADD COLUMN c{next(n)} int")),
-            baseline=Side("ALTER ADD COLUMN, table on local disk",
-                          lambda: local.alter(f"ALTER TABLE t ADD COLUMN c{next(n)} int")),
-            same_calls=True,
-            bar_text="report (no bar): loopback Azurite has no network latency",
-        )
+        with store_environment(
+                {"AZURE_STORAGE_CONNECTION_STRING": server.connection_string()}):
+            container = f"bench-{uuid.uuid4().hex[:12]}"
+            BlobServiceClient.from_connection_string(
+                server.connection_string()).create_container(container)
+            remote = evonb.create_table(f"az://{container}/t", "id bigint not null",
+                                        primary_key="id")
+            local = evonb.create_table(ctx.path("object_storage_azure_local"),
+                                       "id bigint not null", primary_key="id")
+            n = count()
+            yield Case(
+                name,
+                evonb=Side("ALTER ADD COLUMN, table in a container (loopback Azurite)",
+                           lambda: remote.alter(f"ALTER TABLE t ADD COLUMN c{next(n)} int")),
+                baseline=Side("ALTER ADD COLUMN, table on local disk",
+                              lambda: local.alter(f"ALTER TABLE t ADD COLUMN c{next(n)} int")),
+                same_calls=True,
+                bar_text="report (no bar): loopback Azurite has no network latency",
+            )
     finally:
-        if before is None:
-            os.environ.pop("AZURE_STORAGE_CONNECTION_STRING", None)
-        else:
-            os.environ["AZURE_STORAGE_CONNECTION_STRING"] = before
-        object_store_io.cache_clear()
         server.stop()
 
 

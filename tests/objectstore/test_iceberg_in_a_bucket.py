@@ -47,11 +47,12 @@ def _history(spark: Any, where: str) -> Any:
 
 
 def _locations(t: Any, metadata_file: str) -> list[str]:
-    """Every location in the published ``metadata_file`` and the files it names."""
+    """The locations the published ``metadata_file`` holds: the table's, the earlier metadata
+    files' and the snapshots' manifest lists (the manifests and data files are met by
+    :func:`_same_as_evonb`)."""
     body = json.loads(file_io().read(table_path(metadata_file)))
-    out = [body["location"], *(m["metadata-file"] for m in body["metadata-log"]),
-           *(s["manifest-list"] for s in body["snapshots"])]
-    return out
+    return [body["location"], *(m["metadata-file"] for m in body["metadata-log"]),
+            *(s["manifest-list"] for s in body["snapshots"])]
 
 
 def _rows(table: pa.Table) -> list[dict[str, Any]]:
