@@ -52,10 +52,12 @@ class Table(SparkTable):
         ``overwrite``. Columns match by name; the schema evolves as the data needs. After the
         commit, compacts when ``evonb.compaction.inline.every`` data commits were made since
         the last compaction, and clusters when ``evonb.clustering.inline.every`` data commits
-        were made since the last clustering."""
-        commit = super().write(df, mode)
-        compact_inline(self)
-        cluster_inline(self)
+        were made since the last clustering. The write and the services it runs use the
+        table's properties as they were when it started."""
+        with self.config_held():
+            commit = super().write(df, mode)
+            compact_inline(self)
+            cluster_inline(self)
         return commit
 
     def _read_object_store(self, as_of: CommitRef | None,

@@ -184,14 +184,15 @@ class SparkTable(BaseTable):
         check_dataframe(df)
         if mode not in WRITE_MODES:
             raise EvoError(f"Unknown write mode {mode!r}", hint=f"use one of {WRITE_MODES}")
-        if mode in ("upsert", "delete") and not self._config.primary_key_ids:
-            raise WriteSchemaError(
-                f"{mode} needs a record key, and table {self.name!r} has none",
-                hint="create the table with primary_key=... (and precombine=...)",
-            )
-        check_plugins(self._config.properties, root=self.root)  # before any data is written
-        check_reserved(df.columns, writing=True)
-        record = WriteJob(self, df, mode).run()
+        with self.config_held(), self.timeline.listing_held():  # as when the write starts
+            if mode in ("upsert", "delete") and not self._config.primary_key_ids:
+                raise WriteSchemaError(
+                    f"{mode} needs a record key, and table {self.name!r} has none",
+                    hint="create the table with primary_key=... (and precombine=...)",
+                )
+            check_plugins(self._config.properties, root=self.root)  # before any data
+            check_reserved(df.columns, writing=True)
+            record = WriteJob(self, df, mode).run()
         self.invalidate()
         return Commit.from_record(record)
 

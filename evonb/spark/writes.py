@@ -143,6 +143,9 @@ class WriteJob:
             matched = _match(incoming, target)
             # May hold commits that completed after the base (the conflict check sees them
             # too); replayed in completion order, a file this write replaces stays replaced.
+            # Listed after the instant is reserved (the write's listing held so far is from
+            # before it), so a commit that completed meanwhile is planned on, not conflicted.
+            table.timeline.forget_listing()
             snapshot = table.snapshot()
             self.seen = frozenset(f.path for f in snapshot.files)
             physical = self._physical(matched, target, layout, instant,

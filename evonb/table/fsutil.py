@@ -221,6 +221,13 @@ class FileCache(Generic[T]):
             self._entries[key] = (stamp, value)
         return value
 
+    def kept(self, key: Hashable) -> T | None:
+        """The value kept under ``key``, without looking at its file (for files written once
+        and never changed), or None."""
+        with self._lock:
+            hit = self._entries.get(key)
+        return None if hit is None else hit[1]
+
     def put(self, path: str | os.PathLike[str], value: T, *, key: Hashable | None = None) -> None:
         """Keep ``value`` as the content of the file at ``path`` as it is now (just written)."""
         p = Path(path)

@@ -89,12 +89,21 @@ class SchemaStore:
         return path
 
     def load(self, version_id: str) -> Schema:
-        """The schema of ``version_id`` (cached).
+        """The schema of ``version_id``, read once per store: a version's file is created once
+        and never changed (:meth:`save`), so a version read before is returned without looking
+        at its file again (a request on object storage). A version removed by this store
+        (:meth:`delete`) is forgotten; one that another process removes (a rollback of its
+        commit, a clean of versions no commit reads) is only asked for through a commit that
+        is gone with it. :func:`~evonb.table.check.check_table` reads through a store of its
+        own, so it sees every file as it is.
 
         Missing: :class:`CommitNotFoundError` naming the nearest versions. Unreadable or invalid:
         :class:`MetadataCorruptError` naming the file.
         """
         path = self.file_of(version_id)
+        kept = self._cache.kept(version_id)
+        if kept is not None:
+            return kept
         try:
             return self._cache.get(path, lambda p: self._read(p, version_id), key=version_id)
         except FileNotFoundError:

@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import html
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
@@ -269,8 +270,10 @@ class BaseTable:
     def __init__(self, root: Path, config: TableConfig) -> None:
         self.root = root
         self._config_file: FileCache[TableConfig] = FileCache()
+        self._config_hold = threading.local()  # the config of :meth:`config_held`
         self._config = config
         self.timeline = Timeline(root)
+        self.timeline.settings = lambda: self._config
         self.schema_store = SchemaStore(root)
         self._layouts: dict[str, Layout] = {}
         # Snapshots by (commits replayed, last instant, its completion): the latest ones
@@ -283,16 +286,42 @@ class BaseTable:
     def _config(self) -> TableConfig:
         """The table's config, reread when its file changed since it was read (a property
         set by another process or another ``Table`` object of the same table); the last one
-        read while the file cannot be looked at."""
+        read while the file cannot be looked at. Inside :meth:`config_held`, the one looked
+        at first."""
+        hold = self._config_hold
+        held = getattr(hold, "config", None)
+        if held is not None:
+            return held
         self._config_value = self._config_file.get(
             TableConfig.path(self.root), lambda _: TableConfig.load(self.root),
             unreadable=self._config_value)
+        if getattr(hold, "depth", 0):
+            hold.config = self._config_value
         return self._config_value
 
     @_config.setter
     def _config(self, config: TableConfig) -> None:
         self._config_value = config
         self._config_file.put(TableConfig.path(self.root), config)
+        if getattr(self._config_hold, "depth", 0):
+            self._config_hold.config = config
+
+    @contextlib.contextmanager
+    def config_held(self) -> Iterator[None]:
+        """Inside, in this thread, the config is looked at once: the first read checks its
+        file (a request on object storage) and every later one returns that config, as
+        properties are documented to work (an operation uses the values set before it
+        started; :meth:`set_properties`). For one operation that reads its settings many
+        times (a write: 13 looks at the config file of a table in a bucket before this).
+        A property this object sets inside is seen at once."""
+        hold = self._config_hold
+        hold.depth = getattr(hold, "depth", 0) + 1
+        try:
+            yield
+        finally:
+            hold.depth -= 1
+            if not hold.depth:
+                hold.config = None
 
     @property
     def name(self) -> str:

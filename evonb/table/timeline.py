@@ -60,7 +60,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -357,6 +357,10 @@ class Timeline:
         # The last archive read: name, version token, and its commits by file name.
         self._archive: tuple[str, Hashable, dict[str, tuple[CommitRecord, bytes]]] | None = None
         self._cache_lock = threading.Lock()
+        self.settings: Callable[[], TableConfig] | None = None
+        """Where the table's config comes from, when a table owns this timeline (its cached
+        config, held for the span of one operation: ``BaseTable.config_held``); else the
+        config file is read when a setting is needed."""
         self._held = threading.local()  # the listing reused in :meth:`listing_held`
         self._config_file: FileCache[TableConfig] = FileCache()  # for the count properties
 
@@ -567,7 +571,9 @@ class Timeline:
         cannot be read or the value is not a whole number."""
         path = TableConfig.path(self.root)
         try:
-            if self.io.content_version(path, b"") is None:  # a local disk: a stat is cheaper
+            if self.settings is not None:
+                config = self.settings()
+            elif self.io.content_version(path, b"") is None:  # a local disk: a stat is cheaper
                 config = self._config_file.get(path, lambda _: TableConfig.load(self.root))
             else:  # an object store: asking for the version costs a request, as the read does
                 config = TableConfig.load(self.root)
