@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import re
 from collections.abc import Iterator
 from urllib.parse import unquote, urlparse
@@ -11,6 +10,7 @@ from urllib.parse import unquote, urlparse
 from IPython.core.error import UsageError
 
 from evonb.errors import DDLSyntaxError, EvoError
+from evonb.spark.session import quiet_spark_logs
 from evonb.table.file_checks import file_error
 
 _PLAN = re.compile(r";\s*\n\s*['\w]")
@@ -92,26 +92,6 @@ def _is_java_error(exc: BaseException) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(exc, Py4JJavaError)
-
-
-@contextlib.contextmanager
-def quiet_spark_logs() -> Iterator[None]:
-    """Keep PySpark from logging a user's SQL error as a JSON record with the JVM stack."""
-    try:
-        from pyspark.logger import PySparkLogger
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    loggers = [PySparkLogger.getLogger(name)
-               for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        for lg, level in zip(loggers, levels, strict=True):
-            lg.setLevel(level)
 
 
 def _spark_error_types() -> tuple[type[BaseException], ...]:

@@ -132,6 +132,28 @@ def jvm_output_to_log() -> Iterator[Path]:
                 os.close(fd)
 
 
+@contextlib.contextmanager
+def quiet_spark_logs() -> Iterator[None]:
+    """Keep PySpark from logging a user's SQL error as a JSON record with the JVM stack (its
+    query-context loggers write one to stderr when the error is raised, whoever catches it):
+    evonb turns such errors into one error of its own, which says it all."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    loggers = [PySparkLogger.getLogger(name)
+               for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
 def _stop_at_exit() -> None:
     """Stop the session before the interpreter exits, so its Python worker daemon ends
     quietly (left running, its workers print ``BrokenPipeError`` tracebacks at exit)."""

@@ -35,8 +35,11 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import ColumnNotFoundError, EvoError, SQLStatementError
 from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_comments import STRING, blank_comments
+from evonb.spark.session import quiet_spark_logs
 from evonb.spark.temp_views import statement_views
+from evonb.spark.writes import DEFAULT_DUPLICATES, DUPLICATES_PROPERTY
 from evonb.table.history import Commit
+from evonb.table.properties import setting
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -455,7 +458,17 @@ def _spark_message(exc: BaseException) -> str:
         match = _PLAN.search(text)
         if match:
             text = text[:match.start()]
-    return text.strip() or type(exc).__name__
+    return _INTERNAL_SUGGESTIONS.sub(_user_columns, text.strip()) or type(exc).__name__
+
+
+_INTERNAL_SUGGESTIONS = re.compile(r"\[(`[^\]]*`)\]")
+"""A list of suggested columns in Spark's message (``Did you mean one of the following?``)."""
+
+
+def _user_columns(match: re.Match[str]) -> str:
+    """The suggested columns without the statement's own helper columns (``__evo_*``)."""
+    names = [n for n in match.group(1).split(", ") if not n.startswith("`__evo_")]
+    return "[" + ", ".join(names) + "]"
 
 
 @contextmanager
@@ -467,7 +480,8 @@ def _spark_errors(statement: str, part: str) -> Iterator[None]:
         yield
         return
     try:
-        yield
+        with quiet_spark_logs():
+            yield
     except PySparkException as exc:
         raise SQLStatementError(f"{part}: {_spark_message(exc)}", statement=statement,
                                 hint="fix the statement; nothing was written") from None
@@ -595,6 +609,10 @@ class _Run:
             before = self.table.read().count() if p.overwrite else 0
             if count == 0 and not p.overwrite:
                 return SQLWriteResult("INSERT", self.p.table, None, "none", text=self.text)
+            if p.overwrite and self.table.primary_key:
+                self.refuse_shared_keys(rows)
+            elif not p.overwrite:
+                self.refuse_existing_keys(rows)
             commit = self.table.write(rows, mode)
         return SQLWriteResult("INSERT", self.p.table, commit, mode, inserted=count,
                               deleted=before, text=self.text)
@@ -741,6 +759,7 @@ class _Run:
             if not (updated or deleted):
                 out.mode = "insert"
                 frame = rows.filter("__evo_kind = 'insert'").select(*data)
+                self.refuse_existing_keys(frame)  # a MERGE's ON need not be the key
             elif exact and not (deleted and (updated or inserted)):
                 out.mode = "upsert" if not deleted else "delete"
                 if deleted:
@@ -773,6 +792,32 @@ class _Run:
                 statement=self.text,
                 hint="change the key only to values no other row holds, or delete the row "
                 "that holds it in the same MERGE")
+
+    def refuse_existing_keys(self, frame: DataFrame) -> None:
+        """Refuse rows to insert into a table with a record key when a row of the table
+        already holds one of their keys: the table would hold two rows of that key, and
+        every later UPDATE of it would be refused. One Spark job, before anything is written.
+        A table whose ``evonb.write.insert_duplicates`` is ``allow`` takes them, as
+        ``Table.write(df, mode="insert")`` does (rows sharing a key among themselves are the
+        write's own check)."""
+        table = self.table
+        if not table.primary_key or setting(
+                table.raw_config, DUPLICATES_PROPERTY, DEFAULT_DUPLICATES) == "allow":
+            return
+        keys = [self.by_lower[k.lower()] for k in table.primary_key]
+        held = (frame.select(*[_quote(k) for k in keys])
+                .join(table.read().select(*[_quote(k) for k in keys]), on=keys, how="left_semi")
+                .limit(1).collect())
+        if held:
+            row = held[0]
+            key = ", ".join(f"{k} = {row[k]!r}" for k in keys)
+            raise SQLStatementError(
+                f"{self.p.kind} would leave 2 rows of {self.p.table!r} with the record key "
+                f"{key}: the table holds a row with that key already, and a record key "
+                "identifies one row",
+                statement=self.text,
+                hint="change that row with UPDATE, or MERGE ... WHEN MATCHED THEN UPDATE "
+                "(Table.write(df, mode='upsert') in Python); nothing was written")
 
     def tally(self, rows: DataFrame, assigned: set[str]) -> tuple[dict[str, int], bool]:
         """The rows inserted, updated and deleted, and (tables with a record key) whether a

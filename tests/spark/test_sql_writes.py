@@ -129,6 +129,55 @@ def test_a_statement_that_would_give_two_rows_one_key_is_refused(spark, warehous
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_an_insert_of_a_key_the_table_holds_is_refused(spark, warehouse, table_type):
+    """An INSERT (or a MERGE whose ON is not the key) of a key a row already holds: two live
+    rows of one key, after which every UPDATE of the table was refused. Found by a hostile
+    test; now refused before anything is written, unless the table allows such inserts."""
+    t = evonb.create_table(warehouse / "dk", "id bigint not null, v int, ts bigint",
+                           primary_key="id", precombine="ts", table_type=table_type, name="dk")
+    execute(t, "INSERT INTO dk VALUES (1, 10, 1), (2, 20, 1)")
+    before = len(t.history())
+    with pytest.raises(SQLStatementError, match=r"INSERT would leave 2 rows of 'dk' with the "
+                       r"record key id = 1: the table holds a row") as err:
+        execute(t, "INSERT INTO dk VALUES (3, 30, 1), (1, 11, 2)")
+    assert "UPDATE" in (err.value.hint or "")
+    with pytest.raises(SQLStatementError, match="record key id = 2"):
+        execute(t, "MERGE INTO dk USING (SELECT 2L AS id, 99 AS v, 5L AS ts) s "
+                   "ON dk.v = s.v WHEN NOT MATCHED THEN INSERT *")
+    assert len(t.history()) == before
+    assert sorted(tuple(r) for r in t.read().collect()) == [(1, 10, 1), (2, 20, 1)]
+    assert sorted(r["v"] for r in t.to_arrow().to_pylist()) == [10, 20]
+    with pytest.raises(SQLStatementError, match="record key id = 4"):
+        execute(t, "INSERT OVERWRITE dk VALUES (4, 1, 1), (4, 2, 1)")
+    execute(t, "INSERT INTO dk VALUES (3, 30, 1)")  # a new key goes in
+    execute(t, "UPDATE dk SET v = v + 1")  # and UPDATE still works on the table
+    assert sorted(tuple(r) for r in t.read().collect()) == [(1, 11, 1), (2, 21, 1), (3, 31, 1)]
+    t.set_properties({"evonb.write.insert_duplicates": "allow"})  # as Table.write then does
+    execute(t, "INSERT INTO dk VALUES (1, 50, 3)")
+    assert sorted(r["v"] for r in t.read().collect() if r["id"] == 1) == [11, 50]
+
+
+@pytest.mark.spark
+def test_a_spark_error_in_a_statement_is_one_message_without_helper_columns(
+        spark, warehouse, capfd):
+    """A statement naming an unknown column: one evonb error whose suggestions are the
+    table's columns (not the statement's ``__evo_*`` helpers), and no JSON record of the JVM
+    stack on stderr (PySpark's query-context logger wrote one as the error was raised)."""
+    t = evonb.create_table(warehouse / "nz", "id bigint not null, v int", primary_key="id",
+                           name="nz")
+    execute(t, "INSERT INTO nz VALUES (1, 1)")
+    capfd.readouterr()
+    with pytest.raises(SQLStatementError, match="nope") as err:
+        execute(t, "DELETE FROM nz WHERE nope = 1")
+    assert "__evo_" not in str(err.value) and "`id`, `v`" in str(err.value)
+    out, errors = capfd.readouterr()
+    assert "SQLQueryContextLogger" not in errors and "AnalysisException" not in errors
+    assert "org.apache.spark" not in out + errors
+    assert len(t.history()) == 2
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("key", ["k", None])
 def test_merge_insert_gives_left_out_columns_their_write_defaults(spark, warehouse, key):
     t = evonb.create_table(warehouse / "kv", "k bigint not null, v string", primary_key=key,
