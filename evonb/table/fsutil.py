@@ -12,6 +12,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
@@ -183,6 +184,19 @@ def parse_json_bytes(raw: bytes, where: str) -> Any:
 _RAISE: Any = object()
 
 
+@contextmanager
+def nested_hold(state: threading.local, forget: Callable[[], None]) -> Iterator[None]:
+    """One level of something held per thread in ``state`` (its ``depth`` attribute): levels
+    nest, and when the outermost one ends ``forget()`` drops what was held."""
+    state.depth = getattr(state, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        state.depth -= 1
+        if not state.depth:
+            forget()
+
+
 class FileCache(Generic[T]):
     """Parsed contents of files, read again only when a file changed.
 
@@ -228,6 +242,12 @@ class FileCache(Generic[T]):
             hit = self._entries.get(key)
         return None if hit is None else hit[1]
 
+    def remember(self, key: Hashable, value: T) -> None:
+        """Keep ``value`` under ``key`` without its file's version (no look at the file):
+        :meth:`kept` returns it, :meth:`get` reads the file again."""
+        with self._lock:
+            self._entries[key] = (None, value)
+
     def put(self, path: str | os.PathLike[str], value: T, *, key: Hashable | None = None) -> None:
         """Keep ``value`` as the content of the file at ``path`` as it is now (just written)."""
         p = Path(path)
@@ -271,6 +291,7 @@ __all__ = [
     "fsync_dir",
     "is_temp_name",
     "location_uri",
+    "nested_hold",
     "parse_json_bytes",
     "read_json",
     "table_path",

@@ -86,6 +86,8 @@ class SchemaStore:
                     f"Schema version {schema.version_id} already exists with different content",
                     hint="a new schema needs a new version id (the instant of its commit)",
                 ) from None
+        else:  # the file holds this schema, and always will: not read back
+            self._cache.remember(schema.version_id, schema)
         return path
 
     def load(self, version_id: str) -> Schema:

@@ -46,6 +46,7 @@ from evonb.table.fsutil import (
     atomic_write_json,
     evo_dir,
     location_uri,
+    nested_hold,
     read_json,
     table_path,
 )
@@ -315,13 +316,8 @@ class BaseTable:
         times (a write: 13 looks at the config file of a table in a bucket before this).
         A property this object sets inside is seen at once."""
         hold = self._config_hold
-        hold.depth = getattr(hold, "depth", 0) + 1
-        try:
+        with nested_hold(hold, lambda: setattr(hold, "config", None)):
             yield
-        finally:
-            hold.depth -= 1
-            if not hold.depth:
-                hold.config = None
 
     @property
     def name(self) -> str:

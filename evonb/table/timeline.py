@@ -78,6 +78,7 @@ from evonb.table.fsutil import (
     dump_json,
     evo_dir,
     is_temp_name,
+    nested_hold,
     parse_json_bytes,
     read_json,
     table_path,
@@ -422,16 +423,8 @@ class Timeline:
         Held before the lock (a DDL reads its base schema and base commit from one listing),
         the listing is forgotten when the lock is taken (``BaseTable.locked``), so what is
         checked under the lock is always listed under it."""
-        held = self._held
-        held.depth = getattr(held, "depth", 0) + 1
-        try:
+        with nested_hold(self._held, self._changed):
             yield
-        finally:
-            held.depth -= 1
-            if not held.depth:
-                held.listing = None
-                held.archive = None
-                held.memo = None
 
     def _changed(self) -> None:
         """This timeline completed, removed or archived a commit: a held listing is out of
