@@ -9,12 +9,13 @@ import ipywidgets as W
 
 import evonb.notebook.html as H
 from evonb.errors import EvoError
-from evonb.notebook.errors import format_evo_error, format_spark_error, quiet_spark_logs
+from evonb.notebook.errors import format_evo_error, format_spark_error
 from evonb.notebook.preview import Preview, error_html
 from evonb.notebook.widgets.base import FallbackMixin
 from evonb.notebook.widgets.timeline_svg import legend, timeline_svg
 from evonb.schema.diffing import diff
 from evonb.schema.render import diff_to_html
+from evonb.spark.session import quiet_spark_logs
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.api import Table
