@@ -136,7 +136,9 @@ def evaluate(expr: Expr, frame: Frame, env: dict[int, pa.Array] | None = None,
     if isinstance(expr, Lit):
         return literal(expr.value, expr.type, n)
     if isinstance(expr, Cast):
-        return cast(evaluate(expr.src, frame, env, n), expr.type)
+        src = evaluate(expr.src, frame, env, n)
+        out = cast(src, expr.type)
+        return out if expr.exact is None else exact(src, out, expr.exact)
     if isinstance(expr, StructOf):
         src = evaluate(expr.src, frame, env, n)
         arrays = [evaluate(e, frame, env, n) for _, e in expr.members]
@@ -254,6 +256,18 @@ def cast(arr: pa.Array, target: Type) -> pa.Array:
         return _per_value(arr, at, lambda v: v.date())
     raise EvoError(f"The Arrow reader cannot read {src} data as {target}",
                    hint="read the table with Table.read() (Spark)")
+
+
+def exact(src: pa.Array, out: pa.Array, source: Type) -> pa.Array:
+    """``out`` (``src`` cast to a narrower number type) with null where the value did not
+    survive: an overflow to infinity for a float target, else a value that does not cast
+    back to itself (the rule of :class:`~evonb.table.read_plan.Cast`'s ``exact``)."""
+    src = _whole(src)
+    if pa.types.is_floating(out.type):
+        lost = pc.and_(pc.is_inf(out), pc.invert(pc.is_inf(src.cast(pa.float64()))))
+    else:
+        lost = pc.invert(pc.equal(cast(out, source), src))
+    return pc.if_else(pc.fill_null(lost, False), pa.scalar(None, out.type), out)
 
 
 def _per_value(arr: pa.Array, at: pa.DataType, fn: Callable[[Any], Any]) -> pa.Array:

@@ -108,6 +108,18 @@ def is_narrowing(old: Type, new: Type) -> bool:
     return old != new and can_change_type(new, old)
 
 
+_NUMBERS = (TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE)
+
+
+def narrows_number(old: Type, new: Type) -> bool:
+    """True when ``old -> new`` is a change between number types that no metadata change
+    makes (only a rewrite does): reading ``old`` values as ``new`` may lose some of them."""
+    def number(t: Type) -> bool:
+        return t in _NUMBERS or isinstance(t, DecimalType)
+
+    return old != new and number(old) and number(new) and not can_change_type(old, new)
+
+
 def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
     """The table type after a write bringing ``incoming`` into a ``table`` column.
 

@@ -3,11 +3,13 @@
 ``Table.rewrite("ALTER TABLE t ALTER COLUMN price TYPE int")`` applies a type change that is not
 a widening (double -> int, string -> int, bigint -> int, ...) by reading the whole table, casting
 and writing it again in the new schema version, in one ``replacecommit`` (operation
-``rewrite``). The cast is checked first: a value that does not fit (does not parse, overflows, or
-loses its fraction or digits) fails the rewrite with a :class:`DataValidationError` that gives
-the count and a few examples, and nothing is committed; ``on_cast_error="null"`` writes nulls
-for such values instead (not in a NOT NULL column). ``Table.rewrite(purge_dropped=True)``
-rewrites every file in the latest schema, so data of dropped columns is gone from the files.
+``rewrite``). The cast is checked first: a value that does not fit (does not parse, overflows,
+or loses its fraction or digits in a narrowing) fails the rewrite with a
+:class:`DataValidationError` that gives the count and a few examples, and nothing is committed;
+``on_cast_error="null"`` writes nulls for such values instead (not in a NOT NULL column). Files
+of older commits read in the new type follow the same rule, so time travel in the latest schema
+shows what the rewrite wrote. ``Table.rewrite(purge_dropped=True)`` rewrites every file in the
+latest schema, so data of dropped columns is gone from the files.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evonb.errors import DataValidationError, EvoError
 from evonb.schema.diffing import diff
+from evonb.schema.promotion import narrows_number
 from evonb.schema.schema import Schema, walk
 from evonb.schema.spark_convert import type_to_spark
 from evonb.schema.types import (
@@ -66,8 +69,11 @@ def _spark(t: Type) -> Any:
 
 
 def fits(src: Column, old: Type, new: Type) -> Column:
-    """True where the value of ``src`` (type ``old``) converts to ``new`` without loss (nulls
-    fit): it casts, and numbers cast back to the same value (floats: no overflow)."""
+    """True where the value of ``src`` (type ``old``) converts to ``new`` (nulls fit): it
+    casts, floats do not overflow, and a number narrowed (a change no metadata change makes)
+    casts back to the same value. A change ``ALTER`` makes in metadata keeps its own
+    conversion (a double becomes a decimal rounded half up), so a rewrite writes what a read
+    of the older files in the new type gives (:class:`~evonb.table.read_plan.Cast`)."""
     from pyspark.sql import functions as F
 
     cast = src.try_cast(_spark(new))
@@ -75,7 +81,7 @@ def fits(src: Column, old: Type, new: Type) -> Column:
     if _numeric(old) and new in (FLOAT, DOUBLE):
         inf = float("inf")
         ok = ok & ~((F.abs(cast) == F.lit(inf)) & (F.abs(src.cast("double")) != F.lit(inf)))
-    elif _numeric(old) and _numeric(new):
+    elif narrows_number(old, new):
         ok = ok & (cast.cast(_spark(old)) == src)
     return src.isNull() | ok
 

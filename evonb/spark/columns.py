@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from evonb.schema.defaults import sql_literal
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
-from evonb.schema.types import ArrayType, MapType, StructType
+from evonb.schema.types import DOUBLE, FLOAT, ArrayType, MapType, StructType
 from evonb.spark.position_source import DELETED, OPTION, SOURCE
 from evonb.table.fileio import file_io
 from evonb.table.lru import LRU
@@ -67,7 +67,15 @@ def to_sql(expr: Expr, depth_names: dict[int, str] | None = None) -> str:
     if isinstance(expr, Cast):
         # try_cast: a value an allowed change cannot carry (e.g. string -> date on 'abc', a
         # float beyond a decimal's range) reads as null instead of failing the whole query.
-        return f"try_cast({to_sql(expr.src, env)} AS {expr.type})"
+        src = to_sql(expr.src, env)
+        cast = f"try_cast({src} AS {expr.type})"
+        if expr.exact is None:
+            return cast
+        if expr.type in (FLOAT, DOUBLE):  # a narrowed number: null where it overflows
+            inf = "CAST('Infinity' AS DOUBLE)"
+            return (f"CASE WHEN abs({cast}) = {inf} AND abs(CAST({src} AS DOUBLE)) != {inf} "
+                    f"THEN NULL ELSE {cast} END")
+        return f"CASE WHEN try_cast({cast} AS {expr.exact}) = {src} THEN {cast} END"
     if isinstance(expr, StructOf):
         src = to_sql(expr.src, env)
         members = ", ".join(f"{_string(name)}, {to_sql(e, env)}" for name, e in expr.members)

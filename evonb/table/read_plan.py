@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evonb.schema.partner import FieldPartners, PartnerVisitor, by_id, visit_field
+from evonb.schema.promotion import narrows_number
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BINARY,
@@ -63,8 +64,14 @@ class Lit(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Cast(Expr):
+    """``src`` read as ``type`` (Spark's ``try_cast``). ``exact`` is the file's type when
+    the cast narrows a number (files written before a :meth:`Table.rewrite` narrowed the
+    column): a value that does not convert back to itself (a fraction, an overflow, a lost
+    digit) reads as null, the rule the rewrite applies to the rows it converts."""
+
     src: Expr
     type: Type
+    exact: Type | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +235,10 @@ class _Project(PartnerVisitor[_Found, Expr]):
     def primitive(self, qt: Type, found: _Found | None) -> Expr:
         if found is None:
             return Lit(None, qt)  # unused: the field reads its default
-        return found.src if found.field.type == qt else Cast(found.src, qt)
+        ft = found.field.type
+        if ft == qt:
+            return found.src
+        return Cast(found.src, qt, exact=ft if narrows_number(ft, qt) else None)
 
     def _whole(self, qt: Type, found: _Found | None, kind: type) -> Expr | None:
         """A nested ``qt`` read whole: as it is (the same members at every depth, by ID and

@@ -46,6 +46,7 @@ from evonb.iceberg import sync as iceberg_sync
 from evonb.table.check import check_table
 from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.model.reference import (
+    NARROWINGS,
     PRIMITIVES,
     WIDENINGS,
     MField,
@@ -57,6 +58,7 @@ from tests.model.reference import (
     convert,
     ddl_type,
     literal,
+    narrow_values,
     random_value,
     spark_value,
 )
@@ -230,6 +232,7 @@ class TableMachine(RuleBasedStateMachine):
         self.flavour: Flavour | None = None
         self.number = next(HISTORIES)
         self.reverts = {"made": 0, "restoring": 0, "refused": 0, "skipped": 0}
+        self.narrowings = 0
         self.remove: Callable[[], None] = lambda: None  # what removes a table elsewhere
 
     # ------------------------------------------------------------------ set-up
@@ -261,7 +264,7 @@ class TableMachine(RuleBasedStateMachine):
                       f"{len(self.commits)} commits ({archived} archived), "
                       f"{len(self.model.rows)} rows at the end, "
                       f"max column id {self.model.max_id}, "
-                      f"reverts {self.reverts}: ok",
+                      f"reverts {self.reverts}, narrowing rewrites {self.narrowings}: ok",
                       flush=True)
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -578,6 +581,45 @@ class TableMachine(RuleBasedStateMachine):
         f.default = convert(f.default, new)
         self.alter(f"ALTER COLUMN {prefix}`{f.name}` TYPE {new}")
 
+    @rule(pick=picks, to=picks, vseed=seeds)
+    def narrow_by_rewrite(self, pick: int, to: int, vseed: int) -> None:
+        """A type change no metadata change makes (double -> int, string -> bigint, ...), by a
+        rewrite that writes null where a value does not fit: the model converts its rows the
+        same way; commits before it keep their values, and read in the latest schema show
+        what the rewrite wrote. An ``int`` field is widened to ``double`` first and rows with
+        fractions upserted, so that the narrowing has values to lose."""
+        prefix, struct = self.container(pick)
+        fields = [f for f in struct.fields if isinstance(f.type, str)
+                  and (f.type in NARROWINGS or f.type == "int")
+                  and not f.required and not (prefix == "" and f.name in PROTECTED)]
+        if not fields:
+            return
+        f = fields[(pick // 7) % len(fields)]
+        if f.type == "int":
+            f.type, f.default = "double", convert(f.default, "double")
+            self.alter(f"ALTER COLUMN {prefix}`{f.name}` TYPE double")
+            self.upsert(vseed)
+        new = NARROWINGS[f.type][to % len(NARROWINGS[f.type])]
+        default = convert(f.default, new)
+        if f.default is not None and default is None:
+            return  # a default that does not fit: not modelled
+        self.table.rewrite(f"ALTER TABLE t ALTER COLUMN {prefix}`{f.name}` TYPE {new}",
+                           on_cast_error="null")
+        self.narrowings += 1
+        f.type, f.default = new, default
+        for stored, _ in self.model.rows.values():
+            narrow_values(stored, f.id, new)
+        self.record()
+        self.check(f"rewrite of {prefix}{f.name} to {new}")
+
+    @rule()
+    def purge_dropped(self) -> None:
+        """A rewrite of every file in the latest schema: the rows stay the model's (a dropped
+        field's values are gone from the files, so a revert can no longer restore them)."""
+        self.table.rewrite(purge_dropped=True)
+        self.record()
+        self.check("rewrite purging dropped columns")
+
     @precondition(lambda self: len(self.commits) > 1)
     @rule(pick=picks)
     def revert(self, pick: int) -> None:
@@ -648,8 +690,9 @@ class TableMachine(RuleBasedStateMachine):
     def narrowed(self, target: MStruct) -> list[int]:
         """The IDs whose type in ``target`` some recorded schema cannot be read as."""
         want = field_types(target)
-        wider = {"int": {"bigint", "double", "string"}, "bigint": {"string"},
-                 "float": {"double"}}
+        wider = {"int": {"bigint", "float", "double", "string"},
+                 "bigint": {"float", "double", "string"}, "float": {"double", "string"},
+                 "double": {"string"}}
         out = set()
         for _, _, model in [*self.commits, (None, None, self.model)]:
             for fid, have in field_types(model.columns).items():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,12 @@ PRIMITIVES = ("int", "bigint", "float", "double", "string")
 WIDENINGS = {"int": ("bigint", "double", "string"), "bigint": ("string",), "float": ("double",)}
 """Type changes the model makes by DDL: natively read (int -> bigint, int -> double,
 float -> double) or a new generation read with a cast (int or bigint -> string)."""
+NARROWINGS = {"double": ("int", "bigint", "float"), "float": ("int",), "bigint": ("int",),
+              "string": ("int", "bigint")}
+"""Type changes the model makes by a rewrite (no metadata change makes them): a value that
+does not fit the new type (a fraction, an overflow, text that is not a number) becomes null."""
+RANGES = {"int": 1 << 31, "bigint": 1 << 63}
+INTEGRAL_TEXT = re.compile(r"[+-]?\d+")
 
 
 @dataclass
@@ -72,14 +79,41 @@ def type_text(t: MType) -> str:
 
 
 def convert(value: Any, t: MType) -> Any:
-    """A stored value as a field of type ``t`` reads it (after widenings)."""
+    """A stored value as a field of type ``t`` reads it: promoted after widenings; after a
+    narrowing, the value if it fits ``t`` exactly, else null (what the rewrite wrote)."""
     if value is None:
         return None
     if t == "string":
         return value if isinstance(value, str) else str(value)
     if t in ("double", "float"):
         return float(value)
+    if t in RANGES:
+        if isinstance(value, float):
+            if not value.is_integer():  # a fraction, NaN or an infinity
+                return None
+            value = int(value)
+        elif isinstance(value, str):
+            text = value.strip()
+            if not INTEGRAL_TEXT.fullmatch(text):
+                return None
+            value = int(text)
+        bound = RANGES[t]
+        return value if -bound <= value < bound else None
     return value
+
+
+def narrow_values(value: Any, fid: int, t: MType) -> None:
+    """Every stored value of field ``fid`` under ``value`` converted to ``t`` in place (the
+    rows a rewrite wrote again); struct values are keyed by field ID, map values by text."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(k, int) and k == fid:
+                value[k] = convert(v, t)
+            else:
+                narrow_values(v, fid, t)
+    elif isinstance(value, list):
+        for v in value:
+            narrow_values(v, fid, t)
 
 
 def literal(value: Any, t: str) -> str:
