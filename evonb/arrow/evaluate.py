@@ -283,20 +283,26 @@ def _integral(v: int, at: pa.DataType) -> int | None:
     return v if _fits(v, at) else None
 
 
-_INTEGRAL_TEXT = re.compile(r"[+-]?\d+")
-_FLOAT_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?")
+# What Spark trims from text before a cast (measured): for integers and dates the ASCII
+# whitespace and control characters (up to U+0020, and U+007F); for doubles and decimals those
+# up to U+0020 only (Java's ``String.trim``); never U+00A0 or U+3000. Integers, doubles and
+# dates read ASCII digits only; decimals (Java's ``BigDecimal``) any decimal digit.
+_SPARK_TRIM = "".join(map(chr, range(0x21))) + "\x7f"
+_JAVA_TRIM = "".join(map(chr, range(0x21)))
+_INTEGRAL_TEXT = re.compile(r"[+-]?\d+", re.ASCII)
+_FLOAT_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?", re.ASCII)
 _FLOAT_WORDS = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf,
                 "-infinity": -math.inf, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
 
 
 def _parse_integral(text: str, at: pa.DataType) -> int | None:
     """An integer from text as Spark's ``try_cast`` reads it (surrounding spaces allowed)."""
-    s = text.strip()
+    s = text.strip(_SPARK_TRIM)
     return _integral(int(s), at) if _INTEGRAL_TEXT.fullmatch(s) else None
 
 
 def _parse_float(text: str) -> float | None:
-    s = text.strip()
+    s = text.strip(_JAVA_TRIM)
     if _FLOAT_TEXT.fullmatch(s):
         return float(s.rstrip("dDfF"))
     return _FLOAT_WORDS.get(s.lower())
@@ -318,7 +324,7 @@ _DECIMAL_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _parse_decimal(text: str, target: Type) -> Decimal | None:
-    s = text.strip()
+    s = text.strip(_JAVA_TRIM)
     if not _DECIMAL_TEXT.fullmatch(s):
         return None
     return _to_decimal(Decimal(s), target)
@@ -329,13 +335,14 @@ def _decimal_text(value: Decimal) -> str:
     return format(value, "f")
 
 
-_DATE_TEXT = re.compile(r"([+-]?)(\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T].*)?)?)?", re.S)
+_DATE_TEXT = re.compile(r"([+-]?)(\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T].*)?)?)?",
+                        re.S | re.ASCII)
 
 
 def _parse_date(text: str) -> date | None:
     """A date from text as Spark's cast reads it (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``
     with an optional time part); None when it is not one."""
-    m = _DATE_TEXT.fullmatch(text.strip())
+    m = _DATE_TEXT.fullmatch(text.strip(_SPARK_TRIM))
     if m is None:
         return None
     sign, year, month, day = m.groups()

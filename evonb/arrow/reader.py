@@ -38,7 +38,7 @@ from evonb.arrow.evaluate import Frame, arrow_schema, arrow_type, evaluate
 from evonb.arrow.merge import DELETED, merge
 from evonb.errors import ColumnNotFoundError, EvoError
 from evonb.schema.schema import Schema
-from evonb.schema.types import STRING, NestedField, StructType
+from evonb.schema.types import STRING, NestedField
 from evonb.spark.avro_log import _read_block, block_struct
 from evonb.spark.mor import _merge_columns, file_groups, since
 from evonb.table.file_checks import file_error
@@ -52,6 +52,7 @@ from evonb.table.read_plan import (
     physical_struct,
     plan_group,
     referenced_columns,
+    selected_columns,
 )
 from evonb.table.retention import check_readable
 from evonb.table.snapshot import DataFile
@@ -84,6 +85,11 @@ class ArrowRead:
             raise EvoError(f"A filter must be a pyarrow.compute.Expression, not "
                            f"{type(filter).__name__}",
                            hint="e.g. pyarrow.compute.field('fare') > 10")
+        if filter is not None and _positional(filter):
+            raise EvoError(f"The filter {filter} names a column by its position, which "
+                           "changes with the query's columns and the table's history",
+                           hint="name columns by their current names, e.g. "
+                                "pyarrow.compute.field('fare') > 10")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
                                   or limit < 0):
             raise EvoError(f"limit must be a whole number >= 0, not {limit!r}")
@@ -94,7 +100,7 @@ class ArrowRead:
         full = (table.schema_store.load(self.snap.schema_version) if schema is None
                 else table.resolve_schema(schema))
         self.full = full
-        selected = self._selected(full, columns)
+        selected = selected_columns(full, columns)
         meta = [META_FIELD] if meta_columns else []
         self.meta_columns = meta_columns
         self.output = arrow_schema([f for f, _ in selected] + meta)
@@ -123,31 +129,6 @@ class ArrowRead:
         selected struct member ``info.city`` is the output column ``city`` at
         ``('info', 'city')``)."""
         return list(self._paths)
-
-    @staticmethod
-    def _selected(full: Schema, columns: Sequence[str] | None
-                  ) -> list[tuple[NestedField, tuple[str, ...]]]:
-        """Each selected field with its path of names from the top (a top-level column, or a
-        member of structs nested in structs)."""
-        if columns is None:
-            return [(f, (f.name,)) for f in full.fields]
-        if isinstance(columns, str):
-            columns = [columns]
-        out = []
-        for name in columns:
-            fid = full.find_id(name)  # ColumnNotFoundError naming the closest column
-            parent = full.parent_of(fid)
-            while parent != -1:
-                if not isinstance(full.field_by_id(parent).type, StructType):
-                    holder = full.path_of(parent)
-                    raise EvoError(
-                        f"columns selects top-level columns and struct members; {name!r} is "
-                        f"inside {holder!r}, an array or a map",
-                        hint=f"select {holder!r} and take the values from it")
-                parent = full.parent_of(parent)
-            info = full.info(fid)
-            out.append((info.field, info.path))
-        return out
 
     # ------------------------------------------------------------------ public results
     def batches(self) -> Iterator[pa.RecordBatch]:
@@ -485,8 +466,34 @@ def _binds(expr: pc.Expression, schema: pa.Schema) -> bool:
     return _bind_error(expr, schema) is None
 
 
-# How pyarrow says that an expression names a field the schema does not have.
+# How pyarrow says that an expression names a field (a struct member: a nested reference)
+# the schema does not have.
 _UNKNOWN_FIELD = re.compile(r"No match for FieldRef\.Name\((.*?)\) in ")
+_UNKNOWN_MEMBER = re.compile(r"No match for FieldRef\.Nested\(((?:FieldRef\.Name\(.*?\) ?)+)\)"
+                             r" in ")
+_NAME = re.compile(r"FieldRef\.Name\((.*?)\)")
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _positional(expr: pc.Expression) -> bool:
+    """Whether ``expr`` names a field by its position (``pc.field(1)``), outside its string
+    literals."""
+    return "FieldPath(" in _QUOTED.sub("", str(expr))
+
+
+def _paths(schema: pa.Schema) -> list[str]:
+    """Every column and struct member of ``schema`` by its dotted path."""
+    out: list[str] = []
+
+    def visit(prefix: str, field: pa.Field) -> None:
+        out.append(prefix + field.name)
+        if pa.types.is_struct(field.type):
+            for member in field.type:
+                visit(f"{prefix}{field.name}.", member)
+
+    for f in schema:
+        visit("", f)
+    return out
 
 
 def _check_binds(expr: pc.Expression, schema: pa.Schema) -> None:
@@ -497,6 +504,11 @@ def _check_binds(expr: pc.Expression, schema: pa.Schema) -> None:
     if exc is None:
         return
     text = str(exc).strip()
+    member = _UNKNOWN_MEMBER.search(text)
+    if member is not None:
+        path = ".".join(_NAME.findall(member.group(1)))
+        paths = [p for p in _paths(schema) if p != META_COMMIT_TIME]
+        raise ColumnNotFoundError(path, paths, context=f"in the filter {expr}")
     unknown = _UNKNOWN_FIELD.search(text)
     if unknown is None:
         first = text.splitlines()[0] if text else type(exc).__name__

@@ -21,6 +21,7 @@ from evonb.table.fsutil import location_uri
 from evonb.table.history import Commit
 from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.properties import check_plugins
+from evonb.table.read_plan import selected_columns
 from evonb.table.retention import check_readable
 from evonb.table.snapshot import DataFile
 from evonb.table.table import (
@@ -107,12 +108,11 @@ class SparkTable(BaseTable):
             check_readable(self, snap.instant)
         query_schema = (self.schema_store.load(snap.schema_version) if schema is None
                         else self.resolve_schema(schema))
-        for column in columns or ():
-            query_schema.find(column)  # ColumnNotFoundError naming the closest column
+        selected = None if columns is None else selected_columns(query_schema, columns)
         df = read_snapshot(self, snap, query_schema, meta=meta_columns,
                            read_optimized=query == "read_optimized")
-        if columns:
-            picked = [_col_ref(query_schema, query_schema.find_id(c)) for c in columns]
+        if selected is not None:
+            picked = [".".join(_quote(n) for n in path) for _, path in selected]
             df = df.select(*picked, *([META_COMMIT_TIME] if meta_columns else []))
         return df
 
@@ -202,9 +202,8 @@ def spark_schema(struct: SparkStructType) -> Schema:
     return Schema.from_spark(strip_metadata(struct), version_id=INITIAL_VERSION)
 
 
-def _col_ref(schema: Schema, field_id: int) -> str:
-    info = schema.info(field_id)
-    return ".".join("`" + n.replace("`", "``") + "`" for n in info.path)
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _null_at(schema: Schema, field_id: int) -> Column:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evonb.errors import EvoError
 from evonb.schema.partner import FieldPartners, PartnerVisitor, by_id, visit_field
 from evonb.schema.promotion import narrows_number
 from evonb.schema.schema import Schema
@@ -456,3 +457,34 @@ def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, .
     version_id = ordered[0].schema.version_id if ordered else query.version_id
     return ScanGroup(version_id=version_id, files=files, read_type=read_type,
                      columns=tuple(columns), read_defaults=tuple(read_defaults))
+
+
+def selected_columns(schema: Schema, columns: Sequence[str] | str | None
+                     ) -> list[tuple[NestedField, tuple[str, ...]]]:
+    """The fields a read's ``columns`` select in ``schema``, each with its path of names from
+    the top (a top-level column, or a member of structs nested in structs); every column when
+    ``columns`` is None. Both readers select through this: an unknown name is a
+    :class:`~evonb.errors.ColumnNotFoundError` naming the closest, a member of an array or a
+    map and an empty selection are refused."""
+    if columns is None:
+        return [(f, (f.name,)) for f in schema.fields]
+    if isinstance(columns, str):
+        columns = [columns]
+    if not columns:
+        raise EvoError("columns names no column",
+                       hint="pass columns=None to read every column, or name at least one")
+    out = []
+    for name in columns:
+        fid = schema.find_id(name)  # ColumnNotFoundError naming the closest column
+        parent = schema.parent_of(fid)
+        while parent != -1:
+            if not isinstance(schema.field_by_id(parent).type, StructType):
+                holder = schema.path_of(parent)
+                raise EvoError(
+                    f"columns selects top-level columns and struct members; {name!r} is "
+                    f"inside {holder!r}, an array or a map",
+                    hint=f"select {holder!r} and take the values from it")
+            parent = schema.parent_of(parent)
+        info = schema.info(fid)
+        out.append((info.field, info.path))
+    return out

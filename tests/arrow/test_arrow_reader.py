@@ -359,3 +359,21 @@ def test_log_blocks_are_where_the_table_type_puts_them(table):
     fmt = table.properties.get("evonb.mor.log_format", "avro")
     assert suffixes == {f".{fmt}"}
     assert table.snapshot().logs  # the latest read merges blocks too
+
+
+@pytest.mark.spark
+def test_both_readers_refuse_an_empty_selection_and_a_member_inside_an_array(spark, tmp_path):
+    """``columns=[]`` read every column by Spark and none (no rows) by the Arrow reader, and a
+    member of an array's structs was a raw Spark analysis error: both readers now refuse
+    them alike, with one evonb error."""
+    t = evonb.create_table(tmp_path / "t", "id int, arr array<struct<p: int>>, "
+                           "m map<string, struct<q: int>>", primary_key="id")
+    t.write(spark.createDataFrame([(1, [(2,)], {"k": (3,)})], "id int, arr array<struct<p: int>>, "
+                                  "m map<string, struct<q: int>>"))
+    for read in (t.read, t.to_arrow):
+        with pytest.raises(EvoError, match="names no column"):
+            read(columns=[])
+        for member, holder in (("arr.p", "arr"), ("arr.element.p", "arr"), ("m.value.q", "m")):
+            with pytest.raises(EvoError, match=f"inside '{holder}', an array or a map"):
+                read(columns=[member])
+    assert t.read(columns=["arr"]).collect()[0]["arr"][0]["p"] == 2

@@ -41,3 +41,21 @@ def test_a_comparison_of_mismatched_types_is_one_readable_line(table):
                                            "query's columns: ")
     assert "\n" not in caught.value.message  # no schema dump
     assert "value of its type" in caught.value.hint
+
+
+def test_a_renamed_members_old_name_gets_its_new_path(table):
+    table.alter("ALTER TABLE t RENAME COLUMN s.y TO y2")
+    with pytest.raises(ColumnNotFoundError) as caught:
+        table.to_arrow(filter=pc.field("s", "y") > 1)
+    assert caught.value.path == "s.y" and caught.value.hint == "did you mean 's.y2'?"
+
+
+def test_a_column_named_by_its_position_is_refused(table):
+    """``pc.field(1)`` would name the file's column 1 once pushed into a file, and another
+    column with other ``columns``: refused before anything is read, whatever else it holds."""
+    for expr in (pc.field(1) > 1, (pc.field("id") > 0) & pc.field(("s", 0)).is_null()):
+        with pytest.raises(EvoError, match="names a column by its position") as caught:
+            table.to_arrow(filter=expr)
+        assert "pyarrow.compute.field('fare')" in caught.value.hint
+    text = pc.field("name") == "FieldPath(1)"  # in a literal, it is text
+    assert table.to_arrow(filter=text).num_rows == 0
