@@ -287,8 +287,8 @@ def _integral(v: int, at: pa.DataType) -> int | None:
 # whitespace and control characters (up to U+0020, and U+007F); for doubles and decimals those
 # up to U+0020 only (Java's ``String.trim``); never U+00A0 or U+3000. Integers, doubles and
 # dates read ASCII digits only; decimals (Java's ``BigDecimal``) any decimal digit.
-_SPARK_TRIM = "".join(map(chr, range(0x21))) + "\x7f"
 _JAVA_TRIM = "".join(map(chr, range(0x21)))
+_SPARK_TRIM = _JAVA_TRIM + "\x7f"
 _INTEGRAL_TEXT = re.compile(r"[+-]?\d+", re.ASCII)
 _FLOAT_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?", re.ASCII)
 _FLOAT_WORDS = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf,

@@ -111,13 +111,15 @@ def is_narrowing(old: Type, new: Type) -> bool:
 _NUMBERS = (TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE)
 
 
+def is_number(t: Type) -> bool:
+    """Whether ``t`` is an integral, floating-point or decimal type."""
+    return t in _NUMBERS or isinstance(t, DecimalType)
+
+
 def narrows_number(old: Type, new: Type) -> bool:
     """True when ``old -> new`` is a change between number types that no metadata change
     makes (only a rewrite does): reading ``old`` values as ``new`` may lose some of them."""
-    def number(t: Type) -> bool:
-        return t in _NUMBERS or isinstance(t, DecimalType)
-
-    return old != new and number(old) and number(new) and not can_change_type(old, new)
+    return old != new and is_number(old) and is_number(new) and not can_change_type(old, new)
 
 
 def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:

@@ -19,18 +19,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evonb.errors import DataValidationError, EvoError
 from evonb.schema.diffing import diff
-from evonb.schema.promotion import narrows_number
+from evonb.schema.promotion import is_number, narrows_number
 from evonb.schema.schema import Schema, walk
 from evonb.schema.spark_convert import type_to_spark
 from evonb.schema.types import (
-    BIGINT,
     DOUBLE,
     FLOAT,
-    INT,
-    SMALLINT,
-    TINYINT,
     ArrayType,
-    DecimalType,
     MapType,
     NestedField,
     StructType,
@@ -56,11 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 OnCastError = Literal["fail", "null"]
 EXAMPLES = 5
-_NUMERIC = (TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE)
-
-
-def _numeric(t: Type) -> bool:
-    return t in _NUMERIC or isinstance(t, DecimalType)
 
 
 def _spark(t: Type) -> Any:
@@ -78,7 +68,7 @@ def fits(src: Column, old: Type, new: Type) -> Column:
 
     cast = src.try_cast(_spark(new))
     ok = cast.isNotNull()
-    if _numeric(old) and new in (FLOAT, DOUBLE):
+    if is_number(old) and new in (FLOAT, DOUBLE):
         inf = float("inf")
         ok = ok & ~((F.abs(cast) == F.lit(inf)) & (F.abs(src.cast("double")) != F.lit(inf)))
     elif narrows_number(old, new):

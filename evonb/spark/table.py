@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evonb.arguments import check_dataframe
 from evonb.errors import EvoError, WriteSchemaError
+from evonb.schema.render import quote_identifier
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import ArrayType, MapType
 from evonb.spark.mor import read_snapshot, since
@@ -112,7 +113,7 @@ class SparkTable(BaseTable):
         df = read_snapshot(self, snap, query_schema, meta=meta_columns,
                            read_optimized=query == "read_optimized")
         if selected is not None:
-            picked = [".".join(_quote(n) for n in path) for _, path in selected]
+            picked = [".".join(map(quote_identifier, path)) for _, path in selected]
             df = df.select(*picked, *([META_COMMIT_TIME] if meta_columns else []))
         return df
 
@@ -200,10 +201,6 @@ class SparkTable(BaseTable):
 def spark_schema(struct: SparkStructType) -> Schema:
     """An evonb schema (new IDs) of a Spark schema, its field metadata ignored."""
     return Schema.from_spark(strip_metadata(struct), version_id=INITIAL_VERSION)
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _null_at(schema: Schema, field_id: int) -> Column:
