@@ -53,6 +53,11 @@ def quote_identifier(name: str) -> str:
     """``name`` as a SQL identifier: plain ASCII identifiers as they are, others backquoted."""
     if _PLAIN.match(name) and name.lower() not in _RESERVED:
         return name
+    return backquote(name)
+
+
+def backquote(name: str) -> str:
+    """``name`` always backquoted (a backquote inside doubled): for generated Spark SQL."""
     return "`" + name.replace("`", "``") + "`"
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from evonb.errors import DataValidationError, EvoError
 from evonb.schema.diffing import diff
 from evonb.schema.promotion import is_number, narrows_number
+from evonb.schema.render import backquote
 from evonb.schema.schema import Schema, walk
 from evonb.schema.spark_convert import type_to_spark
 from evonb.schema.types import (
@@ -82,9 +83,6 @@ def converted(src: Column, old: Type, new: Type) -> Column:
 
     return F.when(fits(src, old, new), src.try_cast(_spark(new)))
 
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 class _Retype:
@@ -168,7 +166,7 @@ class _Retype:
         group = plan_group(query, shaped, self.layout, ())
 
         def apply(df: DataFrame) -> DataFrame:
-            cols = [self.column(f, F.col(_quote(self.layout.name(f.id))))
+            cols = [self.column(f, F.col(backquote(self.layout.name(f.id))))
                     .alias(self.layout.name(f.id)) for f in self.source.fields]
             df = df.select(*cols, F.col(META_COMMIT_TIME))
             out = [to_column(e).alias(name) for name, e in group.columns]
@@ -182,7 +180,7 @@ def _validate(table: SparkTable, data: DataFrame, retype: _Retype, *, on_cast_er
     from pyspark.sql import functions as F
 
     checks = [check for f in retype.source.fields
-              for check in retype.misfits(f, F.col(_quote(retype.layout.name(f.id))))]
+              for check in retype.misfits(f, F.col(backquote(retype.layout.name(f.id))))]
     if not checks:
         return {}
     row = data.agg(*[F.sum(F.greatest(F.size(bad), F.lit(0))).alias(f"c{i}")
@@ -297,7 +295,7 @@ def _check_not_null(table: SparkTable, snap: Any, source: Schema, target: Schema
     if not targets:
         return
     data = read_snapshot(table, snap, source_query)
-    row = data.agg(*[F.sum(F.when(F.col(_quote(layout.name(f.id))).isNull(), 1).otherwise(0))
+    row = data.agg(*[F.sum(F.when(F.col(backquote(layout.name(f.id))).isNull(), 1).otherwise(0))
                      .alias(f"c{i}") for i, f in enumerate(targets)]).collect()[0]
     for i, f in enumerate(targets):
         count = int(row[f"c{i}"] or 0)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from evonb.schema.defaults import sql_literal
+from evonb.schema.render import backquote
 from evonb.schema.spark_convert import CURRENT_DEFAULT_KEY, EXISTS_DEFAULT_KEY, type_to_spark
 from evonb.schema.types import DOUBLE, FLOAT, ArrayType, MapType, StructType
 from evonb.spark.position_source import DELETED, OPTION, SOURCE
@@ -55,11 +56,11 @@ def to_sql(expr: Expr, depth_names: dict[int, str] | None = None) -> str:
     ``depth_names`` binds lambda variables by depth."""
     env = depth_names or {}
     if isinstance(expr, Col):
-        return _quote(expr.name)
+        return backquote(expr.name)
     if isinstance(expr, Var):
         return env[expr.depth]
     if isinstance(expr, GetField):
-        return f"({to_sql(expr.src, env)}).{_quote(expr.name)}"
+        return f"({to_sql(expr.src, env)}).{backquote(expr.name)}"
     if isinstance(expr, Lit):
         if expr.value is None:
             return f"CAST(NULL AS {expr.type})"
@@ -105,9 +106,6 @@ def _string(text: str) -> str:
     """A SQL string literal (any character)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def spark_read_type(struct: StructType, defaults: tuple[tuple[str, Lit], ...] = ()
@@ -203,7 +201,7 @@ def scan_group(spark: SparkSession, group: ScanGroup, *, extra: tuple[Column, ..
         df = _relation(spark, read_type, group.files)
     if row_filter is not None:
         df = df.filter(row_filter)
-    cols = [f"{to_sql(e)} AS {_quote(name)}" for name, e in group.columns]
+    cols = [f"{to_sql(e)} AS {backquote(name)}" for name, e in group.columns]
     if with_file:
         cols.append("_metadata.file_path AS _evo_file")
     if with_position:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import ColumnNotFoundError, EvoError, SQLStatementError
 from evonb.schema.defaults import sql_literal
+from evonb.schema.render import backquote
 from evonb.schema.spark_comments import STRING, blank_comments
 from evonb.spark.session import quiet_spark_logs
 from evonb.spark.temp_views import statement_views
@@ -97,9 +98,6 @@ def _tokens(text: str) -> list[_Tok]:
             depth = max(depth - 1, 0)
     return out
 
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 # ------------------------------------------------------------------ results
@@ -219,7 +217,7 @@ class _Parser:
             tok = self.peek()
             if tok is None or tok.kind not in ("word", "quoted"):
                 raise self.fail("Expected a name")
-            parts.append(_quote(tok.name))
+            parts.append(backquote(tok.name))
             self.i += 1
             dot = self.peek()
             if dot is None or dot.text != ".":
@@ -601,7 +599,7 @@ class _Run:
         from pyspark.sql import functions as F
 
         rows = src.select(*[
-            F.expr(_cast(_quote(c), types[c], self.types[t])).alias(t)
+            F.expr(_cast(backquote(c), types[c], self.types[t])).alias(t)
             for c, t in zip(chosen, targets, strict=True)])
         mode = "overwrite" if p.overwrite else "insert"
         with _spark_errors(self.text, "INSERT"):
@@ -622,9 +620,9 @@ class _Run:
         """DELETE, UPDATE and MERGE: every target row (and every inserted row) with what
         happens to it, then one write."""
         p = self.p
-        me = _quote(p.alias or p.table)
+        me = backquote(p.alias or p.table)
         target = (f"(SELECT *, monotonically_increasing_id() AS __evo_tid, true AS __evo_tp "
-                  f"FROM {_quote(p.table)}) AS {me}")
+                  f"FROM {backquote(p.table)}) AS {me}")
         clauses: list[_Clause]
         if p.kind == "DELETE":
             relation = target
@@ -633,14 +631,14 @@ class _Run:
             relation = target
             clauses = [_Clause("matched", p.condition, _Action("update", assigns=p.assigns))]
         else:
-            src = self.sql(f"SELECT * FROM {p.source} AS {_quote(p.source_alias or 's')}",
+            src = self.sql(f"SELECT * FROM {p.source} AS {backquote(p.source_alias or 's')}",
                            "The MERGE source")
             self.source_columns = src.columns
             relation = (f"{target} FULL OUTER JOIN (SELECT *, true AS __evo_sp FROM "
-                        f"{p.source} AS {_quote(p.source_alias or 's')}) AS "
-                        f"{_quote(p.source_alias or 's')} ON {p.condition}")
+                        f"{p.source} AS {backquote(p.source_alias or 's')}) AS "
+                        f"{backquote(p.source_alias or 's')} ON {p.condition}")
             clauses = p.clauses
-        sp = f"{_quote(p.source_alias or 's')}.__evo_sp" if p.kind == "MERGE" else "true"
+        sp = f"{backquote(p.source_alias or 's')}.__evo_sp" if p.kind == "MERGE" else "true"
         tp = f"{me}.__evo_tp"
         # The action per row: the index of the first clause that applies.
         groups = {"matched": f"{tp} AND {sp}",
@@ -654,14 +652,15 @@ class _Run:
         # The values each clause gives each column.
         values: dict[tuple[int, str], str] = {}
         assigned: set[str] = set()
+        alias = backquote(p.source_alias or 's')
         for k, c in enumerate(clauses):
             a = c.action
             if a.kind == "update":
-                pairs = ([(col, f"{_quote(p.source_alias or 's')}.{_quote(self.source_col(col))}")
+                pairs = ([(col, f"{alias}.{backquote(self.source_col(col))}")
                           for col in self.columns] if a.star
                          else [(self.column(x.column), x.expr) for x in a.assigns])
             elif a.kind == "insert":
-                pairs = ([(col, f"{_quote(p.source_alias or 's')}.{_quote(self.source_col(col))}")
+                pairs = ([(col, f"{alias}.{backquote(self.source_col(col))}")
                           for col in self.columns] if a.star
                          else [(self.column(col), v)
                                for col, v in zip(a.columns, a.values, strict=True)])
@@ -679,7 +678,7 @@ class _Run:
         index = {key: i for i, key in enumerate(values)}
         inner = [f"{me}.__evo_tid AS __evo_tid", f"({tp} AND {sp}) AS __evo_both",
                  f"{action} AS __evo_action"]
-        inner += [f"{me}.{_quote(c)} AS __evo_o{i}" for i, c in enumerate(self.columns)]
+        inner += [f"{me}.{backquote(c)} AS __evo_o{i}" for i, c in enumerate(self.columns)]
         inner += [f"({expr}) AS __evo_v{index[key]}" for key, expr in values.items()]
         inner_sql = f"SELECT {', '.join(inner)} FROM {relation}"
         inner_df = self.sql(inner_sql, f"The {p.kind} statement")
@@ -699,7 +698,7 @@ class _Run:
             cases += [f"WHEN {k} THEN {self.write_default(col)}" for k in inserts]
             value = f"CASE __evo_action {' '.join(cases)} ELSE __evo_o{i} END" if cases \
                 else f"__evo_o{i}"
-            outer.append(f"{value} AS {_quote(col)}")
+            outer.append(f"{value} AS {backquote(col)}")
         kind_cases = " ".join(f"WHEN {k} THEN '{c.action.kind}'" for k, c in enumerate(clauses))
         outer.append(f"CASE WHEN __evo_action IS NOT NULL THEN CASE __evo_action {kind_cases} "
                      "END WHEN __evo_tid IS NOT NULL THEN 'keep' END AS __evo_kind")
@@ -755,7 +754,7 @@ class _Run:
                                  updated=updated, deleted=deleted, text=self.text)
             if not (inserted or updated or deleted):
                 return out
-            data = [_quote(c) for c in self.columns]
+            data = [backquote(c) for c in self.columns]
             if not (updated or deleted):
                 out.mode = "insert"
                 frame = rows.filter("__evo_kind = 'insert'").select(*data)
@@ -781,7 +780,7 @@ class _Run:
         from pyspark.sql import functions as F
 
         keys = [self.by_lower[k.lower()] for k in self.table.primary_key]
-        shared = (frame.groupBy(*[F.col(_quote(k)) for k in keys]).count()
+        shared = (frame.groupBy(*[F.col(backquote(k)) for k in keys]).count()
                   .filter("count > 1").limit(1).collect())
         if shared:
             row = shared[0]
@@ -805,8 +804,8 @@ class _Run:
                 table.raw_config, DUPLICATES_PROPERTY, DEFAULT_DUPLICATES) == "allow":
             return
         keys = [self.by_lower[k.lower()] for k in table.primary_key]
-        held = (frame.select(*[_quote(k) for k in keys])
-                .join(table.read().select(*[_quote(k) for k in keys]), on=keys, how="left_semi")
+        held = (frame.select(*[backquote(k) for k in keys])
+                .join(table.read().select(*[backquote(k) for k in keys]), on=keys, how="left_semi")
                 .limit(1).collect())
         if held:
             row = held[0]
@@ -834,19 +833,19 @@ class _Run:
             return {k: found.get(k, 0) for k in ("insert", "update", "delete")}, False
         keys = [self.by_lower[k.lower()] for k in table.primary_key]
         fixed = [self.by_lower[c.lower()] for c in (*table.primary_key, *table.partition_by)]
-        checks = [f"NOT ({_quote(c)} <=> __evo_o{self.columns.index(c)})"
+        checks = [f"NOT ({backquote(c)} <=> __evo_o{self.columns.index(c)})"
                   for c in fixed if c in assigned]
         pre = table.precombine
         if pre is not None and self.by_lower.get(pre.lower()) in assigned:
             c = self.by_lower[pre.lower()]
             o = f"__evo_o{self.columns.index(c)}"
-            checks.append(f"NOT ({_quote(c)} <=> {o} OR coalesce({_quote(c)} > {o}, false))")
+            checks.append(f"NOT ({backquote(c)} <=> {o} OR coalesce({backquote(c)} > {o}, false))")
         moved = F.expr(" OR ".join(checks)) if checks else F.lit(False)
 
         def number(condition: Any) -> Any:
             return F.sum(F.when(condition, 1).otherwise(0))
 
-        per_key = rows.groupBy(*[F.col(_quote(k)) for k in keys]).agg(
+        per_key = rows.groupBy(*[F.col(backquote(k)) for k in keys]).agg(
             F.count(F.lit(1)).alias("n"), number(kind == "insert").alias("i"),
             number(kind == "update").alias("u"), number(kind == "delete").alias("d"),
             number((kind == "update") & F.coalesce(moved, F.lit(True))).alias("m"))

@@ -23,11 +23,11 @@ which :class:`Parser` extends with statements.
 
 from __future__ import annotations
 
-import re
 from typing import Any, cast
 
 from evonb.schema.ddl_lexer import EOF, IDENT, STR, WORD, Token
 from evonb.schema.ids import fresh_fields
+from evonb.schema.render import quote_identifier
 from evonb.schema.schema import INITIAL_VERSION, Schema, format_path
 from evonb.schema.type_text import (
     _POSITIONS,
@@ -68,7 +68,7 @@ class Parser(TypeTextParser):
         return self.tok.kind == EOF or self.tok.is_punct(";")
 
     def table_name(self) -> str:
-        return ".".join(_quote(p) for p in self.path("expected a table name"))
+        return ".".join(quote_identifier(p) for p in self.path("expected a table name"))
 
     # ------------------------------------------------------------------ statements
     def statements(self, *, alter_only: bool = False) -> list[tuple[Statement, str]]:
@@ -390,12 +390,6 @@ class Parser(TypeTextParser):
 def _lower(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n.lower() for n in names)
 
-
-def _quote(name: str) -> str:
-    """``name``, backquoted unless it is a plain identifier."""
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return name
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _property_text(value: Any) -> str:
