@@ -5,16 +5,23 @@ PYTHON ?= python3
 WORKERS ?= 2
 PARALLEL = -n $(WORKERS) --dist loadfile
 
-.PHONY: quickstart test test-no-rename stress-full test-binder test-bench model-full lab bench lint setup
+.PHONY: quickstart test test-heavy test-no-rename stress-full test-binder test-bench model-full lab bench lint setup
 
 quickstart:
 	@bash scripts/setup.sh
 	$(PYTHON) examples/quickstart.py
 
-# Everything but the stress tests (CI runs those at full size next, with `make stress-full`).
+# Everything but the stress tests (CI runs those at full size, with `make stress-full`) and the
+# heavy modules (CI runs them next, with `make test-heavy`).
 test:
 	@bash scripts/setup.sh --test
-	$(PYTHON) -m pytest -m "not stress" $(PARALLEL) --durations=30
+	$(PYTHON) -m pytest -m "not stress and not heavy" $(PARALLEL) --durations=30
+
+# The heavy modules: object storage on loopback servers, tutorials on a kernel, JupyterLab in
+# Chromium, the long differential and regression runs (tests/conftest.py HEAVY).
+test-heavy:
+	@bash scripts/setup.sh --test
+	$(PYTHON) -m pytest -m "heavy and not stress" $(PARALLEL) --durations=20
 
 # The table, concurrency and Iceberg tests that run without Spark, over a FileIO that never
 # renames or links (evonb.table.fileio): the commit protocol needs neither (CI runs this after

@@ -68,3 +68,37 @@ def _no_rename_in_tables():
     finally:
         for (obj, attr), real in saved.items():
             setattr(obj, attr, real)
+
+
+# Test modules that take most of the run's time: real servers, kernels and a browser, and the long
+# differential and regression runs. Marked ``heavy``: `make test` leaves them out to stay near
+# 20 minutes on 2 cores, and CI runs them next with `make test-heavy`.
+HEAVY = (
+    "tests/objectstore/",
+    "tests/browser/",
+    "tests/notebooks/test_tutorials.py",
+    "tests/notebooks/test_fresh_kernel.py",
+    "tests/notebook/test_engine.py",
+    "tests/notebook/test_data_diff_engines.py",
+    "tests/integration/test_mor_positions.py",
+    "tests/integration/test_mor_driver.py",
+    "tests/integration/test_mor_jvm_blocks.py",
+    "tests/integration/test_mistakes.py",
+    "tests/model/test_model_regressions.py",
+    "tests/spark/test_session.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`HEAVY` ``heavy``; a listed path that no longer exists is an
+    error, so that a renamed module cannot drop out of the list unnoticed."""
+    from pathlib import Path
+
+    root = Path(config.rootpath)
+    missing = [p for p in HEAVY if not (root / p).exists()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py HEAVY names missing paths: {missing}")
+    for item in items:
+        where = Path(item.path).relative_to(root).as_posix()
+        if any(where == p or (p.endswith("/") and where.startswith(p)) for p in HEAVY):
+            item.add_marker(pytest.mark.heavy)

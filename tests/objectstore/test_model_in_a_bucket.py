@@ -3,7 +3,7 @@ of moto's S3 server on loopback: random DDL, writes and services, committed thro
 object-store FileIO and written by Spark's Python workers, compared with the model after every
 step and at every commit, through Spark, the JVM-free reader and pyiceberg.
 
-``EVONB_MODEL_BUCKET_HISTORIES`` sets how many histories run (2 by default, in ``make test``);
+``EVONB_MODEL_BUCKET_HISTORIES`` sets how many histories run (2 by default, in ``make test-heavy``);
 the seed is printed, and ``EVONB_MODEL_SEED=<seed>`` replays a run, as in
 ``tests/model/test_model_histories.py``."""
 
