@@ -71,7 +71,7 @@ def _no_rename_in_tables():
 
 
 # Test modules that take most of the run's time: real servers, kernels and a browser, and the long
-# differential and regression runs. Marked ``heavy``: `make test` leaves them out to stay near
+# differential and regression runs. Marked ``heavy``: `make test` leaves them out to stay under
 # 20 minutes on 2 cores, and CI runs them next with `make test-heavy`.
 HEAVY = (
     "tests/objectstore/",
