@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,8 +31,6 @@ def warehouse(tmp_path):
 
 def _inside_table(path: object) -> bool:
     """Whether ``path`` is in a table's folder (some folder above it holds ``.evo``)."""
-    from pathlib import Path
-
     try:
         p = Path(os.fsdecode(path)).absolute()  # type: ignore[arg-type]
     except TypeError:
@@ -48,7 +47,6 @@ def _no_rename_in_tables():
         yield
         return
     import shutil
-    from pathlib import Path
 
     def forbid(name, real):
         def guarded(src, dst, *args, **kwargs):
@@ -92,13 +90,13 @@ HEAVY = (
 def pytest_collection_modifyitems(config, items):
     """Mark the tests of :data:`HEAVY` ``heavy``; a listed path that no longer exists is an
     error, so that a renamed module cannot drop out of the list unnoticed."""
-    from pathlib import Path
-
     root = Path(config.rootpath)
     missing = [p for p in HEAVY if not (root / p).exists()]
     if missing:
         raise pytest.UsageError(f"tests/conftest.py HEAVY names missing paths: {missing}")
     for item in items:
+        if not Path(item.path).is_relative_to(root):
+            continue
         where = Path(item.path).relative_to(root).as_posix()
         if any(where == p or (p.endswith("/") and where.startswith(p)) for p in HEAVY):
             item.add_marker(pytest.mark.heavy)

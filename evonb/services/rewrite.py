@@ -84,7 +84,6 @@ def converted(src: Column, old: Type, new: Type) -> Column:
     return F.when(fits(src, old, new), src.try_cast(_spark(new)))
 
 
-
 class _Retype:
     """The retyped fields of one rewrite, and how to convert the source rows (at any depth:
     struct members, array elements and map values are converted in place)."""

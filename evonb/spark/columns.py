@@ -107,7 +107,6 @@ def _string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-
 def spark_read_type(struct: StructType, defaults: tuple[tuple[str, Lit], ...] = ()
                     ) -> SparkStructType:
     """A plain Spark read schema (names and types only, no field-ID metadata); top-level

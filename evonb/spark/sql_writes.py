@@ -99,7 +99,6 @@ def _tokens(text: str) -> list[_Tok]:
     return out
 
 
-
 # ------------------------------------------------------------------ results
 @dataclass
 class SQLWriteResult:
@@ -621,6 +620,7 @@ class _Run:
         happens to it, then one write."""
         p = self.p
         me = backquote(p.alias or p.table)
+        alias = backquote(p.source_alias or 's')
         target = (f"(SELECT *, monotonically_increasing_id() AS __evo_tid, true AS __evo_tp "
                   f"FROM {backquote(p.table)}) AS {me}")
         clauses: list[_Clause]
@@ -631,14 +631,14 @@ class _Run:
             relation = target
             clauses = [_Clause("matched", p.condition, _Action("update", assigns=p.assigns))]
         else:
-            src = self.sql(f"SELECT * FROM {p.source} AS {backquote(p.source_alias or 's')}",
+            src = self.sql(f"SELECT * FROM {p.source} AS {alias}",
                            "The MERGE source")
             self.source_columns = src.columns
             relation = (f"{target} FULL OUTER JOIN (SELECT *, true AS __evo_sp FROM "
-                        f"{p.source} AS {backquote(p.source_alias or 's')}) AS "
-                        f"{backquote(p.source_alias or 's')} ON {p.condition}")
+                        f"{p.source} AS {alias}) AS "
+                        f"{alias} ON {p.condition}")
             clauses = p.clauses
-        sp = f"{backquote(p.source_alias or 's')}.__evo_sp" if p.kind == "MERGE" else "true"
+        sp = f"{alias}.__evo_sp" if p.kind == "MERGE" else "true"
         tp = f"{me}.__evo_tp"
         # The action per row: the index of the first clause that applies.
         groups = {"matched": f"{tp} AND {sp}",
@@ -652,7 +652,6 @@ class _Run:
         # The values each clause gives each column.
         values: dict[tuple[int, str], str] = {}
         assigned: set[str] = set()
-        alias = backquote(p.source_alias or 's')
         for k, c in enumerate(clauses):
             a = c.action
             if a.kind == "update":

@@ -391,7 +391,6 @@ def _lower(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n.lower() for n in names)
 
 
-
 def _property_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
