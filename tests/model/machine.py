@@ -8,6 +8,13 @@ replays it: ``tests/model/test_model_regressions.py`` keeps each one found.
 Each latest snapshot and each commit at the end is also read by the JVM-free Arrow reader
 (``Table.to_arrow``), which must agree with the model too.
 
+Writes come as DataFrames (insert, upsert, delete, overwrite) and as SQL statements
+(``INSERT``, ``UPDATE``, ``DELETE`` and ``MERGE``, as ``%evo sql`` runs them), which name
+the columns and struct members by their current names after every rename, drop and re-add;
+a row a statement changes is written again in the current schema, read defaults included
+(:func:`~tests.model.reference.store_struct`), and the columns an insert leaves out take
+their write defaults.
+
 A table's flavour is drawn once per history (:class:`Flavour`): copy-on-write or merge-on-read,
 partitioned or not, publishing Iceberg metadata at every commit or not, for copy-on-write
 whether small upserts merge their candidate files whole (the default) or always take the exact
@@ -43,6 +50,7 @@ import evonb
 from evonb.errors import CommitNotFoundError, SchemaEvolutionError
 from evonb.iceberg import IcebergExportError
 from evonb.iceberg import sync as iceberg_sync
+from evonb.spark.sql_writes import SQLWriteResult, execute
 from evonb.table.check import check_table
 from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.model.reference import (
@@ -60,7 +68,9 @@ from tests.model.reference import (
     literal,
     narrow_values,
     random_value,
+    read_struct,
     spark_value,
+    store_struct,
 )
 
 TOP_NAMES = ("a", "b", "c", "d", "e", "f")
@@ -83,6 +93,9 @@ STEPS = itertools.count()
 ICEBERG = {"snapshots": 0, "latest": 0, "blocked": 0, "refused": 0, "automatic": 0}
 """What the pyiceberg reads at the end of each history compared (see
 :meth:`TableMachine.iceberg_checks`)."""
+SQL = {"INSERT": 0, "UPDATE": 0, "DELETE": 0, "MERGE": 0, "overwrite": 0, "no commit": 0}
+"""SQL statements the histories ran, and how many were written as an overwrite or changed
+nothing."""
 
 
 def use_spark(spark: SparkSession) -> None:
@@ -400,6 +413,191 @@ class TableMachine(RuleBasedStateMachine):
         self.model.rows = {self.key(r): (r, instant) for r in rows}
         self.record()
         self.check("overwrite")
+
+    # ------------------------------------------------------------------ SQL statements
+    def sql(self, statement: str) -> SQLWriteResult:
+        """One SQL write statement on the table (named ``t`` in it), as ``%evo sql`` runs it."""
+        return execute(self.table, statement, name="t")
+
+    def now(self, key: int) -> dict[int, Any]:
+        """The row of ``key`` as a statement that rewrites it stores it: in the current
+        schema, every field explicit."""
+        stored, _ = self.model.rows[key]
+        return store_struct(self.model.columns, read_struct(self.model.columns, stored))
+
+    def settable(self) -> list[MField]:
+        """The top-level primitive columns a statement sets (not the key, the precombine or
+        the partition column)."""
+        return [f for f in self.model.columns.fields
+                if isinstance(f.type, str) and f.name not in PROTECTED]
+
+    def predicates(self) -> list[tuple[str, str, Callable[[dict[str, Any]], Any]]]:
+        """(SQL path, type, the value in a row read by name) of every top-level primitive
+        column and every primitive member of a top-level struct."""
+        out: list[tuple[str, str, Callable[[dict[str, Any]], Any]]] = []
+        for f in self.model.columns.fields:
+            if isinstance(f.type, str):
+                out.append((f"`{f.name}`", f.type, lambda r, n=f.name: r[n]))
+            elif isinstance(f.type, MStruct):
+                out += [(f"`{f.name}`.`{m.name}`", m.type,
+                         lambda r, n=f.name, k=m.name: None if r[n] is None else r[n][k])
+                        for m in f.type.fields if isinstance(m.type, str)]
+        return out
+
+    def applied(self, result: SQLWriteResult, changed: dict[int, dict[int, Any] | None],
+                statement: str) -> None:
+        """The model after a statement: ``changed`` maps each key it changed to the row it
+        stores now (None: deleted). A statement written as an ``overwrite`` writes every
+        row again, in the current schema, by its commit."""
+        SQL[result.statement] += 1
+        if result.commit is None:
+            assert not changed, f"{statement}: no commit, the model changes {sorted(changed)}"
+            SQL["no commit"] += 1
+        else:
+            instant = result.commit.instant
+            if result.mode == "overwrite":
+                SQL["overwrite"] += 1
+                for key in self.model.rows:
+                    self.model.rows[key] = (self.now(key), instant)
+            for key, row in changed.items():
+                if row is None:
+                    self.model.rows.pop(key, None)
+                else:
+                    self.model.rows[key] = (row, instant)
+        self.record()
+        self.check(statement)
+
+    def inserted(self, key: int, f: MField | None, value: Any) -> dict[int, Any]:
+        """The row an ``INSERT`` of ``key`` (and ``value`` in column ``f``) stores: the
+        columns it leaves out at their write defaults (the model's DEFAULTs are read and
+        write defaults), ``ts`` 0 and the partition value ``key % 2``."""
+        row = {g.id: g.default for g in self.model.columns.fields}
+        row.update({KEY_ID: key, PRECOMBINE_ID: 0, self.field("p").id: key % 2})
+        if f is not None:
+            row[f.id] = value
+        return row
+
+    @rule(pick=picks, vseed=seeds)
+    def sql_insert(self, pick: int, vseed: int) -> None:
+        """``INSERT INTO t (id, ts, p[, column]) VALUES ...`` of new keys: the columns it
+        leaves out (a column re-added with a DEFAULT, say) take their write defaults."""
+        rng = random.Random(vseed)
+        keys = sorted(self.free_keys(rng, rng.randint(1, 2)))
+        if not keys:
+            return
+        columns = self.settable()
+        f = columns[pick % len(columns)] if columns and pick % 3 else None
+        values = {k: None if f is None else random_value(rng, f.type) for k in keys}
+        names = "`id`, `ts`, `p`" + ("" if f is None else f", `{f.name}`")
+        rows = ", ".join(
+            f"({k}, 0, {k % 2}" + ("" if f is None else (
+                f", CAST({'NULL' if v is None else literal(v, f.type)} AS {f.type})"  # type: ignore[arg-type]
+            )) + ")" for k, v in values.items())
+        statement = f"INSERT INTO t ({names}) VALUES {rows}"
+        result = self.sql(statement)
+        assert (result.inserted, result.mode) == (len(keys), "insert"), f"{statement}: {result}"
+        self.applied(result, {k: self.inserted(k, f, v) for k, v in values.items()}, statement)
+
+    def condition(self, rng: random.Random, pick: int) -> tuple[str, list[int]]:
+        """A ``WHERE`` condition on a column or a struct member (renamed, retyped or re-added
+        ones included): null, or equal to a value some row reads; and the keys of the rows
+        the model says it holds for."""
+        options = self.predicates()
+        path, t, value_of = options[pick % len(options)]
+        rows = self.model.read()
+        values = [value_of(r) for r in rows if value_of(r) is not None]
+        if values and rng.random() < 0.7:
+            v = rng.choice(values)
+            return f"{path} = {literal(v, t)}", [r["id"] for r in rows if value_of(r) == v]
+        return f"{path} IS NULL", [r["id"] for r in rows if value_of(r) is None]
+
+    @precondition(lambda self: bool(self.model.rows))
+    @rule(pick=picks, vseed=seeds)
+    def sql_update(self, pick: int, vseed: int) -> None:
+        """``UPDATE`` of the rows of one or two keys, or of those a condition holds for: a
+        column (renamed, retyped or re-added ones included) set to a value, to null or to
+        another column of its type."""
+        rng = random.Random(vseed)
+        columns = self.settable()
+        if not columns:
+            return
+        f = columns[pick % len(columns)]
+        if rng.random() < 0.5:
+            keys = sorted(rng.sample(sorted(self.model.rows),
+                                     min(len(self.model.rows), rng.randint(1, 2))))
+            condition = f"`id` IN ({', '.join(map(str, keys))})"
+        else:
+            condition, keys = self.condition(rng, pick // 7)
+        rows = {k: self.now(k) for k in keys}
+        alike = [g for g in self.model.columns.fields if g.type == f.type and g is not f]
+        if alike and rng.random() < 0.3:
+            g = rng.choice(alike)
+            expr = f"`{g.name}`"
+            for row in rows.values():
+                row[f.id] = row[g.id]
+        else:
+            value = random_value(rng, f.type)
+            expr = "NULL" if value is None else literal(value, f.type)  # type: ignore[arg-type]
+            for row in rows.values():
+                row[f.id] = value
+        statement = f"UPDATE t SET `{f.name}` = {expr} WHERE {condition}"
+        result = self.sql(statement)
+        assert (result.updated, result.mode) == (len(keys), "upsert" if keys else "none"), (
+            f"{statement}: {result}, the model updates {keys}")
+        self.applied(result, dict(rows), statement)
+
+    @precondition(lambda self: bool(self.model.rows))
+    @rule(pick=picks, vseed=seeds)
+    def sql_delete(self, pick: int, vseed: int) -> None:
+        """``DELETE`` of the rows a condition holds for (:meth:`condition`)."""
+        condition, hit = self.condition(random.Random(vseed), pick)
+        statement = f"DELETE FROM t WHERE {condition}"
+        result = self.sql(statement)
+        assert (result.deleted, result.mode) == (len(hit), "delete" if hit else "none"), (
+            f"{statement}: {result}, the model deletes {hit}")
+        self.applied(result, dict.fromkeys(hit), statement)
+
+    @rule(pick=picks, vseed=seeds)
+    def sql_merge(self, pick: int, vseed: int) -> None:
+        """``MERGE`` of a few source rows by key: a matched row is deleted (when the source
+        says so) or gets the source's value in one column; an unmatched key is inserted with
+        that column, and the columns the statement leaves out take their write defaults."""
+        rng = random.Random(vseed)
+        columns = self.settable()
+        if not columns:
+            return
+        f = columns[pick % len(columns)]
+        old = rng.sample(sorted(self.model.rows), min(len(self.model.rows), rng.randint(0, 2)))
+        keys = sorted(old + self.free_keys(rng, rng.randint(0 if old else 1, 2)))
+        deletes = rng.random() < 0.5
+        source = [(k, random_value(rng, f.type), deletes and rng.random() < 0.4) for k in keys]
+        values = ", ".join(
+            f"({k}, CAST({'NULL' if v is None else literal(v, f.type)} AS {f.type}), "  # type: ignore[arg-type]
+            f"{str(d).lower()})" for k, v, d in source)
+        statement = (
+            f"MERGE INTO t USING (SELECT * FROM VALUES {values} AS src(k, v, d)) s "
+            "ON t.`id` = s.k WHEN MATCHED AND s.d THEN DELETE "
+            f"WHEN MATCHED THEN UPDATE SET `{f.name}` = s.v "
+            f"WHEN NOT MATCHED THEN INSERT (`id`, `ts`, `p`, `{f.name}`) "
+            "VALUES (s.k, 0, s.k % 2, s.v)")
+        changed: dict[int, dict[int, Any] | None] = {}
+        counts = {"inserted": 0, "updated": 0, "deleted": 0}
+        for k, v, d in source:
+            if k in self.model.rows and d:
+                changed[k] = None
+                counts["deleted"] += 1
+                continue
+            if k in self.model.rows:
+                row = self.now(k)
+                row[f.id] = v
+                counts["updated"] += 1
+            else:
+                row = self.inserted(k, f, v)
+                counts["inserted"] += 1
+            changed[k] = row
+        result = self.sql(statement)
+        assert result.counts() == counts, f"{statement}: {result}, the model {counts}"
+        self.applied(result, changed, statement)
 
     # ------------------------------------------------------------------ DDL
     def container(self, pick: int) -> tuple[str, MStruct]:

@@ -237,6 +237,23 @@ def read_value(t: MType, value: Any) -> Any:
     return {k: (None if v is None else read_struct(t.value, v)) for k, v in value.items()}
 
 
+def store_struct(struct: MStruct, values: dict[str, Any]) -> dict[int, Any]:
+    """A row as read in ``struct`` (by name) stored again by field ID: what a statement that
+    rewrites the row (a SQL ``UPDATE``, a ``MERGE``) writes, every field of ``struct``
+    explicit, read defaults included."""
+    return {f.id: store_value(f.type, values[f.name]) for f in struct.fields}
+
+
+def store_value(t: MType, value: Any) -> Any:
+    if value is None or isinstance(t, str):
+        return value
+    if isinstance(t, MStruct):
+        return store_struct(t, value)
+    if isinstance(t, MList):
+        return [None if e is None else store_struct(t.element, e) for e in value]
+    return {k: (None if v is None else store_struct(t.value, v)) for k, v in value.items()}
+
+
 # ---------------------------------------------------------------------- values
 def random_value(rng: random.Random, t: MType, *, nullable: bool = True) -> Any:
     """A value of type ``t`` to write, stored by field ID; exact in float and double."""

@@ -54,7 +54,7 @@ def play(spark: SparkSession, histories: int, label: str = "model test") -> None
         raise
     ran = next(machine.HISTORIES) - before - 1
     print(f"{label}: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
-          f"read {machine.ICEBERG}")
+          f"read {machine.ICEBERG}; SQL statements {machine.SQL}")
     assert ran >= histories
 
 
