@@ -53,6 +53,7 @@ from evonb.table.read_plan import (
     plan_group,
     referenced_columns,
     selected_columns,
+    snapshot_types,
 )
 from evonb.table.retention import check_readable
 from evonb.table.snapshot import DataFile
@@ -100,6 +101,9 @@ class ArrowRead:
         full = (table.schema_store.load(self.snap.schema_version) if schema is None
                 else table.resolve_schema(schema))
         self.full = full
+        self._via = None  # in another schema than its own: read as the snapshot shows it
+        if full.version_id != self.snap.schema_version:
+            self._via = snapshot_types(table.schema_store.load(self.snap.schema_version), full)
         selected = selected_columns(full, columns)
         meta = [META_FIELD] if meta_columns else []
         self.meta_columns = meta_columns
@@ -223,7 +227,7 @@ class ArrowRead:
         if found is None:
             schema, layout = self._version(version)
             query = self._merge_columns()[0] if ext else self.query
-            found = plan_group(query, schema, layout, ())
+            found = plan_group(query, schema, layout, (), via=self._via)
             self._plans[key] = found
         return found
 

@@ -75,7 +75,7 @@ from evonb.table.fsutil import remove_data_files
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
 from evonb.table.precombine import ordering, precombine_key
-from evonb.table.read_plan import plan_group, referenced_columns
+from evonb.table.read_plan import Via, plan_group, referenced_columns, snapshot_types
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -156,8 +156,10 @@ def _merge_columns(table: SparkTable, query: Schema) -> tuple[Schema, list[str],
     return ext, keys, pre, extra
 
 
-def read_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema) -> DataFrame:
-    """Log records projected onto ``query`` by field ID, with ``_evo_commit_time`` and
+def read_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema,
+              via: Via | None = None) -> DataFrame:
+    """Log records projected onto ``query`` by field ID (``via``: see
+    :func:`~evonb.table.read_plan.snapshot_types`), with ``_evo_commit_time`` and
     ``_evo_deleted`` (one read per schema version of the blocks)."""
     from pyspark.sql import functions as F
 
@@ -169,7 +171,7 @@ def read_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema) -> Dat
         schema, layout = table.version(version)
         raw = read_log_blocks(table.spark, table.root, files,
                               table.physical_query(schema, layout))
-        group = plan_group(query, schema, layout, ())
+        group = plan_group(query, schema, layout, (), via=via)
         cols = [to_column(e).alias(name) for name, e in group.columns]
         frames.append(raw.select(*cols, F.col(META_COMMIT_TIME),
                                  F.col(DELETED).cast("boolean").alias(DELETED)))
@@ -194,7 +196,7 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
 
 
 def resolved_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
-                  precombine: str | None) -> DataFrame:
+                  precombine: str | None, via: Via | None = None) -> DataFrame:
     """The log records resolved per key (see :func:`resolve_logs`), projected onto ``query``.
 
     When every block has the same schema version (no DDL since the last compaction, the usual
@@ -205,19 +207,19 @@ def resolved_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema, ke
 
     versions = {f.version for f in logs}
     if len(versions) != 1:
-        return resolve_logs(read_logs(table, logs, query), keys, precombine)
+        return resolve_logs(read_logs(table, logs, query, via), keys, precombine)
     schema, layout = table.version(versions.pop())
     config = table.raw_config
     wanted = [*config.primary_key_ids, *([config.precombine_id]
                                          if config.precombine_id is not None else [])]
     if not all(schema.has_id(i) for i in wanted):  # pragma: no cover - keys are never dropped
-        return resolve_logs(read_logs(table, logs, query), keys, precombine)
+        return resolve_logs(read_logs(table, logs, query, via), keys, precombine)
     groups = list(file_groups(Snapshot(None, schema.version_id, (), tuple(logs))).values())
     raw = read_resolved_groups(
         table.spark, table.root, groups, table.physical_query(schema, layout),
         [layout.name(i) for i in config.primary_key_ids],
         layout.name(config.precombine_id) if config.precombine_id is not None else None)
-    group = plan_group(query, schema, layout, ())
+    group = plan_group(query, schema, layout, (), via=via)
     return raw.select(*[to_column(e).alias(name) for name, e in group.columns],
                       F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID))
 
@@ -430,8 +432,12 @@ def read_snapshot(table: SparkTable, snap: Snapshot, query: Schema, *, meta: boo
         return table.read_object_files(snap.files, query, meta=meta,
                                        logs=() if read_optimized else snap.logs)
     spark = table.spark
+    via = None  # in another schema than its own: values as the snapshot shows them, then cast
+    if snap.schema_version != query.version_id:
+        via = snapshot_types(table.version(snap.schema_version)[0], query)
     if read_optimized or not snap.logs:
-        return read_files(spark, table.root, snap.files, query, table.version, meta=meta)
+        return read_files(spark, table.root, snap.files, query, table.version, meta=meta,
+                          via=via)
     grouped = {f.base for f in snap.logs}
     plain = [f for f in snap.files if f.path not in grouped]
     drops = position_drops(table, snap) if positions else {}
@@ -446,13 +452,14 @@ def read_snapshot(table: SparkTable, snap: Snapshot, query: Schema, *, meta: boo
     ext, keys, pre, extra = _merge_columns(table, query)
     frames = []
     if plain:
-        frames.append(read_files(spark, table.root, plain, query, table.version, meta=meta))
+        frames.append(read_files(spark, table.root, plain, query, table.version, meta=meta,
+                                 via=via))
     if by_pos:
-        frames.extend(_merge_by_position(table, snap, by_pos, drops, query, meta))
+        frames.extend(_merge_by_position(table, snap, by_pos, drops, query, meta, via))
     if by_key:
         part = subset(snap, by_key)
-        base = read_files(spark, table.root, by_key, ext, table.version, meta=True)
-        resolved = resolved_logs(table, part.logs, ext, keys, pre)
+        base = read_files(spark, table.root, by_key, ext, table.version, meta=True, via=via)
+        resolved = resolved_logs(table, part.logs, ext, keys, pre, via)
         if not meta:
             base, resolved = base.drop(META_COMMIT_TIME), resolved.drop(META_COMMIT_TIME)
         small = sum(f.bytes for f in part.logs) <= BROADCAST_LOG_BYTES
@@ -462,7 +469,8 @@ def read_snapshot(table: SparkTable, snap: Snapshot, query: Schema, *, meta: boo
 
 
 def _merge_by_position(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
-                       drops: dict[str, Any], query: Schema, meta: bool) -> list[DataFrame]:
+                       drops: dict[str, Any], query: Schema, meta: bool,
+                       via: Via | None = None) -> list[DataFrame]:
     """The base rows of ``bases`` the logs leave, and the log records that replace base rows
     (or bring back deleted keys): no join."""
     spark = table.spark
@@ -471,18 +479,18 @@ def _merge_by_position(table: SparkTable, snap: Snapshot, bases: Sequence[DataFi
     names = [Path(f.path).name for f in bases]
     in_reader = (table.raw_config.bool_property(position_source.PROPERTY, True)
                  and len(set(names)) == len(names) and position_source.available(spark))
-    plan_key = _position_plan_key(table, bases, part.logs, keys, query, meta, in_reader)
+    plan_key = _position_plan_key(table, bases, part.logs, keys, query, meta, in_reader, via)
     found = _POSITION_PLANS.get(plan_key) if plan_key is not None else None
     if found is not None:
         return list(found)
     if in_reader:
         # Dropped inside the Parquet reader, which fails on a row past a file's planned rows.
-        kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
+        kept = read_files(spark, table.root, bases, query, table.version, meta=meta, via=via,
                           positions=position_source.encode([
                               (n, f.rows, drops[f.path])
                               for n, f in zip(names, bases, strict=True)]))
     else:
-        kept = read_files(spark, table.root, bases, query, table.version, meta=meta,
+        kept = read_files(spark, table.root, bases, query, table.version, meta=meta, via=via,
                           row_filter=_kept_rows(spark, bases, drops, keys))
     # Spark listed the files (sizes, times) inside read_files: unchanged before and after
     # means it saw the numbers the filter was built with.
@@ -490,7 +498,7 @@ def _merge_by_position(table: SparkTable, snap: Snapshot, bases: Sequence[DataFi
         raise EvoError(f"A base file of table {table.root.name!r} changed while a "
                        "merge-on-read read was being planned",
                        hint="base files are never modified in place; read the table again")
-    frames = [kept, position_winners(table, part.logs, query, meta)]
+    frames = [kept, position_winners(table, part.logs, query, meta, via)]
     if plan_key is not None:
         _POSITION_PLANS[plan_key] = tuple(frames)
     return frames
@@ -505,14 +513,14 @@ groups)."""
 
 
 def _position_plan_key(table: SparkTable, bases: Sequence[DataFile], logs: Sequence[DataFile],
-                       keys: Sequence[int], query: Schema, meta: bool, in_reader: bool
-                       ) -> tuple[Any, ...] | None:
+                       keys: Sequence[int], query: Schema, meta: bool, in_reader: bool,
+                       via: Via | None = None) -> tuple[Any, ...] | None:
     """What a merge by position's plan depends on: the session (and its time zone, which the
     log reader's timestamps carry), the base files as Spark lists them (path, size, time), the
-    log blocks (path, size, time), the query schema, whether commit times are read, whether
-    the table lets Spark's reader read its blocks (``evonb.mor.read.jvm``) and whether rows
-    are dropped in evonb's Parquet source (``in_reader``); ``None`` when the schema cannot be a
-    key."""
+    log blocks (path, size, time), the query schema (and ``via``), whether commit times are
+    read, whether the table lets Spark's reader read its blocks (``evonb.mor.read.jvm``) and
+    whether rows are dropped in evonb's Parquet source (``in_reader``); ``None`` when the
+    schema cannot be a key."""
     spark = table.spark
     try:
         hash(query)
@@ -522,11 +530,12 @@ def _position_plan_key(table: SparkTable, bases: Sequence[DataFile], logs: Seque
             spark.conf.get("spark.sql.session.timeZone"), str(table.root),
             tuple(f.path for f in bases), tuple(keys),
             tuple(f.path for f in logs), tuple(file_keys(table.root, logs)), query, meta,
+            tuple(sorted(via.items())) if via else None,
             table.raw_config.bool_property(JVM_READ_PROPERTY, True), in_reader)
 
 
-def position_winners(table: SparkTable, logs: Sequence[DataFile], query: Schema, meta: bool
-                     ) -> DataFrame:
+def position_winners(table: SparkTable, logs: Sequence[DataFile], query: Schema, meta: bool,
+                     via: Via | None = None) -> DataFrame:
     """The log records a merge by position adds, in ``query`` (with ``_evo_commit_time`` when
     ``meta``): per key and base position, the winner that follows a delete or beats its base
     row. Blocks of one schema version.
@@ -543,7 +552,7 @@ def position_winners(table: SparkTable, logs: Sequence[DataFile], query: Schema,
         raise ValueError("position merges need blocks of one schema version")
     schema, layout = table.version(versions.pop())
     config = table.raw_config
-    group = plan_group(query, schema, layout, ())
+    group = plan_group(query, schema, layout, (), via=via)
     needed = sorted(set().union(*(referenced_columns(e) for _, e in group.columns)))
     if not needed:
         needed = [layout.name(config.primary_key_ids[0])]

@@ -22,6 +22,7 @@ from evonb.table.read_plan import (
     Lit,
     ScanGroup,
     VersionFiles,
+    Via,
     plan_group,
     plan_merged,
 )
@@ -38,13 +39,14 @@ Strategy = Literal["merged", "union"]
 
 def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: VersionLookup,
               *, meta: bool = False, strategy: Strategy = "merged",
-              native_defaults: bool = False) -> list[ScanGroup]:
+              native_defaults: bool = False, via: Via | None = None) -> list[ScanGroup]:
     """The scan groups that read ``files`` into ``query`` (pure: no Spark).
 
     ``merged`` (the default) reads every file in one scan by stable physical names; ``union``
     reads each schema version with its own scan and unions them (simpler, slower; kept as a
     cross-check). ``native_defaults`` lets the Parquet reader fill read defaults where it can
-    (see :func:`evonb.table.read_plan.plan_merged`).
+    (see :func:`evonb.table.read_plan.plan_merged`); ``via``: the types of the snapshot's
+    schema when ``query`` is another (:func:`evonb.table.read_plan.snapshot_types`).
     """
     by_version: dict[str, list[DataFile]] = {}
     for f in files:
@@ -56,12 +58,13 @@ def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: Ve
             parts.append(VersionFiles(schema, layout,
                                       frozenset(Path(f.path).name for f in members)))
         paths = tuple(str(root / f.path) for f in files)
-        merged = plan_merged(query, parts, paths, native_defaults=native_defaults)
+        merged = plan_merged(query, parts, paths, native_defaults=native_defaults, via=via)
         return [_with_meta(merged, meta, files)]
     groups = []
     for version, members in sorted(by_version.items()):
         schema, layout = versions(version)
-        group = plan_group(query, schema, layout, tuple(str(root / f.path) for f in members))
+        group = plan_group(query, schema, layout, tuple(str(root / f.path) for f in members),
+                           via=via)
         groups.append(_with_meta(group, meta, members))
     return groups
 
@@ -90,14 +93,14 @@ def read_files(spark: SparkSession, root: Path, files: Sequence[DataFile], query
                versions: VersionLookup, *, meta: bool = False,
                with_file: bool = False, with_position: bool = False,
                row_filter: Column | None = None, positions: str | None = None,
-               strategy: Strategy = "merged") -> DataFrame:
+               strategy: Strategy = "merged", via: Via | None = None) -> DataFrame:
     """One DataFrame in ``query``'s schema over ``files`` (each read with its own version);
     see :func:`~evonb.spark.columns.scan_group` for ``with_file``, ``with_position``,
-    ``row_filter`` and ``positions``."""
+    ``row_filter`` and ``positions``, and :func:`plan_read` for ``via``."""
     from pyspark.errors import AnalysisException
 
     groups = plan_read(root, files, query, versions, meta=meta, strategy=strategy,
-                       native_defaults=reader_fills_defaults(spark))
+                       native_defaults=reader_fills_defaults(spark), via=via)
     try:
         frames = [scan_group(spark, g, with_file=with_file, with_position=with_position,
                              row_filter=row_filter, positions=positions) for g in groups]

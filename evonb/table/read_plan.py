@@ -9,7 +9,7 @@ rebuilt member by member (inside arrays and map values too).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,10 @@ from evonb.schema.types import (
     Type,
 )
 from evonb.table.layout import Layout
+
+Via = Mapping[int, Type]
+"""The primitive type of each field ID in the schema of the snapshot read (see
+:func:`snapshot_types`)."""
 
 
 class Expr:
@@ -212,10 +216,12 @@ class _InScan:
 
 class _Project(PartnerVisitor[_Found, Expr]):
     """How to build each query field from its partner: as it is, cast, rebuilt member by
-    member, or its read default where the file lacks it."""
+    member, or its read default where the file lacks it. With ``via`` (a snapshot read in
+    another schema), a value is first cast to its type in the snapshot's schema."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, via: Via | None = None) -> None:
         self.layout = layout
+        self.via = via or {}
 
     def field(self, query: NestedField, found: _Found | None, built: Expr) -> Expr:
         return Lit(query.default, query.type) if found is None else built
@@ -237,9 +243,13 @@ class _Project(PartnerVisitor[_Found, Expr]):
         if found is None:
             return Lit(None, qt)  # unused: the field reads its default
         ft = found.field.type
+        src = found.src
+        vt = self.via.get(found.field.id)
+        if vt is not None and vt not in (ft, qt):  # the value the snapshot shows, then qt
+            src, ft = Cast(src, vt, exact=ft if narrows_number(ft, vt) else None), vt
         if ft == qt:
-            return found.src
-        return Cast(found.src, qt, exact=ft if narrows_number(ft, qt) else None)
+            return src
+        return Cast(src, qt, exact=ft if narrows_number(ft, qt) else None)
 
     def _whole(self, qt: Type, found: _Found | None, kind: type) -> Expr | None:
         """A nested ``qt`` read whole: as it is (the same members at every depth, by ID and
@@ -256,23 +266,42 @@ class _Project(PartnerVisitor[_Found, Expr]):
         return Cast(found.src, qt)  # pragma: no cover - type rules never change nested kinds
 
 
+def snapshot_types(snapshot: Schema, query: Schema) -> Via | None:
+    """For a snapshot read in another schema than its own (time travel in the latest schema,
+    say), the type of each primitive field in the snapshot's schema: a value is read as the
+    snapshot shows it, then cast to the query's type, so that what a read shows does not
+    depend on which files a rewrite wrote in between (an ``int`` written before the column
+    became ``double`` reads as ``"-1.0"`` in a later ``string`` column, as a value written
+    while it was ``double`` does). None when the query is the snapshot's schema."""
+    if snapshot.version_id == query.version_id:
+        return None
+    out: dict[int, Type] = {}
+    for fid in snapshot.field_ids():
+        t = snapshot.field_by_id(fid).type
+        if t.is_primitive:
+            out[fid] = t
+    return out
+
+
 def project(query: NestedField, found: NestedField | None, src: Expr, layout: Layout,
-            depth: int = 0) -> Expr:
-    """How to build query field ``query`` from ``src``, the file's field ``found`` (same ID)."""
+            depth: int = 0, via: Via | None = None) -> Expr:
+    """How to build query field ``query`` from ``src``, the file's field ``found`` (same ID);
+    ``via``: see :func:`snapshot_types`."""
     partner = None if found is None else _Found(found, src, depth)
-    return visit_field(query, partner, _Project(layout), _InScan(layout))
+    return visit_field(query, partner, _Project(layout, via), _InScan(layout))
 
 
 def plan_group(query: Schema, file_schema: Schema, layout: Layout,
-               files: tuple[str, ...]) -> ScanGroup:
-    """The scan and projection for ``files`` written with ``file_schema`` (and ``layout``)."""
+               files: tuple[str, ...], *, via: Via | None = None) -> ScanGroup:
+    """The scan and projection for ``files`` written with ``file_schema`` (and ``layout``);
+    ``via``: see :func:`snapshot_types`."""
     columns = []
     for q in query.fields:
         found = file_schema.field_by_id(q.id) if file_schema.has_id(q.id) else None
         if found is not None and file_schema.parent_of(q.id) != -1:
             found = None  # a column moved between levels is not the same column here
         src: Expr = Col(layout.name(found.id)) if found is not None else Lit(None, q.type)
-        columns.append((q.name, project(q, found, src, layout)))
+        columns.append((q.name, project(q, found, src, layout, via=via)))
     return ScanGroup(
         version_id=file_schema.version_id,
         files=files,
@@ -349,7 +378,7 @@ Source = tuple[NestedField, Layout, Expr, frozenset[str]]
 
 # Not on the partner visitor: it walks several versions at once, down only while they agree.
 def project_sources(query: NestedField, sources: list[Source], all_names: frozenset[str],
-                    depth: int = 0) -> Expr:
+                    depth: int = 0, via: Via | None = None) -> Expr:
     """Build ``query`` from its ``sources``: (field, layout, src, files) per version that has it,
     newest version first; ``all_names`` are the files that can reach this point."""
     if not sources:
@@ -369,26 +398,28 @@ def project_sources(query: NestedField, sources: list[Source], all_names: frozen
                 if child is not None:
                     member_sources.append((child, layout, GetField(s, layout.name(child.id)),
                                            names))
-            members.append((q.name, _with_default(q, member_sources, all_names, depth)))
+            members.append((q.name, _with_default(q, member_sources, all_names, depth, via)))
         return StructOf(src, tuple(members))
     if isinstance(qt, ArrayType) and len(generations) == 1 and not qt.element.type.is_primitive:
         (src, _), = generations.items()
         inner = [(f.type.element, layout, Var(depth), names)  # type: ignore[union-attr]
                  for f, layout, _, names in sources]
-        return ForEach(src, project_sources(qt.element, inner, all_names, depth + 1), depth)
+        return ForEach(src, project_sources(qt.element, inner, all_names, depth + 1, via),
+                       depth)
     if isinstance(qt, MapType) and len(generations) == 1 and not qt.value.type.is_primitive:
         (src, _), = generations.items()
         inner = [(f.type.value, layout, Var(depth), names)  # type: ignore[union-attr]
                  for f, layout, _, names in sources]
-        return ForEachValue(src, project_sources(qt.value, inner, all_names, depth + 1), depth)
-    items = tuple(project(query, f, src, layout, depth) for src, (f, layout) in
+        return ForEachValue(src, project_sources(qt.value, inner, all_names, depth + 1, via),
+                            depth)
+    items = tuple(project(query, f, src, layout, depth, via) for src, (f, layout) in
                   generations.items())
     return items[0] if len(items) == 1 else Coalesce(items)
 
 
 def _with_default(query: NestedField, sources: list[Source], all_names: frozenset[str],
-                  depth: int) -> Expr:
-    value = project_sources(query, sources, all_names, depth)
+                  depth: int, via: Via | None = None) -> Expr:
+    value = project_sources(query, sources, all_names, depth, via)
     if query.default is None or not sources:
         return value
     having = frozenset().union(*(names for *_, names in sources))
@@ -416,7 +447,7 @@ def _fillable(t: Type) -> bool:
 
 
 def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, ...],
-                *, native_defaults: bool = False) -> ScanGroup:
+                *, native_defaults: bool = False, via: Via | None = None) -> ScanGroup:
     """One scan over ``files`` (written with ``versions``) projected onto ``query``.
 
     With ``native_defaults``, a top-level column that some files lack and whose read default the
@@ -447,7 +478,7 @@ def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, .
             if v.schema.has_id(q.id) and v.schema.parent_of(q.id) == -1:
                 f = v.schema.field_by_id(q.id)
                 sources.append((f, v.layout, Col(v.layout.name(f.id)), v.names))
-        expr = _with_default(q, sources, all_names, 0)
+        expr = _with_default(q, sources, all_names, 0, via)
         if native_defaults and isinstance(expr, DefaultIn):
             filled = native_default(q, expr.value, read_type)
             if filled is not None:

@@ -197,3 +197,33 @@ def test_one_scan_and_per_version_union_agree(swapped, condition):
 def test_the_default_read_is_one_scan(swapped):
     plan = swapped.read()._jdf.queryExecution().executedPlan().toString()
     assert plan.count("FileScan parquet") == 1 and "Union" not in plan
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_a_commit_read_in_a_later_schema_shows_its_values_as_the_commit_did(
+        spark, warehouse, table_type):
+    """As of a commit, in a later schema: each value as that commit shows it, then cast to the
+    later type, by both readers. ``a`` went int -> double -> bigint (a rewrite) -> string; an
+    ``int`` written before ``a`` became ``double`` reads ``"-1.0"`` as of a commit where it
+    was ``double``, whether or not a write in between stored its file again. Found by the
+    model test: the JVM-free reader read ``"-1"`` where Spark read ``"-1.0"``, and Spark too
+    read ``"-1"`` as of a commit whose files were all written while ``a`` was ``int``."""
+    t = evonb.create_table(warehouse / table_type / "t", "id int, ts int, a int",
+                           primary_key="id", precombine="ts", table_type=table_type)
+    t.write(spark.sql("select 1 id, 0 ts, -1 a"))
+    ints = t.write(spark.sql("select 2 id, 0 ts, -2 a"), mode="insert").instant
+    t.alter("ALTER TABLE t ALTER COLUMN a TYPE double")
+    widened = t.timeline.completed()[-1].instant  # only files written while a was int
+    doubles = t.write(spark.sql("select 2 id, 0 ts, cast(-2 as double) a"),
+                      mode="upsert").instant  # id 2 stored again as a double
+    t.rewrite("ALTER TABLE t ALTER COLUMN a TYPE bigint", on_cast_error="null")
+    t.alter("ALTER TABLE t ALTER COLUMN a TYPE string")
+    expected = {None: [(1, 0, "-1"), (2, 0, "-2")], ints: [(1, 0, "-1"), (2, 0, "-2")],
+                widened: [(1, 0, "-1.0"), (2, 0, "-2.0")],
+                doubles: [(1, 0, "-1.0"), (2, 0, "-2.0")]}
+    for instant, rows in expected.items():
+        spark_rows = _rows(t.read(as_of=instant, schema="latest"))
+        arrow = t.to_arrow(as_of=instant, schema="latest")
+        arrow_rows = sorted(tuple(r.values()) for r in arrow.to_pylist())
+        assert (spark_rows, arrow_rows) == (rows, rows), instant
+    assert _rows(t.read(as_of=doubles)) == [(1, 0, -1.0), (2, 0, -2.0)]  # its own schema

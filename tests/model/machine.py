@@ -65,6 +65,7 @@ from tests.model.reference import (
     MType,
     convert,
     ddl_type,
+    field_types,
     literal,
     narrow_values,
     random_value,
@@ -1072,22 +1073,6 @@ class TableMachine(RuleBasedStateMachine):
         else:
             reads.add(f"filter {f.name} is null", df.filter(column.isNull()),
                       self.model.schema_text(), [r for r in rows if r[f.name] is None])
-
-
-def field_types(struct: MStruct) -> dict[int, str]:
-    """The primitive type of every field ID under ``struct`` (nested ones included)."""
-    out: dict[int, str] = {}
-    for f in struct.fields:
-        t = f.type
-        if isinstance(t, str):
-            out[f.id] = t
-        elif isinstance(t, MStruct):
-            out.update(field_types(t))
-        elif isinstance(t, MList):
-            out.update(field_types(t.element))
-        else:
-            out.update(field_types(t.value))
-    return out
 
 
 class Reads:

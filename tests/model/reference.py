@@ -136,7 +136,12 @@ class Model:
     def read(self, schema: MStruct | None = None, *, since: str | None = None,
              until: str | None = None) -> list[dict[str, Any]]:
         """The rows in ``schema`` (default: the model's own), sorted by key; with ``since`` /
-        ``until``, only those written by a commit in (since, until]."""
+        ``until``, only those written by a commit in (since, until]. In another schema a
+        value reads as this model shows it, then converted to ``schema``'s type: what a read
+        shows cannot depend on the files a rewrite wrote in between (an ``int`` stored
+        before the field became ``double`` reads ``"-1.0"`` in a later ``string`` field, as
+        a value stored while it was ``double`` does)."""
+        via = None if schema is None or schema == self.columns else field_types(self.columns)
         schema = schema or self.columns
         out = []
         for key in sorted(self.rows):
@@ -145,7 +150,7 @@ class Model:
                 continue
             if until is not None and instant > until:
                 continue
-            out.append(read_struct(schema, stored))
+            out.append(read_struct(schema, stored, via))
         return out
 
     def names(self) -> list[str]:
@@ -215,26 +220,48 @@ class Model:
         return MField(fid, f.name, self.number(f.type), f.default, f.required)
 
 
-def read_struct(struct: MStruct, stored: dict[int, Any]) -> dict[str, Any]:
-    return {f.name: read_field(f, stored) for f in struct.fields}
+def field_types(struct: MStruct) -> dict[int, str]:
+    """The primitive type of every field ID under ``struct`` (nested ones included)."""
+    out: dict[int, str] = {}
+    for f in struct.fields:
+        t = f.type
+        if isinstance(t, str):
+            out[f.id] = t
+        elif isinstance(t, MStruct):
+            out.update(field_types(t))
+        elif isinstance(t, MList):
+            out.update(field_types(t.element))
+        else:
+            out.update(field_types(t.value))
+    return out
 
 
-def read_field(f: MField, stored: dict[int, Any]) -> Any:
+def read_struct(struct: MStruct, stored: dict[int, Any],
+                via: dict[int, str] | None = None) -> dict[str, Any]:
+    """``stored`` read in ``struct``; ``via``: the primitive types a value is converted to
+    first (see :meth:`Model.read`)."""
+    return {f.name: read_field(f, stored, via) for f in struct.fields}
+
+
+def read_field(f: MField, stored: dict[int, Any], via: dict[int, str] | None = None) -> Any:
     if f.id not in stored:
         return f.default
-    return read_value(f.type, stored[f.id])
+    value = stored[f.id]
+    if via and f.id in via:
+        value = convert(value, via[f.id])
+    return read_value(f.type, value, via)
 
 
-def read_value(t: MType, value: Any) -> Any:
+def read_value(t: MType, value: Any, via: dict[int, str] | None = None) -> Any:
     if value is None:
         return None
     if isinstance(t, str):
         return convert(value, t)
     if isinstance(t, MStruct):
-        return read_struct(t, value)
+        return read_struct(t, value, via)
     if isinstance(t, MList):
-        return [None if e is None else read_struct(t.element, e) for e in value]
-    return {k: (None if v is None else read_struct(t.value, v)) for k, v in value.items()}
+        return [None if e is None else read_struct(t.element, e, via) for e in value]
+    return {k: (None if v is None else read_struct(t.value, v, via)) for k, v in value.items()}
 
 
 def store_struct(struct: MStruct, values: dict[str, Any]) -> dict[int, Any]:

@@ -167,3 +167,21 @@ def test_commits_before_a_narrowing_rewrite_read_in_the_latest_schema(state, fla
     assert state.narrowings == 1 and state.field("a").type == "int"
     assert state.table.history()[-1].metadata["nulled"] == {"a": 2}  # fractions lost
     state.upsert(vseed=12)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("flavour", [250, 15],
+                         ids=[str(Flavour.from_pick(p)) for p in [250, 15]])
+def test_a_widened_value_read_as_text_after_a_narrowing_rewrite(state, flavour) -> None:
+    """``s.y`` went int -> double (an upsert stored some rows again as doubles) -> bigint
+    (a rewrite) -> string. The commit of the upsert, read in the latest schema, showed an
+    ``int`` written before the widening as ``"-34"`` and a value stored as a double as
+    ``"-34.0"``: what a read showed depended on the files a write had rewritten. A commit read
+    in another schema now shows each value as the commit did, then cast (``-34.0`` as
+    ``"-34.0"``). Found by the model test (seed 3998129274) when the SQL rules came in; here
+    on a partitioned copy-on-write table and a merge-on-read table with Parquet blocks."""
+    state.create(flavour=flavour, vseed=3434327)
+    state.overwrite(vseed=2657248)
+    state.narrow_by_rewrite(pick=3605, to=2458, vseed=251)  # s.y: int -> double, -> bigint
+    state.change_type(pick=133, to=4065)                     # s.y: bigint -> string
+    assert state.field("s").type.fields[-1].type == "string"

@@ -15,6 +15,7 @@ from evonb.table.read_plan import (
     VersionFiles,
     plan_group,
     plan_merged,
+    snapshot_types,
 )
 
 
@@ -47,6 +48,22 @@ def test_per_version_plan():
     assert cols["b2"] == Cast(Col("a"), v3.find("b2").type)
     assert cols["b"] == Lit("d", v3.find("b").type)
     assert cols["s"] == StructOf(Col("s"), (("y", GetField(Col("s"), "x")),))
+
+
+def test_a_snapshot_read_in_another_schema_casts_through_its_own_types():
+    (v1, l1), (v2, l2), (v3, _) = _versions()
+    assert snapshot_types(v2, v2) is None  # its own schema: nothing more to do
+    via = snapshot_types(v2, v3)
+    assert via is not None and via[2] == v2.find("b2").type and 4 not in via  # no struct
+    bigint, string = v2.find("b2").type, v3.find("b2").type
+    # a file of v1 (b2 is int there) read as of a v2 commit (bigint) in v3 (string)
+    cols = dict(plan_group(v3, v1, l1, ("f1",), via=via).columns)
+    assert cols["b2"] == Cast(Cast(Col("a"), bigint), string)
+    assert cols["id"] == Col("id")  # the same type everywhere: read as stored
+    # a file of v2 itself: one cast, as without via
+    assert dict(plan_group(v3, v2, l2, ("f2",), via=via).columns)["b2"] == Cast(Col("a"), string)
+    merged = plan_merged(v3, [VersionFiles(v1, l1, frozenset({"f1"}))], ("f1",), via=via)
+    assert dict(merged.columns)["b2"] == Cast(Cast(Col("a"), bigint), string)
 
 
 def test_one_scan_plan():
