@@ -72,6 +72,7 @@ from tests.model.reference import (
     read_struct,
     spark_value,
     store_struct,
+    typed_literal,
 )
 
 TOP_NAMES = ("a", "b", "c", "d", "e", "f")
@@ -491,9 +492,8 @@ class TableMachine(RuleBasedStateMachine):
         values = {k: None if f is None else random_value(rng, f.type) for k in keys}
         names = "`id`, `ts`, `p`" + ("" if f is None else f", `{f.name}`")
         rows = ", ".join(
-            f"({k}, 0, {k % 2}" + ("" if f is None else (
-                f", CAST({'NULL' if v is None else literal(v, f.type)} AS {f.type})"  # type: ignore[arg-type]
-            )) + ")" for k, v in values.items())
+            f"({k}, 0, {k % 2}" + ("" if f is None else f", {typed_literal(v, f.type)}") + ")"  # type: ignore[arg-type]
+            for k, v in values.items())
         statement = f"INSERT INTO t ({names}) VALUES {rows}"
         result = self.sql(statement)
         assert (result.inserted, result.mode) == (len(keys), "insert"), f"{statement}: {result}"
@@ -572,9 +572,8 @@ class TableMachine(RuleBasedStateMachine):
         keys = sorted(old + self.free_keys(rng, rng.randint(0 if old else 1, 2)))
         deletes = rng.random() < 0.5
         source = [(k, random_value(rng, f.type), deletes and rng.random() < 0.4) for k in keys]
-        values = ", ".join(
-            f"({k}, CAST({'NULL' if v is None else literal(v, f.type)} AS {f.type}), "  # type: ignore[arg-type]
-            f"{str(d).lower()})" for k, v, d in source)
+        values = ", ".join(f"({k}, {typed_literal(v, f.type)}, {str(d).lower()})"  # type: ignore[arg-type]
+                           for k, v, d in source)
         statement = (
             f"MERGE INTO t USING (SELECT * FROM VALUES {values} AS src(k, v, d)) s "
             "ON t.`id` = s.k WHEN MATCHED AND s.d THEN DELETE "

@@ -123,6 +123,11 @@ def literal(value: Any, t: str) -> str:
     return repr(value)
 
 
+def typed_literal(value: Any, t: str) -> str:
+    """``value`` (None: null) as a SQL expression of type ``t`` exactly."""
+    return f"CAST({'NULL' if value is None else literal(value, t)} AS {t})"
+
+
 @dataclass
 class Model:
     """The schema of a keyed table (``id`` key, ``ts`` precombine, ``p`` partition) and its
