@@ -54,7 +54,7 @@ test-binder:
 # The benchmark harness run at its tiny size, every group (CI runs it; `make test` leaves it out).
 test-bench:
 	@bash scripts/setup.sh --test
-	EVONB_BENCH_TESTS=1 $(PYTHON) -m pytest tests/bench -p no:cacheprovider --durations=5
+	EVONB_BENCH_TESTS=1 $(PYTHON) -m pytest tests/bench $(PARALLEL) -p no:cacheprovider --durations=5
 
 # The reference-model test at the size of a release check (not in CI): 1,000 random histories.
 # EVONB_MODEL_SEED=<seed> replays a run; the seed is printed at its start.
