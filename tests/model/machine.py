@@ -95,9 +95,10 @@ STEPS = itertools.count()
 ICEBERG = {"snapshots": 0, "latest": 0, "blocked": 0, "refused": 0, "automatic": 0}
 """What the pyiceberg reads at the end of each history compared (see
 :meth:`TableMachine.iceberg_checks`)."""
-SQL = {"INSERT": 0, "UPDATE": 0, "DELETE": 0, "MERGE": 0, "overwrite": 0, "no commit": 0}
-"""SQL statements the histories ran, and how many were written as an overwrite or changed
-nothing."""
+SQL = {"INSERT": 0, "UPDATE": 0, "DELETE": 0, "MERGE": 0, "SET * / INSERT *": 0,
+       "overwrite": 0, "no commit": 0}
+"""SQL statements the histories ran (the MERGEs with ``UPDATE SET *`` and ``INSERT *`` also
+counted on their own), and how many were written as an overwrite or changed nothing."""
 
 
 def use_spark(spark: SparkSession) -> None:
@@ -597,6 +598,36 @@ class TableMachine(RuleBasedStateMachine):
             changed[k] = row
         result = self.sql(statement)
         assert result.counts() == counts, f"{statement}: {result}, the model {counts}"
+        self.applied(result, changed, statement)
+
+    @precondition(lambda self: bool(self.model.rows))
+    @rule(vseed=seeds)
+    def sql_merge_star(self, vseed: int) -> None:
+        """``MERGE ... UPDATE SET * ... INSERT *`` from rows of the table itself: a row
+        stored again as it reads, or copied under a new key, every column (nested ones,
+        renamed, retyped or re-added members included) carried over by name."""
+        rng = random.Random(vseed)
+        old = rng.sample(sorted(self.model.rows), min(len(self.model.rows), rng.randint(1, 2)))
+        targets = self.free_keys(rng, len(old))
+        moves = {k: (targets[i] if i < len(targets) and rng.random() < 0.5 else k)
+                 for i, k in enumerate(old)}
+        cases = " ".join(f"WHEN {k} THEN {to}" for k, to in moves.items())
+        columns = ", ".join(f"`{f.name}`" for f in self.model.columns.fields
+                            if f.id != KEY_ID)
+        statement = (
+            f"MERGE INTO t USING (SELECT CASE `id` {cases} END AS `id`, {columns} FROM t "
+            f"WHERE `id` IN ({', '.join(map(str, old))})) s ON t.`id` = s.`id` "
+            "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+        changed: dict[int, dict[int, Any] | None] = {}
+        for k, to in moves.items():
+            row = self.now(k)
+            row[KEY_ID] = to
+            changed[to] = row
+        counts = {"inserted": sum(k != to for k, to in moves.items()),
+                  "updated": sum(k == to for k, to in moves.items()), "deleted": 0}
+        result = self.sql(statement)
+        assert result.counts() == counts, f"{statement}: {result}, the model {counts}"
+        SQL["SET * / INSERT *"] += 1
         self.applied(result, changed, statement)
 
     # ------------------------------------------------------------------ DDL
