@@ -15,8 +15,8 @@ BINDER_BUILD_ENV = "EVONB_BINDER_BUILD"
 SHORT_LIVED_JVM = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}
 """For the Spark of a kernel that runs one tutorial and exits: the JVM compiles with its quick
 compiler only. Six tutorials at once took 79 s instead of 131 s on 2 cores (the optimizing
-compiler's threads compete with the tutorials for them); the test run's own long-lived session
-keeps the default, with which it is faster (a 192-test subset: 447 s, against 550 s)."""
+compiler's threads compete with the tutorials for them). The test run's own sessions compile
+the same way (``SPARK_SUBMIT_OPTS`` in ``tests/conftest.py``)."""
 
 # Building Binder's environment takes minutes: only `make test-binder` (and so CI) collects it.
 collect_ignore = [] if os.environ.get(BINDER_BUILD_ENV) == "1" else ["test_binder_build.py"]
