@@ -15,8 +15,9 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 # the optimizing compiler's threads compete with the tests for the two cores and pay back little.
 # Side by side, one run after the other, the non-heavy integration and services tests (172, two
 # processes) took 251 s against 315 s and 329 s with the default JIT; four object-storage and
-# merge-on-read test files (26 tests) 295 s against 354 s. The benchmarks (`python -m bench`)
-# keep the default. SPARK_SUBMIT_OPTS set by the user wins.
+# merge-on-read test files (26 tests) 295 s against 354 s; six tutorial kernels at once 79 s
+# against 131 s. The benchmarks (`python -m bench`) keep the default. SPARK_SUBMIT_OPTS set by
+# the user wins.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 
 

@@ -24,8 +24,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.notebooks.conftest import SHORT_LIVED_JVM
-
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -74,8 +72,7 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         target.write_text(json.dumps(values), encoding="utf-8")
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config),
                JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "jupyter-runtime"), TMPDIR=str(tmp),
-               **SHORT_LIVED_JVM)
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "jupyter-runtime"), TMPDIR=str(tmp))
     port, token = _free_port(), secrets.token_hex(16)
     command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
                f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",

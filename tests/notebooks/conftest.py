@@ -12,12 +12,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 BINDER_BUILD_ENV = "EVONB_BINDER_BUILD"
-SHORT_LIVED_JVM = {"JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"}
-"""For the Spark of a kernel that runs one tutorial and exits: the JVM compiles with its quick
-compiler only. Six tutorials at once took 79 s instead of 131 s on 2 cores (the optimizing
-compiler's threads compete with the tutorials for them). The test run's own sessions compile
-the same way (``SPARK_SUBMIT_OPTS`` in ``tests/conftest.py``)."""
-
 # Building Binder's environment takes minutes: only `make test-binder` (and so CI) collects it.
 collect_ignore = [] if os.environ.get(BINDER_BUILD_ENV) == "1" else ["test_binder_build.py"]
 
@@ -32,7 +26,7 @@ def execute_all(work: Path, kernel: str, *, timeout: int = 600,
 
     tmp = work / "tmp"
     tmp.mkdir(exist_ok=True)
-    env = dict(os.environ if env is None else env, TMPDIR=str(tmp), **SHORT_LIVED_JVM)
+    env = dict(os.environ if env is None else env, TMPDIR=str(tmp))
 
     async def run(path: Path) -> tuple[Any, Exception | None]:
         nb = nbformat.read(path, as_version=4)
