@@ -59,6 +59,7 @@ from evonb.spark.avro_fast import (
     read_header,
 )
 from evonb.spark.columns import spark_read_type
+from evonb.spark.parquet_encoding import dictionary_columns
 from evonb.spark.task_attempts import note_if_retried
 from evonb.table.file_checks import file_error
 from evonb.table.fileio import file_io, is_object_path
@@ -504,6 +505,7 @@ class _BlockSink:
         self.final: str | None = None
         self.fh: Any = None
         self.writer: Any = None
+        self.parquet_schema: Any = None  # a Parquet block's Arrow schema
         self.convert: Converter = None
         self.kinds: list[tuple[str, int | None, int]] | None = None  # Avro: columnar encoding
         self.encoded: list[tuple[bytes, Any]] = []
@@ -511,7 +513,6 @@ class _BlockSink:
     def _open(self, base: str) -> None:
         import fastavro
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         rel = log_path(base, self.instant, self.task, self.fmt)
         self.base, self.rows, self.final = base, 0, rel
@@ -547,8 +548,8 @@ class _BlockSink:
                                                  for k, v in meta.items()})
             if self.in_store:
                 self.buffer = pa.BufferOutputStream()
-            self.writer = pq.ParquetWriter(self.buffer if self.in_store else self.tmp, schema,
-                                           compression="snappy")
+            # Opened on the first batch, which decides the columns with dictionaries.
+            self.parquet_schema, self.writer = schema, None
 
     def add(self, base: str, batch: pa.RecordBatch,
             encoded: tuple[bytes, Any] | None = None) -> None:
@@ -580,8 +581,19 @@ class _BlockSink:
                 if end >= SYNC_INTERVAL:
                     writer.dump()
         else:
-            table = pa.Table.from_batches([batch]).cast(self.writer.schema)
-            self.writer.write_table(table)
+            table = pa.Table.from_batches([batch]).cast(self.parquet_schema)
+            self._parquet_writer(table).write_table(table)
+
+    def _parquet_writer(self, first: pa.Table) -> Any:
+        """The open Parquet block's writer, opened for ``first``, its first rows: columns of
+        mostly distinct values are written plain (:mod:`evonb.spark.parquet_encoding`)."""
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.buffer if self.in_store else self.tmp,
+                                           self.parquet_schema, compression="snappy",
+                                           use_dictionary=dictionary_columns(first))
+        return self.writer
 
     def _note_drops(self, batch: pa.RecordBatch) -> None:
         """Collect the base positions this batch replaces or deletes (or give up positions
@@ -643,8 +655,10 @@ class _BlockSink:
             del body
             self.fh = None
         else:
-            self.writer.add_key_value_metadata(self._header())
-            self.writer.close()
+            writer = self._parquet_writer(self.parquet_schema.empty_table())
+            writer.add_key_value_metadata(self._header())
+            writer.close()
+            self.writer = None
             data = self.buffer.getvalue().to_pybytes() if self.in_store else b""
             self.buffer = None
         full = os.path.join(self.root, self.final)

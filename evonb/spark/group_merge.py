@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import EvoError
 from evonb.schema.types import StructType
 from evonb.spark.avro_log import arrow_schema, block_struct, resolve_group, winners
+from evonb.spark.parquet_encoding import dictionary_columns
 from evonb.spark.task_attempts import note_if_retried
 from evonb.table.fileio import file_io
 from evonb.table.key_stats import KeyStats, footer_stats
@@ -192,7 +193,8 @@ def merge_bin(groups: Sequence[GroupSpec], layout: MergeLayout, out: str) -> Mer
                 schema = merged.schema
                 writer = pq.ParquetWriter(out, schema, compression="snappy",
                                           use_deprecated_int96_timestamps=int96,
-                                          store_schema=False, store_decimal_as_integer=True)
+                                          store_schema=False, store_decimal_as_integer=True,
+                                          use_dictionary=dictionary_columns(merged))
             elif merged.schema != schema:
                 try:
                     merged = merged.cast(schema)

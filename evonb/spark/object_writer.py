@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from evonb.errors import EvoError
+from evonb.spark.parquet_encoding import dictionary_columns
 from evonb.spark.task_attempts import note_if_retried
 from evonb.spark.writer import (
     ROW_GROUP_ROWS,
@@ -94,13 +95,13 @@ class _FileWriter:
     def __init__(self, root: Path, rel: str, schema: pa.Schema, row_group_rows: int,
                  row_group_bytes: int) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         self.root, self.rel = root, rel
         handle, self.local = tempfile.mkstemp(prefix="evonb-write-", suffix=".parquet")
         os.close(handle)
         self.sink = pa.OSFile(self.local, "wb")
-        self.writer = pq.ParquetWriter(self.sink, schema, compression="snappy")
+        self.schema = schema
+        self.writer: Any = None  # a pyarrow ParquetWriter, opened on the first row group
         self.row_group_rows = row_group_rows
         self.row_group_bytes = row_group_bytes
         self.buffer: list[pa.RecordBatch] = []
@@ -117,28 +118,40 @@ class _FileWriter:
         import pyarrow as pa
 
         if self.buffer:
-            self.writer.write_table(pa.Table.from_batches(self.buffer),
-                                    row_group_size=self.row_group_rows)
+            group = pa.Table.from_batches(self.buffer)
+            self._writer(group).write_table(group, row_group_size=self.row_group_rows)
         self.buffer, self.rows, self.bytes = [], 0, 0
 
     def close(self) -> tuple[Any, int]:
         """Finish and store the file: its footer and its size in bytes."""
         try:
             self.flush()
-            self.writer.close()
+            writer = self._writer(self.schema.empty_table())
+            writer.close()
             self.sink.close()
             with open(self.local, "rb") as fh:
                 data = fh.read()
             file_io().write(self.root / self.rel, data)
         finally:
             self.discard()
-        return self.writer.writer.metadata, len(data)
+        return writer.writer.metadata, len(data)
+
+    def _writer(self, first: pa.Table) -> Any:
+        """The file's Parquet writer, opened for ``first``, its first row group: columns of
+        mostly distinct values are written plain (:mod:`evonb.spark.parquet_encoding`)."""
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.sink, self.schema, compression="snappy",
+                                           use_dictionary=dictionary_columns(first))
+        return self.writer
 
     def discard(self) -> None:
         """Remove the local temporary file (nothing is stored). The Parquet writer is closed
         before its sink: closed later (when collected), it would write to a closed file."""
-        with contextlib.suppress(OSError, ValueError):
-            self.writer.close()
+        if self.writer is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.writer.close()
         with contextlib.suppress(OSError, ValueError):
             self.sink.close()
         with contextlib.suppress(OSError):

@@ -133,3 +133,20 @@ def test_names_that_are_not_avro_names(tmp_path):
     (row,) = pa.Table.from_batches(
         list(_read_block(path, struct, arrow_schema(struct, "UTC")))).to_pylist()
     assert row["1st"] == 5 and row["é"] == {"2nd": "x"}
+
+
+def test_parquet_blocks_write_columns_of_distinct_values_plain(tmp_path):
+    import pyarrow.parquet as pq
+
+    schema = Schema.from_ddl("id bigint not null, name string, cat string")
+    rows = [{"id": i, "name": f"name-{i}", "cat": f"c{i % 3}"} for i in range(300)]
+    path = _write(tmp_path, schema, "parquet", INSTANTS[0], rows)
+    meta = pq.read_metadata(path)
+    encodings = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).encodings
+                 for i in range(meta.num_columns)}
+    assert "RLE_DICTIONARY" not in encodings["id"] and "RLE_DICTIONARY" not in encodings["name"]
+    assert "RLE_DICTIONARY" in encodings["cat"]
+    assert meta.metadata[b"evonb.instant"] == INSTANTS[0].encode()
+    struct = block_struct(schema)
+    got = pa.Table.from_batches(list(_read_block(path, struct, arrow_schema(struct, "UTC"))))
+    assert got.column("name").to_pylist() == [r["name"] for r in rows]

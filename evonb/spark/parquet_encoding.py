@@ -1,0 +1,95 @@
+"""Which columns of a Parquet file evonb writes with pyarrow get dictionary encoding.
+
+pyarrow dictionary-encodes every column until a column chunk's dictionary outgrows its page
+limit (1 MiB), so a small file (a log block of a few thousand rows, say) keeps a dictionary
+even for a column of distinct values: a key, a name. Spark's vectorized reader then decodes
+such a column through the dictionary, value by value, which costs more than reading plain
+values (about an eighth more for a whole log-block read of the benchmark's rows). Spark's own
+writer (parquet-mr) falls back to plain encoding when a dictionary does not pay; this module
+decides the same from the first rows written: a primitive column is dictionary-encoded when
+at most half of its sampled values are distinct. Columns of nested types keep dictionaries
+on every leaf, as before.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+SAMPLE_ROWS = 10_000
+"""The rows of the first batch a column's distinct values are counted in."""
+DISTINCT_SHARE = 0.5
+"""A primitive column is dictionary-encoded when at most this share of its sampled values
+is distinct (nulls are not counted)."""
+
+
+def dictionary_columns(data: pa.Table | pa.RecordBatch) -> list[str]:
+    """The Parquet column paths of ``data``'s schema to write with dictionary encoding (the
+    ``use_dictionary`` of :class:`pyarrow.parquet.ParquetWriter`), judged on its first
+    :data:`SAMPLE_ROWS` rows; an empty ``data`` keeps every dictionary."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = data.schema
+    leaves = leaf_paths(schema)
+    rows = min(data.num_rows, SAMPLE_ROWS)
+    chosen: list[str] = []
+    for i, field in enumerate(schema):
+        paths = leaves[i]
+        if rows == 0 or _nested(field.type):
+            chosen.extend(paths)
+            continue
+        column = data.column(i).slice(0, rows)
+        values = rows - column.null_count
+        if values == 0:
+            chosen.extend(paths)
+            continue
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        distinct = pc.count_distinct(column, mode="only_valid").as_py()
+        if distinct <= values * DISTINCT_SHARE:
+            chosen.extend(paths)
+    return chosen
+
+
+def _nested(t: pa.DataType) -> bool:
+    import pyarrow.types as pt
+
+    return bool(pt.is_nested(t))
+
+
+@lru_cache(maxsize=64)
+def leaf_paths(schema: pa.Schema) -> tuple[tuple[str, ...], ...]:
+    """Per top-level field of ``schema``, the dotted paths of its Parquet leaf columns, as
+    pyarrow writes them (read back from the footer of an empty file written in memory)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(schema.empty_table(), sink)
+    meta = pq.read_metadata(pa.BufferReader(sink.getvalue()))
+    paths = [meta.schema.column(i).path for i in range(meta.num_columns)]
+    out, at = [], 0
+    for field in schema:
+        n = _leaf_count(field.type)
+        out.append(tuple(paths[at:at + n]))
+        at += n
+    return tuple(out)
+
+
+def _leaf_count(t: pa.DataType) -> int:
+    import pyarrow.types as pt
+
+    if pt.is_struct(t):
+        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+    if pt.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
+        return _leaf_count(t.value_type)
+    return 1
+
+
+__all__ = ["DISTINCT_SHARE", "SAMPLE_ROWS", "dictionary_columns", "leaf_paths"]
