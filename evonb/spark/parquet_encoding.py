@@ -64,32 +64,23 @@ def _nested(t: pa.DataType) -> bool:
 @lru_cache(maxsize=64)
 def leaf_paths(schema: pa.Schema) -> tuple[tuple[str, ...], ...]:
     """Per top-level field of ``schema``, the dotted paths of its Parquet leaf columns, as
-    pyarrow writes them (read back from the footer of an empty file written in memory)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    sink = pa.BufferOutputStream()
-    pq.write_table(schema.empty_table(), sink)
-    meta = pq.read_metadata(pa.BufferReader(sink.getvalue()))
-    paths = [meta.schema.column(i).path for i in range(meta.num_columns)]
-    out, at = [], 0
-    for field in schema:
-        n = _leaf_count(field.type)
-        out.append(tuple(paths[at:at + n]))
-        at += n
-    return tuple(out)
+    pyarrow names them (lists ``<name>.list.element``, maps ``<name>.key_value.key`` and
+    ``.value``, struct fields ``<name>.<field>``)."""
+    return tuple(tuple(_paths(field.name, field.type)) for field in schema)
 
 
-def _leaf_count(t: pa.DataType) -> int:
+def _paths(prefix: str, t: pa.DataType) -> list[str]:
     import pyarrow.types as pt
 
     if pt.is_struct(t):
-        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+        return [p for i in range(t.num_fields)
+                for p in _paths(f"{prefix}.{t.field(i).name}", t.field(i).type)]
     if pt.is_map(t):
-        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+        return (_paths(f"{prefix}.key_value.key", t.key_type)
+                + _paths(f"{prefix}.key_value.value", t.item_type))
     if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
-        return _leaf_count(t.value_type)
-    return 1
+        return _paths(f"{prefix}.list.element", t.value_type)
+    return [prefix]
 
 
 __all__ = ["DISTINCT_SHARE", "SAMPLE_ROWS", "dictionary_columns", "leaf_paths"]

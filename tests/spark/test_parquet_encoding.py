@@ -57,3 +57,17 @@ def test_the_first_rows_decide_and_an_empty_table_keeps_every_dictionary():
     assert dictionary_columns(empty) == ["id", "s"]
     chunked = pa.concat_tables([pa.table({"c": ["a"] * 10}), pa.table({"c": ["b"] * 10})])
     assert dictionary_columns(chunked) == ["c"]
+
+
+def test_leaf_paths_are_the_paths_pyarrow_writes():
+    schema = pa.schema([
+        ("id", pa.int64()),
+        ("s", pa.struct([("a", pa.list_(pa.struct([("x", pa.int32()), ("y", pa.string())]))),
+                         ("m", pa.map_(pa.string(), pa.struct([("z", pa.float64())])))])),
+        ("ll", pa.large_list(pa.list_(pa.int8()))),
+    ])
+    sink = pa.BufferOutputStream()
+    pq.write_table(schema.empty_table(), sink)
+    meta = pq.read_metadata(pa.BufferReader(sink.getvalue()))
+    written = [meta.schema.column(i).path for i in range(meta.num_columns)]
+    assert [p for paths in leaf_paths(schema) for p in paths] == written
