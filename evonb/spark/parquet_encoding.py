@@ -13,7 +13,6 @@ on every leaf, as before.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,38 +29,21 @@ def dictionary_columns(data: pa.Table | pa.RecordBatch) -> list[str]:
     """The Parquet column paths of ``data``'s schema to write with dictionary encoding (the
     ``use_dictionary`` of :class:`pyarrow.parquet.ParquetWriter`), judged on its first
     :data:`SAMPLE_ROWS` rows; an empty ``data`` keeps every dictionary."""
-    import pyarrow as pa
     import pyarrow.compute as pc
+    import pyarrow.types as pt
 
-    schema = data.schema
-    leaves = leaf_paths(schema)
     rows = min(data.num_rows, SAMPLE_ROWS)
     chosen: list[str] = []
-    for i, field in enumerate(schema):
-        paths = leaves[i]
-        if rows == 0 or _nested(field.type):
-            chosen.extend(paths)
-            continue
+    for i, (field, paths) in enumerate(zip(data.schema, leaf_paths(data.schema), strict=True)):
         column = data.column(i).slice(0, rows)
         values = rows - column.null_count
-        if values == 0:
-            chosen.extend(paths)
-            continue
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        distinct = pc.count_distinct(column, mode="only_valid").as_py()
-        if distinct <= values * DISTINCT_SHARE:
+        if (pt.is_nested(field.type) or values == 0
+                or pc.count_distinct(column, mode="only_valid").as_py()
+                <= values * DISTINCT_SHARE):
             chosen.extend(paths)
     return chosen
 
 
-def _nested(t: pa.DataType) -> bool:
-    import pyarrow.types as pt
-
-    return bool(pt.is_nested(t))
-
-
-@lru_cache(maxsize=64)
 def leaf_paths(schema: pa.Schema) -> tuple[tuple[str, ...], ...]:
     """Per top-level field of ``schema``, the dotted paths of its Parquet leaf columns, as
     pyarrow names them (lists ``<name>.list.element``, maps ``<name>.key_value.key`` and
