@@ -54,6 +54,7 @@ from evonb.spark.sql_writes import SQLWriteResult, execute
 from evonb.table.check import check_table
 from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.model.reference import (
+    HOSTILE_STRINGS,
     NARROWINGS,
     PRIMITIVES,
     WIDENINGS,
@@ -688,6 +689,8 @@ class TableMachine(RuleBasedStateMachine):
         value = None
         if t in ("int", "bigint", "string") and default % 3 == 0:
             value = convert(default % 100, t)
+            if t == "string" and default % 2:  # half of them quoted and escaped in the DDL
+                value = HOSTILE_STRINGS[default % len(HOSTILE_STRINGS)] + value
         field = self.model.numbered_field(MField(0, name, t, value))
         suffix, index = self.position(struct, pos)
         text = f" DEFAULT {literal(value, t)}" if value is not None else ""  # type: ignore[arg-type]

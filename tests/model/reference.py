@@ -117,9 +117,10 @@ def narrow_values(value: Any, fid: int, t: MType) -> None:
 
 
 def literal(value: Any, t: str) -> str:
-    """``value`` as a SQL literal of type ``t``."""
+    """``value`` as a SQL literal of type ``t``: a string quoted, its backslashes and quotes
+    escaped (Spark's dialect)."""
     if t == "string":
-        return "'" + str(value) + "'"
+        return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
     return repr(value)
 
 
@@ -287,6 +288,14 @@ def store_value(t: MType, value: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- values
+PLAIN_STRINGS = ("a", "b", "zz", "", "é", "x y")
+HOSTILE_STRINGS = ("it's", "back\\slash", 'say "hi"', "%_", "`t`", "'; --", "a\\'b")
+"""Written strings begin with a plain text or, a quarter of the time (a non-empty one with the
+digit 7, 8 or 9), with one of quotes, backslashes or wildcards: every statement's literals
+must be quoted and escaped right. The draws are the same either way (a history's later
+values do not change with the texts)."""
+
+
 def random_value(rng: random.Random, t: MType, *, nullable: bool = True) -> Any:
     """A value of type ``t`` to write, stored by field ID; exact in float and double."""
     if nullable and rng.random() < 0.15:
@@ -296,7 +305,10 @@ def random_value(rng: random.Random, t: MType, *, nullable: bool = True) -> Any:
     if t in ("float", "double"):
         return rng.randint(-40, 40) / 4
     if t == "string":
-        return rng.choice(["a", "b", "zz", "", "é", "x y"]) + str(rng.randint(0, 9))
+        text, digit = rng.choice(PLAIN_STRINGS), rng.randint(0, 9)
+        if text and digit >= 7:
+            text = HOSTILE_STRINGS[(PLAIN_STRINGS.index(text) * 3 + digit) % len(HOSTILE_STRINGS)]
+        return text + str(digit)
     if isinstance(t, MStruct):
         return {f.id: random_value(rng, f.type, nullable=not f.required) for f in t.fields}
     if isinstance(t, MList):
