@@ -144,9 +144,30 @@ def atomic_write_bytes(
         io.write(path, data)
 
 
+_COMPACT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def dump_json(obj: Any) -> bytes:
-    """The canonical metadata encoding: sorted keys, ``indent=1``, UTF-8, non-ASCII kept."""
-    return (json.dumps(obj, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    """The canonical metadata encoding: UTF-8, non-ASCII kept, keys sorted; an object's members
+    one per line, and a member that is a list of objects (a commit's files, a schema's
+    fields) one element per line; the rest compact. Everything goes through the C encoder:
+    an indented encoding is done in pure Python, four times slower on a commit of 10,000
+    files, and a third larger."""
+    return (_lines(obj) + "\n").encode("utf-8")
+
+
+def _lines(obj: Any) -> str:
+    if not isinstance(obj, dict) or not obj or not all(isinstance(k, str) for k in obj):
+        return _COMPACT.encode(obj)
+    members = []
+    for key in sorted(obj):
+        value = obj[key]
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            text = "[\n" + ",\n".join(map(_COMPACT.encode, value)) + "\n]"
+        else:
+            text = _COMPACT.encode(value)
+        members.append(f"{_COMPACT.encode(key)}:{text}")
+    return "{\n" + ",\n".join(members) + "\n}"
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, exclusive: bool = False) -> None:

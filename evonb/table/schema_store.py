@@ -19,6 +19,7 @@ from evonb.table.fileio import file_io
 from evonb.table.fsutil import (
     FileCache,
     atomic_write_bytes,
+    dump_json,
     evo_dir,
     is_temp_name,
     read_json,
@@ -76,7 +77,7 @@ class SchemaStore:
         :class:`EvoError` (a version id names exactly one schema).
         """
         path = self.file_of(schema.version_id)
-        data = (schema.to_json(indent=1) + "\n").encode("utf-8")
+        data = dump_json(schema.to_dict())
         try:
             atomic_write_bytes(path, data, exclusive=True)
         except FileExistsError:

@@ -45,6 +45,16 @@ def test_round_trip_and_versions(tmp_path: Path) -> None:
     assert store.latest().version_id == V2
 
 
+def test_a_schema_file_holds_a_top_level_field_per_line(tmp_path: Path) -> None:
+    path = SchemaStore(tmp_path).save(_schema(V2, True))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    fields = _schema(V2, True).to_dict()["fields"]
+    start = lines.index('"fields":[')
+    assert [json.loads(line.rstrip(",")) for line in lines[start + 1:start + 1 + len(fields)]] \
+        == fields
+    assert json.loads(path.read_text()) == _schema(V2, True).to_dict()
+
+
 def test_save_is_idempotent_but_never_overwrites(tmp_path: Path) -> None:
     store = SchemaStore(tmp_path)
     store.save(_schema(V1))

@@ -37,11 +37,14 @@ from evonb.table.timeline import CommitRecord, Instant, State, Timeline
 
 def test_atomic_write_json_format_and_replace(tmp_path: Path) -> None:
     p = tmp_path / "sub" / "a.json"
-    atomic_write_json(p, {"b": 1, "a": "é"})
-    text = p.read_text(encoding="utf-8")
-    assert text.index('"a"') < text.index('"b"')
-    assert "é" in text
-    assert text.startswith('{\n "a"')
+    atomic_write_json(p, {"b": 1, "a": "é", "files": [{"y": 1, "x": [1, 2]}, {"x": None}],
+                          "ints": [3, 1], "nested": {"d": {"z": 1, "w": 2}}})
+    # members sorted, one per line; a list of objects one element per line; the rest compact
+    assert p.read_text(encoding="utf-8") == (
+        '{\n"a":"é",\n"b":1,\n"files":[\n{"x":[1,2],"y":1},\n{"x":null}\n],\n'
+        '"ints":[3,1],\n"nested":{"d":{"w":2,"z":1}}\n}\n')
+    atomic_write_json(p, [])
+    assert p.read_text() == "[]\n"
     atomic_write_json(p, {"c": 2})
     assert read_json(p) == {"c": 2}
     assert os.listdir(p.parent) == ["a.json"]
