@@ -612,6 +612,49 @@ def _jvm_blocks(table: SparkTable, physical: Schema, needed: Sequence[str]) -> b
 
 
 # ------------------------------------------------------------------------------- writing
+def stale_matches(table: SparkTable, snap: Snapshot, found: pa.Table, keys: Sequence[str],
+                  key_ids: Sequence[int]) -> set[tuple[tuple[Any, ...], str]]:
+    """Of ``found``, the base rows (key columns ``keys``, base file :data:`BASE`) of keys an
+    upsert found in more than one file group, those it must not write a log record for.
+
+    A base row stays in its file when a log block deletes its key; inserted again, the key
+    gets a row in another base file. An upsert of it must then go to the one group where it
+    is live, or the deleted row comes back beside the live one. So a pair is stale when its
+    key is not live in its group (read merged with its log blocks); a key live in no group
+    keeps the pair of its newest base file (written once, live again), and a key live in
+    several (duplicates an insert was allowed to make) keeps them all."""
+    import pyarrow as pa
+
+    schema = table.version(snap.schema_version)[0]
+    query = Schema(fields=tuple(schema.field_by_id(i) for i in key_ids),
+                   version_id=snap.schema_version, max_column_id=schema.max_column_id)
+    by_path = {f.path: f for f in snap.files}
+
+    def file_of(name: str) -> DataFile:  # a path in the table, or the file's URL (Spark's)
+        return by_path.get(name) or next(f for p, f in by_path.items() if name.endswith("/" + p))
+
+    key_types = found.select(list(keys)).schema
+    pairs = list(zip(zip(*(found.column(k).to_pylist() for k in keys), strict=True),
+                     found.column(BASE).to_pylist(), strict=True))
+    live: set[tuple[tuple[Any, ...], str]] = set()
+    for base in sorted({b for _, b in pairs}):
+        rows = read_snapshot(table, subset(snap, [file_of(base)]), query).toArrow()
+        rows = pa.Table.from_arrays(rows.columns, schema=pa.schema(
+            [pa.field(k, f.type) for k, f in zip(keys, rows.schema, strict=True)]))
+        rows = rows.cast(key_types)
+        live.update((key, base) for key in zip(*(rows.column(k).to_pylist() for k in keys),
+                                                strict=True))
+    by_key: dict[tuple[Any, ...], list[str]] = {}
+    for key, base in pairs:
+        by_key.setdefault(key, []).append(base)
+    stale: set[tuple[tuple[Any, ...], str]] = set()
+    for key, bases in by_key.items():
+        keep = {b for b in bases if (key, b) in live} or {
+            max(bases, key=lambda b: (file_of(b).instant, b))}
+        stale.update((key, b) for b in bases if b not in keep)
+    return stale
+
+
 def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: Schema,
                 layout: Layout, instant: str, *, write_options: dict[str, Any] | None = None
                 ) -> tuple[list[DataFile], list[DataFile]]:
@@ -642,9 +685,10 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
         driver_lookup_limits(config), job.incoming_rows, candidates,
         [target.field_by_id(i).type for i in config.primary_key_ids]) else None)
     if read is not None:
-        return _write_delta_in_driver(job, read, incoming, bases, candidates, target, layout,
-                                      physical, keys_read, instant, fmt=fmt, codec=codec,
-                                      positions=positions, write_options=write_options)
+        return _write_delta_in_driver(job, read, incoming, snapshot, candidates, target,
+                                      layout, physical, keys_read, instant, fmt=fmt,
+                                      codec=codec, positions=positions,
+                                      write_options=write_options)
     if job.mode == "upsert":
         # the incoming rows of a key: the largest precombine value, on a tie the latest
         rule = ordering(precombine=layout.name(pre_id) if pre_id is not None else None,
@@ -673,6 +717,9 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
             kept.append(incoming)
             located = existing.join(incoming, keys, "inner").persist()
             kept.append(located)
+            if job.mode == "upsert" and len(candidates) > 1:
+                located = _live_matches_only(table, snapshot, located, keys,
+                                             config.primary_key_ids, kept)
             present = set(located.columns)
             types = {f.name: f.dataType for f in spark_read_type(physical.struct).fields}
             if job.mode == "delete" or pre_id is None:
@@ -731,8 +778,41 @@ def _touched(bases: Sequence[DataFile], written: Sequence[DataFile]) -> list[Dat
     return [by_path[p] for p in touched if p in by_path]
 
 
+def _live_matches_only(table: SparkTable, snap: Snapshot, located: DataFrame,
+                       keys: Sequence[str], key_ids: Sequence[int], kept: list[DataFrame]
+                       ) -> DataFrame:
+    """``located`` (the stored rows of the incoming keys, with their base file :data:`FILE`)
+    without the rows of keys found in several file groups that are not live in theirs
+    (:func:`stale_matches`): a job finds such keys, and only when there are any are their
+    groups read."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    cols = [F.col(f"`{k}`") for k in keys]
+    several = (located.groupBy(*cols).agg(F.countDistinct(FILE).alias(_GROUPS))
+               .filter(F.col(_GROUPS) > 1).select(*cols))
+    found = located.join(several, list(keys)).select(*cols, F.col(FILE).alias(BASE)).toArrow()
+    if not found.num_rows:
+        return located
+    stale = stale_matches(table, snap, found, keys, key_ids)
+    if not stale:
+        return located
+    drop = pa.table({**{k: pa.array([key[i] for key, _ in stale], found.schema.field(k).type)
+                        for i, k in enumerate(keys)},
+                     FILE: pa.array([base for _, base in stale], pa.string())})
+    types = {f.name: f.dataType for f in located.schema.fields}
+    rows = table.spark.createDataFrame(drop).select(
+        *[F.col(f"`{c}`").cast(types[c]).alias(c) for c in [*keys, FILE]])
+    out = located.join(F.broadcast(rows), [*keys, FILE], "left_anti").persist()
+    kept.append(out)
+    return out
+
+
+_GROUPS = "__evo_groups"
+
+
 def _write_delta_in_driver(job: WriteJob, read: Callable[[DataFile], pa.Table],
-                           incoming: DataFrame, bases: Sequence[DataFile],
+                           incoming: DataFrame, snapshot: Snapshot,
                            candidates: Sequence[DataFile], target: Schema, layout: Layout,
                            physical: Schema, keys_read: Schema, instant: str, *, fmt: str,
                            codec: str, positions: bool,
@@ -742,15 +822,20 @@ def _write_delta_in_driver(job: WriteJob, read: Callable[[DataFile], pa.Table],
     (:mod:`evonb.spark.mor_driver`)."""
     config = job.config
     pre_id = config.precombine_id
+    bases = snapshot.files
+    keys = [layout.name(i) for i in config.primary_key_ids]
     written: list[DataFile] = []
+
+    def stale(found: pa.Table) -> set[tuple[tuple[Any, ...], str]]:
+        return stale_matches(job.table, snapshot, found, keys, config.primary_key_ids)
+
     try:
         delta = write_delta_here(
-            job.table.root, read, incoming, job.collected, mode=job.mode, keys=[layout.name(i)
-                                                       for i in config.primary_key_ids],
+            job.table.root, read, incoming, job.collected, mode=job.mode, keys=keys,
             precombine=layout.name(pre_id) if pre_id is not None else None,
             key_query=keys_read, physical=physical, candidates=candidates, bases=bases,
             instant=instant, fmt=fmt, codec=codec, positions=positions,
-            uploads=driver_lookup_limits(config).uploads)
+            uploads=driver_lookup_limits(config).uploads, stale=stale)
         written.extend(delta.logs)
         if job.key_lookup is not None:
             job.key_lookup = dict(job.key_lookup, driver=True)
@@ -774,6 +859,7 @@ __all__ = [
     "resolve_logs",
     "resolved_logs",
     "since",
+    "stale_matches",
     "subset",
     "write_delta",
 ]

@@ -152,7 +152,9 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
                      collected: pa.Table | None, *, mode: str, keys: Sequence[str],
                      precombine: str | None, key_query: Schema, physical: Schema,
                      candidates: Sequence[DataFile], bases: Sequence[DataFile], instant: str,
-                     fmt: str, codec: str, positions: bool, uploads: int = 1) -> DriverDelta:
+                     fmt: str, codec: str, positions: bool, uploads: int = 1,
+                     stale: Callable[[pa.Table], set[tuple[tuple[Any, ...], str]]] | None = None
+                     ) -> DriverDelta:
     """The driver path of :func:`evonb.spark.mor.write_delta` (see the module docstring).
 
     ``root``: the table's folder; ``read``: the stored rows of a base file in the columns of
@@ -163,7 +165,9 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
     precombine column's physical name (None: the table has none); ``key_query``: the key
     columns (physical names) and, when the precombine column is not a key, the precombine
     column named :data:`BASE_PRE`, by field ID; ``uploads``: the blocks stored at once in
-    object storage (:func:`~evonb.spark.avro_log.write_blocks_here`)."""
+    object storage (:func:`~evonb.spark.avro_log.write_blocks_here`); ``stale``: of the
+    stored rows (key columns, :data:`BASE`) of keys an upsert found in more than one base
+    file, those not to write a record for (:func:`evonb.spark.mor.stale_matches`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -176,6 +180,8 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
                                 for f in rows.schema]))
     rows = _one_per_key(rows, keys, precombine if mode == "upsert" else None)
     located = _locate(read, rows, keys, key_query, candidates, in_store=is_object_path(root))
+    if mode == "upsert" and stale is not None and located.num_rows:
+        located = _without_stale(located, rows, keys, stale)
     logs: list[DataFile] = []
     if located.num_rows:
         block = _blocks(located, rows, block_arrow, mode=mode, precombine=precombine,
@@ -325,6 +331,31 @@ def _locate(read: Callable[[DataFile], pa.Table], rows: pa.Table, keys: Sequence
         return pa.table({_IN: pa.array([], pa.int64()), POS: pa.array([], pa.int64()),
                          BASE: pa.array([], pa.string())})
     return pa.concat_tables(parts)
+
+
+def _without_stale(located: pa.Table, rows: pa.Table, keys: Sequence[str],
+                   stale: Callable[[pa.Table], set[tuple[tuple[Any, ...], str]]]) -> pa.Table:
+    """``located`` without the matches ``stale`` names among those of incoming rows found in
+    more than one base file (none: ``stale`` is not asked)."""
+    import numpy as np
+    import pyarrow as pa
+
+    at_in = located.column(_IN).to_numpy()
+    found_in, count = np.unique(at_in, return_counts=True)
+    several = np.flatnonzero(np.isin(at_in, found_in[count > 1]))
+    if not len(several):
+        return located
+    part = located.take(pa.array(several))
+    found = rows.select(list(keys)).take(part.column(_IN)).append_column(
+        BASE, part.column(BASE))
+    drop = stale(found)
+    if not drop:
+        return located
+    pairs = zip(zip(*(found.column(k).to_pylist() for k in keys), strict=True),
+                found.column(BASE).to_pylist(), strict=True)
+    keep = np.ones(located.num_rows, dtype=bool)
+    keep[[int(several[j]) for j, pair in enumerate(pairs) if pair in drop]] = False
+    return located.filter(pa.array(keep))
 
 
 def _blocks(located: pa.Table, rows: pa.Table, block_arrow: pa.Schema, *, mode: str,

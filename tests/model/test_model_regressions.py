@@ -185,3 +185,22 @@ def test_a_widened_value_read_as_text_after_a_narrowing_rewrite(state, flavour) 
     state.narrow_by_rewrite(pick=3605, to=2458, vseed=251)  # s.y: int -> double, -> bigint
     state.change_type(pick=133, to=4065)                     # s.y: bigint -> string
     assert state.field("s").type.fields[-1].type == "string"
+
+
+@pytest.mark.spark
+def test_an_upsert_of_a_key_deleted_and_inserted_again(state) -> None:
+    """Keys 2 and 27 inserted, deleted (a log block), inserted again (a second base file) and
+    upserted: the upsert found key 27 in both base files and wrote a record to both groups,
+    so the deleted row came back beside the live one (27 twice, in both readers). Found by
+    the model test (seed 2130783087); ``tests/spark/test_mor_reinserted_keys.py`` holds the
+    plain cases."""
+    state.create(flavour=1, vseed=1311)
+    state.compact()
+    state.rollback()
+    state.compact()
+    state.sql_insert(pick=4120, vseed=7788)
+    state.revert(pick=0)
+    state.compact()
+    state.sql_delete(pick=7, vseed=1000003)
+    state.sql_insert(pick=0, vseed=7788)
+    state.upsert(vseed=0)
