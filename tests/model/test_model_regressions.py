@@ -204,3 +204,27 @@ def test_an_upsert_of_a_key_deleted_and_inserted_again(state) -> None:
     state.sql_delete(pick=7, vseed=1000003)
     state.sql_insert(pick=0, vseed=7788)
     state.upsert(vseed=0)
+
+
+@pytest.mark.spark
+def test_a_key_check_reading_row_positions_through_the_jvm_filter(state) -> None:
+    """A partitioned merge-on-read table with Parquet blocks, base rows dropped by evonb's
+    Parquet source: the key check of an ``INSERT`` (a read of the keys alone) made Spark ask
+    the source for ``_metadata.row_index`` too, whose column came after ``_evo_deleted``, and
+    the source refused the read ("must be the last column"). It now takes the column
+    anywhere. Found by the model test (seed 1606208831)."""
+    state.create(flavour=335, vseed=5497855)
+    state.compact()
+    state.sql_update(pick=154, vseed=1549660)
+    state.move_column(pick=48984, pos=334)
+    state.rename_into_freed_name(other=664, pick=419)
+    state.add_column(default=65536, name=1000, pos=57921, type_pick=29631, where=32028)
+    state.insert(vseed=518)
+    state.overwrite(vseed=1841)
+    state.drop_and_add_again(pick=2987, pos=1429, type_pick=195)
+    state.rename_into_freed_name(other=6239, pick=233)
+    state.upsert(vseed=29631)
+    state.swap_through_temporary(other=1489, pick=2793)
+    state.sql_merge_star(vseed=242471)
+    state.swap_names(other=2161, pick=17978)
+    state.sql_insert(pick=65535, vseed=4388)

@@ -45,8 +45,9 @@ import scala.runtime.AbstractFunction1;
  * <p>The positions come in the option {@code evonb.positions}: base64 of a little-endian
  * record, the number of files, then for each its name (int length, UTF-8 bytes), its number
  * of rows (long) and its bitmap (int number of words, then 64 rows a word). A file not named
- * there fails the read. The column must be the last one of the schema, and the table must
- * not be partitioned by directories.
+ * there fails the read. The column may stand anywhere in the schema (Spark puts the
+ * temporary column of {@code _metadata.row_index} after it when a query also asks for the
+ * row index), and the table must not be partitioned by directories.
  *
  * <p>Each row's position is the row index Spark's Parquet reader computes (the column behind
  * {@code _metadata.row_index}), so files are split and filters pushed down as for any Parquet
@@ -80,23 +81,48 @@ public class PositionFilteredParquet extends ParquetFileFormat {
       return super.buildReaderWithPartitionValues(spark, dataSchema, partitionSchema,
           requiredSchema, filters, options, hadoopConf);
     }
-    if (at != requiredSchema.length() - 1 || partitionSchema.length() > 0) {
-      throw new IllegalArgumentException(
-          DELETED + " must be the last column, with no partition columns");
+    if (partitionSchema.length() > 0) {
+      throw new IllegalArgumentException(DELETED + " is read with no partition columns");
     }
     if (options.get(POSITIONS).isEmpty()) {
       throw new IllegalArgumentException("the option " + POSITIONS + " is missing");
     }
     Positions positions = Positions.decode(options.get(POSITIONS).get());
-    // The reader's own row index takes the column's place (the last one).
-    StructType inner = without(requiredSchema).add(
-        ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME(), DataTypes.LongType, true);
+    // The file is read without the column, with the reader's row index: Spark's own when the
+    // query asks for it too (``_metadata.row_index``, a column after this one), else one
+    // added last. Each output column then comes from the read, and this one from the index.
+    String rowIndex = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME();
+    StructType inner = without(requiredSchema);
+    int index = java.util.Arrays.asList(inner.fieldNames()).indexOf(rowIndex);
+    if (index < 0) {
+      inner = inner.add(rowIndex, DataTypes.LongType, true);
+      index = inner.length() - 1;
+    }
+    int[] from = new int[requiredSchema.length()];
+    for (int j = 0; j < from.length; j++) {
+      from[j] = j < at ? j : j == at ? -1 : j - 1;
+    }
     Function1<PartitionedFile, Iterator<InternalRow>> read =
         super.buildReaderWithPartitionValues(spark, without(dataSchema),
             partitionSchema, inner, filters, options, hadoopConf);
     boolean offHeap = spark.conf().get("spark.sql.columnVector.offheap.enabled", "false")
         .trim().equalsIgnoreCase("true");
-    return new Reader(read, positions, requiredSchema, offHeap);
+    return new Reader(read, positions, new Layout(requiredSchema, from, index), offHeap);
+  }
+
+  /** Where each output column comes from: ``from[j]``, a column of the read (-1: the flag),
+   * and which column of the read is the row index. */
+  static final class Layout implements Serializable {
+    private static final long serialVersionUID = 1L;
+    final StructType schema;
+    final int[] from;
+    final int index;
+
+    Layout(StructType schema, int[] from, int index) {
+      this.schema = schema;
+      this.from = from;
+      this.index = index;
+    }
   }
 
   private static int indexOf(StructType schema) {
@@ -150,14 +176,14 @@ public class PositionFilteredParquet extends ParquetFileFormat {
     private static final long serialVersionUID = 1L;
     private final Function1<PartitionedFile, Iterator<InternalRow>> read;
     private final Positions positions;
-    private final StructType schema;
+    private final Layout layout;
     private final boolean offHeap;
 
     Reader(Function1<PartitionedFile, Iterator<InternalRow>> read, Positions positions,
-           StructType schema, boolean offHeap) {
+           Layout layout, boolean offHeap) {
       this.read = read;
       this.positions = positions;
-      this.schema = schema;
+      this.layout = layout;
       this.offHeap = offHeap;
     }
 
@@ -173,7 +199,7 @@ public class PositionFilteredParquet extends ParquetFileFormat {
       // Spark passes batches through this iterator as they are (its type is erased).
       @SuppressWarnings({"unchecked", "rawtypes"})
       Iterator<InternalRow> marked = (Iterator) new Marked(read.apply(file), words, planned,
-          name, schema, offHeap);
+          name, layout, offHeap);
       return marked;
     }
   }
@@ -184,7 +210,7 @@ public class PositionFilteredParquet extends ParquetFileFormat {
     private final long[] words;
     private final long planned;
     private final String name;
-    private final StructType schema;
+    private final Layout layout;
     private final boolean offHeap;
     private WritableColumnVector vector;
     private int capacity;
@@ -192,13 +218,13 @@ public class PositionFilteredParquet extends ParquetFileFormat {
     private final JoinedRow joined = new JoinedRow();
     private UnsafeProjection project;
 
-    Marked(Iterator<?> rows, long[] words, long planned, String name, StructType schema,
+    Marked(Iterator<?> rows, long[] words, long planned, String name, Layout layout,
            boolean offHeap) {
       this.rows = rows;
       this.words = words;
       this.planned = planned;
       this.name = name;
-      this.schema = schema;
+      this.layout = layout;
       this.offHeap = offHeap;
     }
 
@@ -218,38 +244,37 @@ public class PositionFilteredParquet extends ParquetFileFormat {
     @Override
     public Object next() {
       Object item = rows.next();
+      int[] from = layout.from;
       if (item instanceof ColumnarBatch batch) {
         int n = batch.numRows();
-        int last = batch.numCols() - 1;  // the row index
-        ColumnVector index = batch.column(last);
+        ColumnVector index = batch.column(layout.index);
         WritableColumnVector v = vector(n);
         v.reset();
         v.putNotNulls(0, n);
         for (int i = 0; i < n; i++) {
           v.putBoolean(i, deleted(index.getLong(i)));
         }
-        ColumnVector[] vectors = new ColumnVector[last + 1];
-        for (int i = 0; i < last; i++) {
-          vectors[i] = batch.column(i);
+        ColumnVector[] vectors = new ColumnVector[from.length];
+        for (int j = 0; j < from.length; j++) {
+          vectors[j] = from[j] < 0 ? v : batch.column(from[j]);
         }
-        vectors[last] = v;
         return new ColumnarBatch(vectors, n);
       }
       InternalRow row = (InternalRow) item;
-      int last = row.numFields() - 1;  // the row index
-      flag.setBoolean(0, deleted(row.getLong(last)));
-      return projection(last).apply(joined.apply(row, flag));
+      flag.setBoolean(0, deleted(row.getLong(layout.index)));
+      return projection(row.numFields()).apply(joined.apply(row, flag));
     }
 
-    /** The row's columns but the row index, then the flag (after it in the joined row). */
-    private UnsafeProjection projection(int last) {
+    /** The output columns from the read's row, the flag after it in the joined row. */
+    private UnsafeProjection projection(int width) {
       if (project == null) {
         List<Expression> columns = new ArrayList<>();
-        StructField[] fields = schema.fields();
-        for (int i = 0; i < last; i++) {
-          columns.add(new BoundReference(i, fields[i].dataType(), fields[i].nullable()));
+        StructField[] fields = layout.schema.fields();
+        for (int j = 0; j < layout.from.length; j++) {
+          columns.add(layout.from[j] < 0
+              ? new BoundReference(width, DataTypes.BooleanType, false)
+              : new BoundReference(layout.from[j], fields[j].dataType(), fields[j].nullable()));
         }
-        columns.add(new BoundReference(last + 1, DataTypes.BooleanType, false));
         project = UnsafeProjection.create(CollectionConverters.asScala(columns).toSeq());
       }
       return project;
