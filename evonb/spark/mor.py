@@ -628,17 +628,17 @@ def stale_matches(table: SparkTable, snap: Snapshot, found: pa.Table, keys: Sequ
     schema = table.version(snap.schema_version)[0]
     query = Schema(fields=tuple(schema.field_by_id(i) for i in key_ids),
                    version_id=snap.schema_version, max_column_id=schema.max_column_id)
-    by_path = {f.path: f for f in snap.files}
-
-    def file_of(name: str) -> DataFile:  # a path in the table, or the file's URL (Spark's)
-        return by_path.get(name) or next(f for p, f in by_path.items() if name.endswith("/" + p))
-
     key_types = found.select(list(keys)).schema
     pairs = list(zip(zip(*(found.column(k).to_pylist() for k in keys), strict=True),
                      found.column(BASE).to_pylist(), strict=True))
+    # each base as a path in the table or as the file's URL (Spark's): its file, found once
+    by_path = {f.path: f for f in snap.files}
+    file_of = {name: by_path.get(name) or next(f for p, f in by_path.items()
+                                               if name.endswith("/" + p))
+               for name in {b for _, b in pairs}}
     live: set[tuple[tuple[Any, ...], str]] = set()
-    for base in sorted({b for _, b in pairs}):
-        rows = read_snapshot(table, subset(snap, [file_of(base)]), query).toArrow()
+    for base in sorted(file_of):
+        rows = read_snapshot(table, subset(snap, [file_of[base]]), query).toArrow()
         rows = pa.Table.from_arrays(rows.columns, schema=pa.schema(
             [pa.field(k, f.type) for k, f in zip(keys, rows.schema, strict=True)]))
         rows = rows.cast(key_types)
@@ -650,7 +650,7 @@ def stale_matches(table: SparkTable, snap: Snapshot, found: pa.Table, keys: Sequ
     stale: set[tuple[tuple[Any, ...], str]] = set()
     for key, bases in by_key.items():
         keep = {b for b in bases if (key, b) in live} or {
-            max(bases, key=lambda b: (file_of(b).instant, b))}
+            max(bases, key=lambda b: (file_of[b].instant, b))}
         stale.update((key, b) for b in bases if b not in keep)
     return stale
 
