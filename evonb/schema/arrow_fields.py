@@ -42,11 +42,11 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
+from evonb.schema.views import SchemaView
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
-    from evonb.schema.schema import Schema
 
 FIELD_ID_KEY = b"PARQUET:field_id"
 COMMENT_KEY = b"comment"
@@ -57,7 +57,7 @@ MAX_COLUMN_ID_KEY = b"evonb.max_column_id"
 
 
 # ------------------------------------------------------------------------------ evonb -> Arrow
-def schema_to_arrow(schema: Schema) -> pa.Schema:
+def schema_to_arrow(schema: SchemaView) -> pa.Schema:
     """A pyarrow schema with IDs, comments and defaults as field metadata."""
     import pyarrow as pa
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evonb.errors import InvalidDefaultError, SchemaEvolutionError
 from evonb.schema.defaults import coerce_default, default_from_json, default_to_json
@@ -60,9 +60,7 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evonb.schema.schema import Schema
+from evonb.schema.views import SchemaView
 
 FIELD_ID = "field-id"
 ELEMENT_ID = "element-id"
@@ -79,7 +77,7 @@ _AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # ------------------------------------------------------------------------------ evonb -> Avro
-def schema_to_avro(schema: Schema, *, name: str = "record") -> dict[str, Any]:
+def schema_to_avro(schema: SchemaView, *, name: str = "record") -> dict[str, Any]:
     """An Avro record schema (a dict ``fastavro.parse_schema`` accepts) for ``schema``.
 
     Nested records are named ``r_<field id>``. Map keys must be strings.

@@ -11,24 +11,22 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evonb.schema.changes import _KIND_ORDER, KINDS, Change, _json_safe, format_value, same_value
 from evonb.schema.defaults import default_to_json
 from evonb.schema.paths import ROOT_ID, FieldInfo, walk
 from evonb.schema.render import diff_to_html, diff_to_text
 from evonb.schema.types import NestedField, Type
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evonb.schema.schema import Schema
+from evonb.schema.views import SchemaView
 
 
 @dataclass(frozen=True)
 class SchemaDiff:
     """The changes from ``before`` to ``after``; falsy when there are none."""
 
-    before: Schema
-    after: Schema
+    before: SchemaView
+    after: SchemaView
     changes: tuple[Change, ...] = ()
 
     def __bool__(self) -> bool:
@@ -89,7 +87,7 @@ class SchemaDiff:
         return diff_to_html(self)
 
 
-def diff(before: Schema, after: Schema, *, moved: Iterable[int] = ()) -> SchemaDiff:
+def diff(before: SchemaView, after: SchemaView, *, moved: Iterable[int] = ()) -> SchemaDiff:
     """The changes from ``before`` to ``after``, matching fields by ID.
 
     ``moved`` names the field IDs the change is known to move (the ``move`` operations of the
@@ -162,7 +160,7 @@ def _retyped(a: Type, b: Type) -> bool:
     return type(a) is not type(b)
 
 
-def _moves(before: Schema, after: Schema, old: dict[int, FieldInfo],
+def _moves(before: SchemaView, after: SchemaView, old: dict[int, FieldInfo],
            new: dict[int, FieldInfo], moved: frozenset[int] = frozenset()
            ) -> Iterator[Change]:
     """Fields whose parent changed, and fields outside the LCS of each parent's order (of
@@ -207,7 +205,7 @@ def _prefer_moved(old_order: list[int], new_order: list[int], moved: frozenset[i
     return keep if len(keep) >= len(stay) else stay
 
 
-def _move(fid: int, a: FieldInfo, b: FieldInfo, before: Schema, after: Schema) -> Change:
+def _move(fid: int, a: FieldInfo, b: FieldInfo, before: SchemaView, after: SchemaView) -> Change:
     old_index = [f.id for f in before.children_of(a.parent_id)].index(fid)
     new_index = [f.id for f in after.children_of(b.parent_id)].index(fid)
     return Change("moved", fid, a.dotted, b.dotted, old_index, new_index)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evonb.errors import SchemaEvolutionError
 from evonb.schema.defaults import default_from_json, default_to_json
@@ -20,9 +20,7 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evonb.schema.schema import Schema
+from evonb.schema.views import SchemaView
 
 FORMAT_VERSION = 1
 
@@ -108,7 +106,7 @@ def field_from_json(data: dict[str, Any]) -> NestedField:
     )
 
 
-def schema_to_dict(schema: Schema) -> dict[str, Any]:
+def schema_to_dict(schema: SchemaView) -> dict[str, Any]:
     return {
         "format-version": FORMAT_VERSION,
         "type": "struct",
@@ -137,7 +135,7 @@ def schema_parts_from_dict(data: dict[str, Any]) -> SchemaParts:
         raise SchemaEvolutionError(f"Not a valid evonb schema document: {exc!r}") from None
 
 
-def schema_to_json(schema: Schema, *, indent: int | None = None) -> str:
+def schema_to_json(schema: SchemaView, *, indent: int | None = None) -> str:
     return json.dumps(schema_to_dict(schema), indent=indent, ensure_ascii=False)
 
 

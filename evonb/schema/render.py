@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING
 
 from evonb.schema.changes import KINDS, Change, format_value, same_value
 from evonb.schema.defaults import sql_literal
@@ -28,10 +27,7 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from evonb.schema.diffing import SchemaDiff
-    from evonb.schema.schema import Schema
+from evonb.schema.views import DiffView, SchemaView
 
 # ------------------------------------------------------------------------------------ helpers
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -105,7 +101,7 @@ def _plural(n: int, word: str) -> str:
 
 
 # --------------------------------------------------------------------------------- text forms
-def schema_to_text(schema: Schema) -> str:
+def schema_to_text(schema: SchemaView) -> str:
     """A tree, one field per line, indented two spaces per level::
 
         schema 00000000000000000 (max column id 4)
@@ -119,7 +115,7 @@ def schema_to_text(schema: Schema) -> str:
 
 
 # ----------------------------------------------------------------------------------------- DDL
-def schema_to_ddl(schema: Schema) -> str:
+def schema_to_ddl(schema: SchemaView) -> str:
     """Column DDL: ``id bigint NOT NULL, name string DEFAULT 'x' COMMENT 'c', `odd name` int``.
 
     DDL has room for one default per column, so ``DEFAULT`` is the *write* default (what new rows
@@ -208,7 +204,7 @@ def _name_html(f: NestedField) -> str:
     return _span(f.name, style)
 
 
-def schema_to_html(schema: Schema) -> str:
+def schema_to_html(schema: SchemaView) -> str:
     """A compact table: ID, path (indented by depth), type, nullability, defaults, comment."""
     rows = []
     for info in walk(schema.fields):
@@ -258,7 +254,7 @@ MARKERS: dict[str, str] = {"added": "+", "dropped": "-", "changed": "~", "same":
 _ROW_COLORS = {"added": _ADDED, "dropped": _DROPPED, "changed": _CHANGED}
 
 
-def badge_text(c: Change, diff: SchemaDiff) -> str:
+def badge_text(c: Change, diff: DiffView) -> str:
     """What a field's badge says about one change: the kind and the old value
     (``renamed (was name)``, ``moved (was #0 in loc)``); ``added`` and ``dropped`` alone."""
     if c.kind in ("added", "dropped"):
@@ -281,12 +277,12 @@ def badge_text(c: Change, diff: SchemaDiff) -> str:
     return f"{c.kind} (was {format_value(c.old)})"
 
 
-def diff_summary(diff: SchemaDiff) -> str:
+def diff_summary(diff: DiffView) -> str:
     """``N changes`` (``1 change``), or ``no changes``."""
     return _plural(len(diff.changes), "change") if diff.changes else "no changes"
 
 
-def diff_to_text(diff: SchemaDiff) -> str:
+def diff_to_text(diff: DiffView) -> str:
     """``SchemaDiff <before> -> <after>: N changes`` and one indented line per change. A
     preview's changes have no version of their own yet: its after side reads ``(not
     committed)``."""
@@ -318,7 +314,7 @@ class DiffRow:
         return MARKERS[self.state]
 
 
-def diff_rows(diff: SchemaDiff, side: str, *, only_changed: bool = False) -> list[DiffRow]:
+def diff_rows(diff: DiffView, side: str, *, only_changed: bool = False) -> list[DiffRow]:
     """The fields of one side (``"before"`` or ``"after"``) in tree order with their marks
     and badges: ``dropped`` on the before side; ``added`` and the other changes, with their
     old values, on the after side. ``only_changed`` leaves out unchanged fields that hold no
@@ -354,7 +350,7 @@ def diff_rows(diff: SchemaDiff, side: str, *, only_changed: bool = False) -> lis
     return rows
 
 
-def _with_ancestors(schema: Schema, ids: set[int]) -> set[int]:
+def _with_ancestors(schema: SchemaView, ids: set[int]) -> set[int]:
     out = set(ids)
     for fid in ids:
         parent = schema.parent_of(fid)
@@ -375,7 +371,7 @@ def _badge(text: str, kind: str, title: str | None = None) -> str:
             f"{_e(text)}</span>")
 
 
-def diff_tree_html(diff: SchemaDiff, side: str, *, only_changed: bool = False) -> str:
+def diff_tree_html(diff: DiffView, side: str, *, only_changed: bool = False) -> str:
     """One side of the diff view (:func:`diff_rows`): each field a ``div.evonb-field`` with
     its marker, ID, name, type and badges, and ``data-field-id``/``data-kinds``."""
     rows = []
@@ -406,7 +402,7 @@ def diff_tree_html(diff: SchemaDiff, side: str, *, only_changed: bool = False) -
     return "".join(rows)
 
 
-def diff_summary_html(diff: SchemaDiff, title: str | None = None) -> str:
+def diff_summary_html(diff: DiffView, title: str | None = None) -> str:
     """``<title> · <before> → <after> · N changes`` and one chip per kind present."""
     chips = "".join(
         _badge(f"{len(diff.by_kind(k))} {k}", k) for k in KINDS if diff.by_kind(k)
@@ -418,7 +414,7 @@ def diff_summary_html(diff: SchemaDiff, title: str | None = None) -> str:
     )
 
 
-def diff_side_title_html(label: str, schema: Schema) -> str:
+def diff_side_title_html(label: str, schema: SchemaView) -> str:
     """The heading of one side of the diff view: ``before 2024...``."""
     return (
         f'<div style="{_FONT} font-weight: 600; padding: 2px 8px; '
@@ -427,7 +423,7 @@ def diff_side_title_html(label: str, schema: Schema) -> str:
     )
 
 
-def change_list_html(diff: SchemaDiff) -> str:
+def change_list_html(diff: DiffView) -> str:
     """The changes, as :func:`diff_to_text` lists them: a kind badge, the field ID and what
     changed, one ``li.evonb-change`` each."""
     if not diff.changes:
@@ -441,7 +437,7 @@ def change_list_html(diff: SchemaDiff) -> str:
     return f'<ul style="{_FONT} margin: 4px 0; padding-left: 2px;">{items}</ul>'
 
 
-def diff_to_html(diff: SchemaDiff, *, title: str | None = None, note: str = "",
+def diff_to_html(diff: DiffView, *, title: str | None = None, note: str = "",
                  labels: tuple[str, str] = ("before", "after")) -> str:
     """The diff view: the summary, ``note`` (HTML, already escaped), before and after side by
     side as trees (added fields green ``+``, dropped red ``-``, other changes ``~`` with a

@@ -4,15 +4,16 @@ Inside :mod:`evonb.schema` the imports go one way, from this module down::
 
     evolution, *_convert, json_format     (build and return Schema objects)
       -> schema                           (this module: the Schema class)
-        -> diffing -> render -> changes   (read a Schema; annotations only)
+        -> diffing -> render -> views -> changes
         -> spark_fields, arrow_fields, avro_fields, json_fields, type_text -> ddl_lexer
-          -> paths, ids, defaults, promotion -> types
+          -> paths, ids, defaults, promotion -> types   (and views)
 
-The modules below this one never import it at run time (only for annotations): a conversion
-that makes a schema returns its parts, ``(fields, version_id, max_column_id)``, and the
-``Schema.from_*`` class methods here, or the ``schema_from_*`` functions of the ``*_convert``
-modules above, build the ``Schema``. pyspark, pyarrow and fastavro are imported by the
-conversions when called.
+The modules below this one never import it, not even for annotations: they read a schema
+through the :class:`~evonb.schema.views.SchemaView` protocol, and a conversion that makes a
+schema returns its parts, ``(fields, version_id, max_column_id)``; the ``Schema.from_*``
+class methods here, or the ``schema_from_*`` functions of the ``*_convert`` modules above,
+build the ``Schema``. pyspark, pyarrow and fastavro are imported by the conversions when
+called.
 """
 
 from __future__ import annotations

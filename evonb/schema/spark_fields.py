@@ -45,11 +45,11 @@ from evonb.schema.types import (
     Type,
     with_children,
 )
+from evonb.schema.views import SchemaView
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import types as st
 
-    from evonb.schema.schema import Schema
 
 FIELD_ID_KEY = "parquet.field.id"
 COMMENT_KEY = "comment"
@@ -63,7 +63,7 @@ MISSING_ID = 0
 
 
 # ------------------------------------------------------------------------------ evonb -> Spark
-def schema_to_spark(schema: Schema) -> st.StructType:
+def schema_to_spark(schema: SchemaView) -> st.StructType:
     """A Spark ``StructType`` carrying IDs, defaults, comments and the schema's version info."""
     from pyspark.sql import types as st
 

@@ -59,6 +59,7 @@ from evonb.spark.block_scan import (
     scan_blocks,
 )
 from evonb.spark.columns import spark_read_type, to_column
+from evonb.spark.handles import SparkTableHandle, WriteJobHandle
 from evonb.spark.literals import long_array
 from evonb.spark.mor_driver import (
     BASE_PRE,
@@ -82,9 +83,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from evonb.spark.table import SparkTable
-    from evonb.spark.writes import WriteJob
-
 ORDER = "__evo_order"
 SEQ = "__evo_seq"
 BROADCAST_LOG_BYTES = 64 * 1024 * 1024
@@ -97,7 +95,7 @@ AVRO_CODEC_PROPERTY = "evonb.mor.avro.codec"
 DEFAULT_AVRO_CODEC = "null"
 
 
-def log_format(table: SparkTable) -> str:
+def log_format(table: SparkTableHandle) -> str:
     """The log format of new blocks: the ``evonb.mor.log_format`` property (``avro``, the
     default, or ``parquet``)."""
     fmt = (table.raw_config.property(LOG_FORMAT_PROPERTY, DEFAULT_LOG_FORMAT) or "").strip().lower()
@@ -133,7 +131,7 @@ def since(snap: Snapshot, instants: Collection[str]) -> Snapshot:
 
 
 # ------------------------------------------------------------------------------- reading
-def _merge_columns(table: SparkTable, query: Schema) -> tuple[Schema, list[str], str | None,
+def _merge_columns(table: SparkTableHandle, query: Schema) -> tuple[Schema, list[str], str | None,
                                                           list[str]]:
     """``query`` extended with the key and precombine columns it lacks; their names, and the
     names of the added columns (to drop after the merge)."""
@@ -156,7 +154,7 @@ def _merge_columns(table: SparkTable, query: Schema) -> tuple[Schema, list[str],
     return ext, keys, pre, extra
 
 
-def read_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema,
+def read_logs(table: SparkTableHandle, logs: Sequence[DataFile], query: Schema,
               via: Via | None = None) -> DataFrame:
     """Log records projected onto ``query`` by field ID (``via``: see
     :func:`~evonb.table.read_plan.snapshot_types`), with ``_evo_commit_time`` and
@@ -195,8 +193,9 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
     return first_per_key(logs, keys, rule).drop(ORDER, DELETED)
 
 
-def resolved_logs(table: SparkTable, logs: Sequence[DataFile], query: Schema, keys: Sequence[str],
-                  precombine: str | None, via: Via | None = None) -> DataFrame:
+def resolved_logs(table: SparkTableHandle, logs: Sequence[DataFile], query: Schema,
+                  keys: Sequence[str], precombine: str | None,
+                  via: Via | None = None) -> DataFrame:
     """The log records resolved per key (see :func:`resolve_logs`), projected onto ``query``.
 
     When every block has the same schema version (no DDL since the last compaction, the usual
@@ -282,7 +281,7 @@ def _header_listing(path: str, size: int, version: Hashable
             if DROP_KEY in header else None)
 
 
-def position_drops(table: SparkTable, snap: Snapshot) -> dict[str, Any]:
+def position_drops(table: SparkTableHandle, snap: Snapshot) -> dict[str, Any]:
     """The file groups of ``snap`` that can be merged by position, each with the positions of
     the base rows its log blocks replace or delete (a sorted numpy array).
 
@@ -416,7 +415,7 @@ def _kept_rows(spark: SparkSession, files: Sequence[DataFile], drops: dict[str, 
     return F.getbit(word, (row % 64).cast("int")) == 0
 
 
-def read_snapshot(table: SparkTable, snap: Snapshot, query: Schema, *, meta: bool = False,
+def read_snapshot(table: SparkTableHandle, snap: Snapshot, query: Schema, *, meta: bool = False,
                   read_optimized: bool = False, positions: bool = True) -> DataFrame:
     """``snap`` as one DataFrame in ``query``'s schema: base files merged with their log blocks
     (``read_optimized``: base files only). File groups without logs are read as they are.
@@ -468,7 +467,7 @@ def read_snapshot(table: SparkTable, snap: Snapshot, query: Schema, *, meta: boo
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def _merge_by_position(table: SparkTable, snap: Snapshot, bases: Sequence[DataFile],
+def _merge_by_position(table: SparkTableHandle, snap: Snapshot, bases: Sequence[DataFile],
                        drops: dict[str, Any], query: Schema, meta: bool,
                        via: Via | None = None) -> list[DataFrame]:
     """The base rows of ``bases`` the logs leave, and the log records that replace base rows
@@ -512,7 +511,7 @@ literal, the analysis of its filter and the log reader (about 0.1 s for the benc
 groups)."""
 
 
-def _position_plan_key(table: SparkTable, bases: Sequence[DataFile], logs: Sequence[DataFile],
+def _position_plan_key(table: SparkTableHandle, bases: Sequence[DataFile], logs: Sequence[DataFile],
                        keys: Sequence[int], query: Schema, meta: bool, in_reader: bool,
                        via: Via | None = None) -> tuple[Any, ...] | None:
     """What a merge by position's plan depends on: the session (and its time zone, which the
@@ -534,7 +533,7 @@ def _position_plan_key(table: SparkTable, bases: Sequence[DataFile], logs: Seque
             table.raw_config.bool_property(JVM_READ_PROPERTY, True), in_reader)
 
 
-def position_winners(table: SparkTable, logs: Sequence[DataFile], query: Schema, meta: bool,
+def position_winners(table: SparkTableHandle, logs: Sequence[DataFile], query: Schema, meta: bool,
                      via: Via | None = None) -> DataFrame:
     """The log records a merge by position adds, in ``query`` (with ``_evo_commit_time`` when
     ``meta``): per key and base position, the winner that follows a delete or beats its base
@@ -600,7 +599,7 @@ def _jvm_codec(path: str) -> bool:
     return listed is not None and listed[3] in JVM_AVRO_CODECS
 
 
-def _jvm_blocks(table: SparkTable, physical: Schema, needed: Sequence[str]) -> bool:
+def _jvm_blocks(table: SparkTableHandle, physical: Schema, needed: Sequence[str]) -> bool:
     """Whether log blocks of ``physical`` can be read by Spark's reader for the columns
     ``needed``: the table allows it (``evonb.mor.read.jvm``), the session's Spark can, and
     each column reads exactly there."""
@@ -612,7 +611,7 @@ def _jvm_blocks(table: SparkTable, physical: Schema, needed: Sequence[str]) -> b
 
 
 # ------------------------------------------------------------------------------- writing
-def stale_matches(table: SparkTable, snap: Snapshot, found: pa.Table, keys: Sequence[str],
+def stale_matches(table: SparkTableHandle, snap: Snapshot, found: pa.Table, keys: Sequence[str],
                   key_ids: Sequence[int]) -> set[tuple[tuple[Any, ...], str]]:
     """Of ``found``, the base rows (key columns ``keys``, base file :data:`BASE`) of keys an
     upsert found in more than one file group, those it must not write a log record for.
@@ -655,7 +654,7 @@ def stale_matches(table: SparkTable, snap: Snapshot, found: pa.Table, keys: Sequ
     return stale
 
 
-def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: Schema,
+def write_delta(job: WriteJobHandle, incoming: DataFrame, snapshot: Snapshot, target: Schema,
                 layout: Layout, instant: str, *, write_options: dict[str, Any] | None = None
                 ) -> tuple[list[DataFile], list[DataFile]]:
     """An upsert or delete on a merge-on-read table: log blocks for keys found in base files,
@@ -758,7 +757,7 @@ def write_delta(job: WriteJob, incoming: DataFrame, snapshot: Snapshot, target: 
     return written, _touched(bases, written)
 
 
-def _new_bases(job: WriteJob, fresh: DataFrame, target: Schema, layout: Layout, instant: str,
+def _new_bases(job: WriteJobHandle, fresh: DataFrame, target: Schema, layout: Layout, instant: str,
                write_options: dict[str, Any] | None) -> list[DataFile]:
     """The upserted rows whose keys no base file holds, written as new base files."""
     partition_cols = tuple(layout.name(i) for i in job.config.partition_ids)
@@ -778,7 +777,7 @@ def _touched(bases: Sequence[DataFile], written: Sequence[DataFile]) -> list[Dat
     return [by_path[p] for p in touched if p in by_path]
 
 
-def _live_matches_only(table: SparkTable, snap: Snapshot, located: DataFrame,
+def _live_matches_only(table: SparkTableHandle, snap: Snapshot, located: DataFrame,
                        keys: Sequence[str], key_ids: Sequence[int], kept: list[DataFrame]
                        ) -> DataFrame:
     """``located`` (the stored rows of the incoming keys, with their base file :data:`FILE`)
@@ -811,7 +810,7 @@ def _live_matches_only(table: SparkTable, snap: Snapshot, located: DataFrame,
 _GROUPS = "__evo_groups"
 
 
-def _write_delta_in_driver(job: WriteJob, read: Callable[[DataFile], pa.Table],
+def _write_delta_in_driver(job: WriteJobHandle, read: Callable[[DataFile], pa.Table],
                            incoming: DataFrame, snapshot: Snapshot,
                            candidates: Sequence[DataFile], target: Schema, layout: Layout,
                            physical: Schema, keys_read: Schema, instant: str, *, fmt: str,

@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType as SparkStructType
 
-    from evonb.spark.table import SparkTable
+    from evonb.spark.handles import SparkTableHandle
 
 DUPLICATES_PROPERTY = "evonb.write.insert_duplicates"
 """Table property: what an insert into a keyed table does with incoming rows that share a record
@@ -91,7 +91,7 @@ def _refuse_nulls(name: str, nulls: int) -> None:
 class WriteJob:
     """A single write of ``df`` into ``table`` with ``mode``."""
 
-    def __init__(self, table: SparkTable, df: DataFrame, mode: str) -> None:
+    def __init__(self, table: SparkTableHandle, df: DataFrame, mode: str) -> None:
         self.table = table
         self.df = df
         self.mode = mode

@@ -56,9 +56,9 @@ WRITE_ACTIONS = {"insert": "commit", "upsert": "commit", "delete": "commit",
 deletes are ``deltacommit``)."""
 
 if TYPE_CHECKING:  # pragma: no cover
+    from evonb.table.handle import TableHandle
     from evonb.table.key_stats import KeyRange
     from evonb.table.snapshot import DataFile
-    from evonb.table.table import BaseTable
 
 POLICY_PROPERTY = "evonb.conflict.policy"
 DEFAULT_POLICY = "default"
@@ -265,13 +265,13 @@ def policy_from_name(name: str | None, *, root: Path | None = None) -> PolicyFac
     return build
 
 
-def policy_for(table: BaseTable) -> ConflictPolicy:
+def policy_for(table: TableHandle) -> ConflictPolicy:
     """The conflict policy of ``table`` (table property ``evonb.conflict.policy``)."""
     props = table.raw_config.properties
     return policy_from_name(props.get(POLICY_PROPERTY), root=table.root)(table.root, props)
 
 
-def commits_since(table: BaseTable, base_instant: str | None, *,
+def commits_since(table: TableHandle, base_instant: str | None, *,
                   base_completion: str | None = None) -> list[CommitRecord]:
     """The commits that completed after the base commit, in completion order (all of them when
     there is no base). ``base_completion`` is the base commit's completion time; without it the
@@ -284,7 +284,7 @@ def commits_since(table: BaseTable, base_instant: str | None, *,
     return table.timeline.completed_after(base_instant)
 
 
-def check(table: BaseTable, op: Operation, since: Sequence[CommitRecord] | None = None) -> str:
+def check(table: TableHandle, op: Operation, since: Sequence[CommitRecord] | None = None) -> str:
     """Under the lock: run ``table``'s policy on the commits that completed since ``op``
     started (``since``, when the caller has listed them already)."""
     if since is None:
@@ -292,7 +292,7 @@ def check(table: BaseTable, op: Operation, since: Sequence[CommitRecord] | None 
     return policy_for(table).check(op, since)
 
 
-def check_write(table: BaseTable, mode: str, base: CommitRecord | None,
+def check_write(table: TableHandle, mode: str, base: CommitRecord | None,
                 touched: Sequence[DataFile], *, evolved: bool,
                 schema_change: str | None = None, instant: str | None = None,
                 key_ranges: Sequence[KeyRange] | None = None,
@@ -324,7 +324,7 @@ def check_write(table: BaseTable, mode: str, base: CommitRecord | None,
     return version
 
 
-def check_new_keys(table: BaseTable, op: Operation, ranges: Sequence[KeyRange],
+def check_new_keys(table: TableHandle, op: Operation, ranges: Sequence[KeyRange],
                    seen: Collection[str], since: Sequence[CommitRecord]) -> None:
     """Under the lock: fail an upsert (``ranges``: its incoming keys' range on each key column;
     empty when no column has one) if a commit since it started added a base file that may hold
@@ -345,7 +345,7 @@ def check_new_keys(table: BaseTable, op: Operation, ranges: Sequence[KeyRange],
                                        "not look for them there, so a key could exist twice")
 
 
-def check_service(table: BaseTable, operation: str, action: str, base: CommitRecord | None,
+def check_service(table: TableHandle, operation: str, action: str, base: CommitRecord | None,
                   file_groups: Sequence[str], *, instant: str | None = None,
                   schema_version: str | None = None) -> str:
     """The conflict check of a table service (``compact`` or ``rewrite``) replacing the base

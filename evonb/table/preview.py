@@ -22,7 +22,7 @@ from evonb.schema.types import Type
 from evonb.sql import SetProperties, UnsetProperties, ddl_to_update, parse_alter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import BaseTable
+    from evonb.table.handle import TableHandle
 
 METADATA_ONLY = "metadata-only"
 NEEDS_REWRITE = "needs a rewrite"
@@ -72,7 +72,7 @@ class AlterPreview(SchemaDiff):
         return f"{diff_to_html(self)}<p class='evonb-note'>{html.escape(self.note)}</p>"
 
 
-def preview_alter(table: BaseTable, ddl: str) -> AlterPreview:
+def preview_alter(table: TableHandle, ddl: str) -> AlterPreview:
     """The diff ``table.alter(ddl)`` would make; a type change metadata cannot express gives
     the diff a rewrite would make, with those type changes in ``rewrites``. Other mistakes
     (an unknown column, a key column retyped) raise as ``alter`` would."""

@@ -43,7 +43,7 @@ from evonb.schema.types import NestedField, Type
 from evonb.table.layout import Layout, derive_layout, named_members
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import BaseTable
+    from evonb.table.handle import TableHandle
 
 REVERT = "revert"
 """The ``operation`` of a revert's commit (its action is ``alter``; the details name the version
@@ -111,7 +111,7 @@ class RevertPreview(SchemaDiff):
         return f"{diff_to_html(self)}<p class='evonb-note'>{html.escape(self.note)}</p>"
 
 
-def resolve_target(table: BaseTable, to: Any) -> Schema:
+def resolve_target(table: TableHandle, to: Any) -> Schema:
     """The stored schema version ``to`` names: a version name (``v1``) or id, a commit (an
     instant, ``@N``, a date-time), or a :class:`Schema` of the table;
     :class:`CommitNotFoundError` for anything else."""
@@ -126,7 +126,7 @@ def resolve_target(table: BaseTable, to: Any) -> Schema:
     return table.schema_store.load(schema.version_id)
 
 
-def plan_revert(table: BaseTable, to: Any, *, base: Schema | None = None) -> RevertPreview:
+def plan_revert(table: TableHandle, to: Any, *, base: Schema | None = None) -> RevertPreview:
     """The revert of ``base`` (default: the current schema) to the version ``to`` names, checked
     (see the module docstring); nothing is committed."""
     base = base if base is not None else table.schema
@@ -165,7 +165,7 @@ def plan_revert(table: BaseTable, to: Any, *, base: Schema | None = None) -> Rev
         relaxed=tuple(sorted(relaxed, key=after.paths().index)))
 
 
-def revert_layout(table: BaseTable, base: Schema, new: Schema, target: str) -> Layout:
+def revert_layout(table: TableHandle, base: Schema, new: Schema, target: str) -> Layout:
     """The layout of ``new`` (the reverted schema) after ``base``: the physical names of
     ``base`` for the fields it has, and for the fields that come back the names they had in the
     version reverted to (never handed to another field at their level)."""
@@ -187,7 +187,7 @@ def revert_layout(table: BaseTable, base: Schema, new: Schema, target: str) -> L
 _ROLES = (("record key", "primary_key_ids"), ("partition", "partition_ids"))
 
 
-def _protected(table: BaseTable) -> list[tuple[str, int]]:
+def _protected(table: TableHandle) -> list[tuple[str, int]]:
     config = table.raw_config
     out = [(role, fid) for role, attr in _ROLES for fid in getattr(config, attr)]
     if config.precombine_id is not None:
@@ -195,7 +195,7 @@ def _protected(table: BaseTable) -> list[tuple[str, int]]:
     return out
 
 
-def _check_keys(table: BaseTable, base: Schema, target: Schema, label: str) -> None:
+def _check_keys(table: TableHandle, base: Schema, target: Schema, label: str) -> None:
     """Refuse a revert that would change a record key, partition or precombine column."""
     hint = ("revert to a version that has it as it is now; key, precombine and partition "
             "columns cannot change (to change them, create a new table and copy)")
@@ -230,7 +230,7 @@ def _readable(have: Type, want: Type) -> bool:
     return type(have) is type(want)
 
 
-def _check_types(table: BaseTable, target: Schema, label: str) -> None:
+def _check_types(table: TableHandle, target: Schema, label: str) -> None:
     """Refuse a revert to types that data written in some version cannot be read as."""
     versions = table.schemas()
     for version, vname in zip(versions, versions.names, strict=True):

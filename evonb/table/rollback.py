@@ -65,7 +65,7 @@ from evonb.table.transaction import Transaction
 from evonb.table.writers import writer_gone, writer_info
 
 if TYPE_CHECKING:  # pragma: no cover
-    from evonb.table.table import BaseTable, CommitRef
+    from evonb.table.handle import CommitRef, TableHandle
 
 PENDING_TIMEOUT_PROPERTY = "evonb.rollback.pending.timeout"
 DEFAULT_PENDING_TIMEOUT = 3600.0
@@ -102,7 +102,7 @@ def _remove_paths(root: Path, paths: Sequence[str]) -> int:
     return n
 
 
-def _drop_versions(table: BaseTable, versions: Sequence[str]) -> list[str]:
+def _drop_versions(table: TableHandle, versions: Sequence[str]) -> list[str]:
     stored = set(table.schema_store.versions())
     dropped = []
     for v in versions:
@@ -216,7 +216,7 @@ def _rebuilt(root: Path, instant: str, action: str, inflight: Mapping[str, Any],
             COMPLETION_KEY: completion, "restored": "rebuilt from the inflight record"}
 
 
-def restore_lost(table: BaseTable) -> list[LostCommit]:
+def restore_lost(table: TableHandle) -> list[LostCommit]:
     """Restore the completed file of every lost commit whose metadata is known (under the
     table lock); returns those restored."""
 
@@ -237,7 +237,7 @@ def restore_lost(table: BaseTable) -> list[LostCommit]:
     return done
 
 
-def _highest_column_id(table: BaseTable, versions: Sequence[str]) -> int:
+def _highest_column_id(table: TableHandle, versions: Sequence[str]) -> int:
     """The largest field ID given so far: that of the latest schema, or of a schema version
     about to be dropped (IDs only grow from version to version)."""
     stored = set(table.schema_store.versions())
@@ -258,7 +258,7 @@ def _keep_column_ids(txn: Transaction, restored: str, highest: int | None) -> st
 
 
 # --------------------------------------------------------------------- failed attempts
-def _plan_of(table: BaseTable, inst: Instant) -> dict[str, Any]:
+def _plan_of(table: TableHandle, inst: Instant) -> dict[str, Any]:
     try:
         plan = table.timeline.read(inst.with_state(State.REQUESTED))
     except (FileNotFoundError, EvoError):
@@ -266,7 +266,7 @@ def _plan_of(table: BaseTable, inst: Instant) -> dict[str, Any]:
     return plan if isinstance(plan, dict) else {}
 
 
-def _undo_attempt(table: BaseTable, inst: Instant, plan: dict[str, Any]) -> list[str]:
+def _undo_attempt(table: TableHandle, inst: Instant, plan: dict[str, Any]) -> list[str]:
     """Remove what a failed attempt left behind; the paths removed (relative)."""
 
     root = table.root
@@ -298,7 +298,7 @@ def _remove_files_of(root: Path, instant: str) -> list[str]:
     return [p.relative_to(root).as_posix() for p in paths]
 
 
-def rollback_failed(table: BaseTable) -> list[str]:
+def rollback_failed(table: TableHandle) -> list[str]:
     """Roll back every failed attempt (pending, and abandoned: see :func:`is_abandoned`);
     records one ``rollback`` commit when there was any. Returns their instants."""
     timeout = table.raw_config.float_property(PENDING_TIMEOUT_PROPERTY, DEFAULT_PENDING_TIMEOUT)
@@ -340,7 +340,7 @@ def rollback_failed(table: BaseTable) -> list[str]:
     return done
 
 
-def _record(table: BaseTable, metadata: dict[str, Any], *, after: str | None = None,
+def _record(table: TableHandle, metadata: dict[str, Any], *, after: str | None = None,
             highest: int | None = None) -> CommitRecord:
     """A completed rollback commit (call under the lock), completing after ``after`` too; its
     schema keeps ``max_column_id`` at ``highest`` at least (:func:`_keep_column_ids`)."""
@@ -354,7 +354,7 @@ def _record(table: BaseTable, metadata: dict[str, Any], *, after: str | None = N
 
 
 # ------------------------------------------------------------------- completed commits
-def rollback(table: BaseTable, instant: CommitRef | None = None, *,
+def rollback(table: TableHandle, instant: CommitRef | None = None, *,
              cascade: bool = False) -> Commit:
     """Undo the data or schema commit that completed last, or ``instant`` (which must be the
     last such commit to complete unless ``cascade=True``, which undoes the ones that completed
@@ -428,7 +428,7 @@ def _restored_version(remaining: list[CommitRecord]) -> str:
     return remaining[0].schema_version
 
 
-def _check_restorable(table: BaseTable, remaining: list[CommitRecord],
+def _check_restorable(table: TableHandle, remaining: list[CommitRecord],
                       targets: list[CommitRecord], restored: str) -> None:
     """The table after the rollback must be readable: its files and schema still exist."""
 

@@ -50,6 +50,7 @@ from evonb.table.fsutil import (
     read_json,
     table_path,
 )
+from evonb.table.handle import CommitRef
 from evonb.table.history import ColumnHistory, ColumnVersion, Commit, History, SchemaVersions
 from evonb.table.instants import is_instant
 from evonb.table.layout import (
@@ -80,7 +81,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 WriteMode = Literal["insert", "upsert", "delete", "overwrite"]
 WRITE_MODES = ("insert", "upsert", "delete", "overwrite")
-CommitRef = str | Commit | CommitRecord | datetime | date
 TableMaker = Callable[[Path, TableConfig], "BaseTable"]
 """Makes the table object of a folder: :class:`BaseTable`, or a class of a higher layer
 (``evonb.api.Table``), so that one object reads the timeline once."""

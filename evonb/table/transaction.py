@@ -38,8 +38,8 @@ from evonb.table.writers import writer_info
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.schema.schema import Schema
+    from evonb.table.handle import TableHandle
     from evonb.table.layout import Layout
-    from evonb.table.table import BaseTable
 
 
 class Transaction:
@@ -51,7 +51,7 @@ class Transaction:
     commit when the transaction was made: the conflict check compares what completed since.
     """
 
-    def __init__(self, table: BaseTable, action: str, *, plan: Mapping[str, Any] | None = None,
+    def __init__(self, table: TableHandle, action: str, *, plan: Mapping[str, Any] | None = None,
                  recover: bool = True) -> None:
         if recover:  # a rollback it records takes the lock: the timeline is listed again
             table.recover_failed()
