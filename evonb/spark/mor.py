@@ -73,6 +73,7 @@ from evonb.spark.reader import read_files
 from evonb.table.file_checks import file_error
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.fsutil import remove_data_files
+from evonb.table.key_stats import no_key_in_two
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
 from evonb.table.precombine import ordering, precombine_key
@@ -716,7 +717,9 @@ def write_delta(job: WriteJobHandle, incoming: DataFrame, snapshot: Snapshot, ta
             kept.append(incoming)
             located = existing.join(incoming, keys, "inner").persist()
             kept.append(located)
-            if job.mode == "upsert" and len(candidates) > 1:
+            key_types = {i: target.field_by_id(i).type for i in config.primary_key_ids}
+            if job.mode == "upsert" and not no_key_in_two(candidates, key_types,
+                                                          table.version):
                 located = _live_matches_only(table, snapshot, located, keys,
                                              config.primary_key_ids, kept)
             present = set(located.columns)

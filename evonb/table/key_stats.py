@@ -18,6 +18,7 @@ statistics for that column. Field IDs make renames irrelevant (statistics name n
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -246,6 +247,44 @@ def may_hold(f: StatsFile, ranges: Sequence[KeyRange], versions: VersionLookup) 
     return True
 
 
+def no_key_in_two(files: Sequence[StatsFile], key_types: Mapping[int, Type],
+                  versions: VersionLookup) -> bool:
+    """True only when ``files``' statistics show that no key is in two of them: on some key
+    column (field ID -> its current type in ``key_types``) every file has a range and no two
+    ranges overlap. Two files can share a key only if their ranges overlap on every key
+    column. False whenever that cannot be shown (a file without statistics, a type change
+    that drops them, values that do not compare)."""
+    if len(files) < 2:
+        return True
+    if not key_types or any(not f.key_stats for f in files):
+        return False
+    seen: dict[str, Any] = {}
+    for fid, dst in key_types.items():
+        ranges = []
+        for f in files:
+            found = next(((lo, hi) for i, lo, hi in f.key_stats or () if i == fid), None)
+            if found is None:
+                break
+            if f.version not in seen:
+                seen[f.version] = versions(f.version)[0]
+            schema = seen[f.version]
+            if not schema.has_id(fid) or not prunable(src := schema.field_by_id(fid).type):
+                break
+            lo = convert(_decode(found[0], src), src, dst)
+            hi = convert(_decode(found[1], src), src, dst)
+            if lo is None or hi is None:
+                break
+            ranges.append((lo, hi))
+        else:
+            try:
+                ranges.sort()
+                if all(a[1] < b[0] for a, b in itertools.pairwise(ranges)):
+                    return True
+            except TypeError:  # values that do not compare: no conclusion on this column
+                continue
+    return False
+
+
 def prune(files: Sequence[F], ranges: Sequence[KeyRange] | None,
           versions: VersionLookup) -> list[F]:
     """The files that may hold one of the incoming keys (``ranges`` None: all of them)."""
@@ -270,6 +309,7 @@ __all__ = [
     "footer_stats",
     "key_columns",
     "may_hold",
+    "no_key_in_two",
     "prunable",
     "prune",
     "stats_from_json",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import evonb
+from evonb.spark import mor
 from evonb.spark.mor_driver import DRIVER_ROWS_PROPERTY
 
 pytestmark = pytest.mark.spark
@@ -76,3 +77,29 @@ def test_a_key_live_in_the_older_group_is_written_there(spark, table) -> None:
     table.write(_rows(spark, [(2, 5)]), mode="upsert")
     table.write(_rows(spark, [(2, 6), (3, 7)]), mode="upsert")
     assert _read(table) == ([(2, 6), (3, 7)],) * 2
+
+
+def test_spark_tasks_look_for_keys_in_two_groups_only_when_ranges_overlap(
+        spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The look for keys in two groups (a Spark job) runs only when the candidate base files'
+    key ranges overlap: disjoint ranges cannot share a key."""
+    looks: list[int] = []
+    original = mor._live_matches_only
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        looks.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(mor, "_live_matches_only", counted)
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, v int", primary_key="id",
+                           table_type="mor", properties={DRIVER_ROWS_PROPERTY: "0"})
+    t.write(_rows(spark, [(1, 1), (2, 2)]))
+    t.write(_rows(spark, [(10, 10), (11, 11)]))  # a second base file, keys 10 to 11
+    t.write(_rows(spark, [(2, 3), (10, 4)]), mode="upsert")  # both files are candidates
+    assert _read(t) == ([(1, 1), (2, 3), (10, 4), (11, 11)],) * 2
+    assert looks == []
+    t.write(_rows(spark, [(2, 0)]), mode="delete")
+    t.write(_rows(spark, [(2, 5)]))  # a third base file holds key 2: ranges overlap
+    t.write(_rows(spark, [(2, 6), (11, 7)]), mode="upsert")
+    assert _read(t) == ([(1, 1), (2, 6), (10, 4), (11, 7)],) * 2
+    assert looks == [1]

@@ -26,6 +26,7 @@ from evonb.table.key_stats import (
     footer_stats,
     key_columns,
     may_hold,
+    no_key_in_two,
     prune,
     stats_from_json,
     stats_to_json,
@@ -154,6 +155,50 @@ def test_composite_ranges_prune_on_any_disjoint_column():
     assert may_hold(f, both, versions)
     assert not may_hold(f, [KeyRange(1, STRING, "fr", "us"), KeyRange(2, INT, 0, 60)], versions)
     assert not may_hold(f, [KeyRange(1, STRING, "eu", "us"), KeyRange(2, INT, 50, 60)], versions)
+
+
+def test_no_key_in_two_files_only_when_their_ranges_are_disjoint():
+    versions = _versions(a="bigint", i="int", s="string")
+    key = {1: BIGINT}
+    assert no_key_in_two([_file("a", 20, 29), _file("a", 0, 9), _file("a", 10, 19)], key,
+                         versions)
+    assert no_key_in_two([_file("a", 0, 9)], key, versions)  # one file holds a key once
+    assert no_key_in_two([], key, versions)
+    # touching bounds share a key; overlapping ranges may
+    assert not no_key_in_two([_file("a", 0, 10), _file("a", 10, 19)], key, versions)
+    assert not no_key_in_two([_file("a", 0, 9), _file("a", 20, 29), _file("a", 5, 25)], key,
+                             versions)
+    # a file without statistics, or with none for the key, may hold any key
+    bare = DataFile(path="x.parquet", version="a", instant="1" * 17)
+    assert not no_key_in_two([_file("a", 0, 9), bare], key, versions)
+    assert not no_key_in_two([_file("a", 0, 9), _file("a", 20, 29, fid=2)], key, versions)
+    # widened: an int file and a bigint file compare by value
+    assert no_key_in_two([_file("i", 0, 9), _file("a", 10, 19)], key, versions)
+    # a string file under a bigint key (a new generation): its order says nothing
+    assert not no_key_in_two([_file("s", "0", "1"), _file("a", 10, 19)], key, versions)
+
+
+def test_no_key_in_two_composite_files_when_one_column_separates_them():
+    schema = Schema.from_ddl("a string not null, b int not null")
+    versions = {"v": (schema, None)}.get
+    types = {1: STRING, 2: INT}
+
+    def f(a, b):
+        return DataFile(path=f"{a}{b}", version="v", instant="1" * 17,
+                        key_stats=((1, *a), (2, *b)))
+
+    # same region, disjoint numbers: no key in both
+    assert no_key_in_two([f(("eu", "eu"), (0, 49)), f(("eu", "eu"), (50, 99))], types,
+                         versions)
+    # disjoint regions, same numbers: no key in both
+    assert no_key_in_two([f(("eu", "eu"), (0, 49)), f(("us", "us"), (0, 49))], types,
+                         versions)
+    # overlapping on both columns: a key may be in both
+    assert not no_key_in_two([f(("eu", "fr"), (0, 49)), f(("de", "eu"), (40, 99))], types,
+                             versions)
+    # pairwise separated, each pair by another column: not shown (one column must do)
+    assert not no_key_in_two([f(("eu", "eu"), (0, 49)), f(("eu", "eu"), (50, 99)),
+                              f(("us", "us"), (0, 99))], types, versions)
 
 
 def test_timestamps_compare_as_instants():
