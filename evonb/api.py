@@ -105,6 +105,25 @@ class Table(SparkTable):
 
         return read
 
+    def group_rows_reader(self, query: Schema
+                          ) -> Callable[[DataFile, Sequence[DataFile]], pa.Table]:
+        """A reader of the live rows of one file group (a base file merged with its log
+        blocks, oldest first) in ``query``'s columns, by the JVM-free reader
+        (:meth:`evonb.arrow.reader.ArrowRead.group_tables`): where an upsert of a key found
+        in several file groups looks for the group that holds it live
+        (:func:`evonb.spark.mor.stale_matches`), without a Spark job per group."""
+        import pyarrow as pa
+
+        from evonb.arrow.reader import ArrowRead  # pyarrow
+
+        reader = ArrowRead(self, schema=query)
+
+        def read(f: DataFile, logs: Sequence[DataFile]) -> pa.Table:
+            parts = list(reader.group_tables(f, logs, whole=True))
+            return pa.concat_tables(parts) if parts else reader.output.empty_table()
+
+        return read
+
     def to_arrow(self, as_of: CommitRef | None = None, *,
                  schema: Schema | str | CommitRef | None = None,
                  columns: Sequence[str] | None = None, filter: Any = None,

@@ -67,6 +67,12 @@ class SparkTableHandle(TableHandle, Protocol):
         """A reader, in this process, of the rows stored in one data file; None without one."""
         ...
 
+    def group_rows_reader(self, query: Schema
+                          ) -> Callable[[DataFile, Sequence[DataFile]], pa.Table] | None:
+        """A reader, in this process, of one file group's live rows (a base file merged with
+        its log blocks); None without one."""
+        ...
+
 
 class WriteJobHandle(Protocol):
     """One write, as the merge-on-read delta path uses it."""

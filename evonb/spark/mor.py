@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import lru_cache, reduce
 from pathlib import Path, PurePosixPath
@@ -622,9 +623,11 @@ def stale_matches(table: SparkTableHandle, snap: Snapshot, found: pa.Table, keys
     is live, or the deleted row comes back beside the live one. So a pair is stale when its
     key is not live in its group (read merged with its log blocks); a key live in no group
     keeps the pair of its newest base file (written once, live again), and a key live in
-    several (duplicates an insert was allowed to make) keeps them all."""
-    import pyarrow as pa
+    several (duplicates an insert was allowed to make) keeps them all.
 
+    The groups are read at once: in this process by the JVM-free reader where the table has
+    one (:meth:`~evonb.spark.handles.SparkTableHandle.group_rows_reader`), else in one Spark
+    job."""
     schema = table.version(snap.schema_version)[0]
     query = Schema(fields=tuple(schema.field_by_id(i) for i in key_ids),
                    version_id=snap.schema_version, max_column_id=schema.max_column_id)
@@ -636,14 +639,8 @@ def stale_matches(table: SparkTableHandle, snap: Snapshot, found: pa.Table, keys
     file_of = {name: by_path.get(name) or next(f for p, f in by_path.items()
                                                if name.endswith("/" + p))
                for name in {b for _, b in pairs}}
-    live: set[tuple[tuple[Any, ...], str]] = set()
-    for base in sorted(file_of):
-        rows = read_snapshot(table, subset(snap, [file_of[base]]), query).toArrow()
-        rows = pa.Table.from_arrays(rows.columns, schema=pa.schema(
-            [pa.field(k, f.type) for k, f in zip(keys, rows.schema, strict=True)]))
-        rows = rows.cast(key_types)
-        live.update((key, base) for key in zip(*(rows.column(k).to_pylist() for k in keys),
-                                                strict=True))
+    live = {(key, base) for base, key in _live_keys(
+        table, snap, query, file_of, keys, key_types, {key for key, _ in pairs})}
     by_key: dict[tuple[Any, ...], list[str]] = {}
     for key, base in pairs:
         by_key.setdefault(key, []).append(base)
@@ -653,6 +650,68 @@ def stale_matches(table: SparkTableHandle, snap: Snapshot, found: pa.Table, keys
             max(bases, key=lambda b: (file_of[b].instant, b))}
         stale.update((key, b) for b in bases if b not in keep)
     return stale
+
+
+def _live_keys(table: SparkTableHandle, snap: Snapshot, query: Schema,
+               file_of: dict[str, DataFile], keys: Sequence[str], key_types: pa.Schema,
+               asked: Collection[tuple[Any, ...]]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Each (base name, key) live in the file groups of ``file_of`` (base file by name) in
+    ``snap``: ``query`` holds the key columns, ``keys`` their names in ``key_types``; keys
+    other than those ``asked`` may be left out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+
+    # a single key: only the rows of the keys asked about are kept (a group may hold millions)
+    wanted = (pa.array(sorted({k[0] for k in asked}), key_types.field(0).type)
+              if len(keys) == 1 else None)
+
+    def typed(rows: pa.Table) -> tuple[pa.Table, pa.Array | None]:
+        """The key columns of ``rows`` (the first ones) named and typed as ``key_types``,
+        and which rows to keep (None: all)."""
+        out = pa.Table.from_arrays(rows.columns[:len(keys)], schema=pa.schema(
+            [pa.field(k, f.type) for k, f in zip(keys, rows.schema, strict=False)]
+        )).cast(key_types)
+        return out, None if wanted is None else pc.is_in(out.column(0), value_set=wanted)
+
+    def listed(rows: pa.Table) -> list[tuple[Any, ...]]:
+        return list(zip(*(rows.column(k).to_pylist() for k in keys), strict=True))
+
+    names = sorted(file_of)
+    read = table.group_rows_reader(query)
+    if read is not None:  # in this process, several groups at once
+        groups = file_groups(snap)
+        reader = read
+
+        def one(base: str) -> list[tuple[str, tuple[Any, ...]]]:
+            f = file_of[base]
+            rows, keep = typed(reader(f, groups.get(f.path, [])))
+            return [(base, key) for key in listed(rows if keep is None else rows.filter(keep))]
+
+        workers = max(1, min(LIVE_KEY_THREADS, len(names)))
+        if workers == 1:
+            return [p for base in names for p in one(base)]
+        with ThreadPoolExecutor(max_workers=workers,
+                                thread_name_prefix="evonb-live-keys") as pool:
+            return [p for found in pool.map(one, names) for p in found]
+    # one Spark job: each group's merged read, its base named by its index in ``names``
+    frames = [read_snapshot(table, subset(snap, [file_of[base]]), query)
+              .select(*[F.col(f"`{f.name}`") for f in query.fields],
+                      F.lit(i).alias(_GROUP_INDEX))
+              for i, base in enumerate(names)]
+    collected = reduce(lambda a, b: a.unionByName(b), frames).toArrow()
+    rows, keep = typed(collected)
+    index = collected.column(_GROUP_INDEX)
+    if keep is not None:
+        rows, index = rows.filter(keep), index.filter(keep)
+    return [(names[i], key) for i, key in zip(index.to_pylist(), listed(rows), strict=True)]
+
+
+LIVE_KEY_THREADS = 4
+"""File groups read at once in this process when an upsert looks for where a key found in
+several groups is live (:func:`stale_matches`)."""
+
+_GROUP_INDEX = "__evo_group"
 
 
 def write_delta(job: WriteJobHandle, incoming: DataFrame, snapshot: Snapshot, target: Schema,

@@ -151,6 +151,15 @@ class SparkTable(BaseTable):
         (:mod:`evonb.spark.mor_driver`). None here: Spark does that work."""
         return None
 
+    def group_rows_reader(self, query: Schema
+                          ) -> Callable[[DataFile, Sequence[DataFile]], pa.Table] | None:
+        """A reader, in this process, of the live rows of one file group (a base file and
+        its log blocks, oldest first, merged) in ``query``'s columns: the JVM-free reader of
+        the layer above (:meth:`evonb.api.Table.group_rows_reader`), with which an upsert
+        finds where a key found in several file groups is live
+        (:func:`evonb.spark.mor.stale_matches`). None here: Spark does that work."""
+        return None
+
     def read_incremental(
         self,
         start: CommitRef,

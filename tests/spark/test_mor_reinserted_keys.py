@@ -103,3 +103,91 @@ def test_spark_tasks_look_for_keys_in_two_groups_only_when_ranges_overlap(
     t.write(_rows(spark, [(2, 6), (11, 7)]), mode="upsert")
     assert _read(t) == ([(1, 1), (2, 6), (10, 4), (11, 7)],) * 2
     assert looks == [1]
+
+
+READERS = ["in-process", "spark-job"]
+
+
+def _spark_reader_only(monkeypatch, t) -> None:  # type: ignore[no-untyped-def]
+    """The table without the JVM-free group reader: one Spark job reads the groups."""
+    monkeypatch.setattr(t, "group_rows_reader", lambda query: None)
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_keys_deleted_and_inserted_again_across_many_groups(
+        spark, table, reader, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every third key of six file groups deleted, inserted again (a seventh base file holds
+    them all) and upserted with keys of every group: each comes back once, in the group
+    where it is live, whichever way the groups are read."""
+    if reader == "spark-job":
+        _spark_reader_only(monkeypatch, table)
+    for g in range(6):
+        table.write(_rows(spark, [(g * 10 + i, 0) for i in range(10)]))
+    again = [k for k in range(60) if k % 3 == 0]
+    table.write(_rows(spark, [(k, 0) for k in again]), mode="delete")
+    table.write(_rows(spark, [(k, 1) for k in again]))
+    table.write(_rows(spark, [(k, 2) for k in range(0, 60, 2)]), mode="upsert")
+    expected = sorted((k, 2 if k % 2 == 0 else 1 if k % 3 == 0 else 0) for k in range(60))
+    assert _read(table) == (expected,) * 2
+    table.write(_rows(spark, [(k, 3) for k in again]), mode="upsert")
+    expected = sorted((k, 3 if k % 3 == 0 else v) for k, v in expected)
+    assert _read(table) == (expected,) * 2
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_composite_key_deleted_and_inserted_again(
+        spark, tmp_path: Path, reader, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A key of two columns: the groups' live keys are matched on both."""
+    t = evonb.create_table(tmp_path / "t", "a string not null, b int not null, v int",
+                           primary_key=["a", "b"], table_type="mor")
+    if reader == "spark-job":
+        _spark_reader_only(monkeypatch, t)
+
+    def rows(values):  # type: ignore[no-untyped-def]
+        return spark.createDataFrame(values, "a string, b int, v int")
+
+    t.write(rows([("x", 1, 1), ("x", 2, 2), ("y", 1, 3)]))
+    t.write(rows([("x", 1, 0), ("y", 1, 0)]), mode="delete")
+    t.write(rows([("x", 1, 4), ("y", 2, 5)]))  # ("x", 1) live again in a second group
+    t.write(rows([("x", 1, 6), ("y", 1, 7), ("x", 2, 8)]), mode="upsert")
+    got = sorted((r.a, r.b, r.v) for r in t.read().collect())
+    assert got == [("x", 1, 6), ("x", 2, 8), ("y", 1, 7), ("y", 2, 5)]
+    assert sorted((r["a"], r["b"], r["v"]) for r in t.to_arrow().to_pylist()) == got
+
+
+def test_the_groups_of_keys_in_two_are_read_without_a_spark_job_per_group(
+        spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Where the table has the JVM-free reader, the groups an upsert looks in for where a
+    key is live are read in this process (no Spark read); without it, Spark reads them."""
+    reads: list[int] = []
+    actions: list[int] = []
+    original = mor.read_snapshot
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(mor, "read_snapshot", counted)
+    live = mor._live_keys
+
+    def spied(*args, **kwargs):  # type: ignore[no-untyped-def]
+        actions.append(1)
+        return live(*args, **kwargs)
+
+    monkeypatch.setattr(mor, "_live_keys", spied)
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, v int", primary_key="id",
+                           table_type="mor")
+    for g in range(4):
+        t.write(_rows(spark, [(g * 10 + i, 0) for i in range(3)]))
+    t.write(_rows(spark, [(k, 0) for k in (0, 10, 20, 30)]), mode="delete")
+    t.write(_rows(spark, [(k, 1) for k in (0, 10, 20, 30)]))
+    reads.clear()
+    t.write(_rows(spark, [(k, 2) for k in (0, 10, 20, 30)]), mode="upsert")
+    assert actions == [1] and reads == []
+    assert _read(t)[0] == sorted((g * 10 + i, 2 if i == 0 else 0)
+                                 for g in range(4) for i in range(3))
+    _spark_reader_only(monkeypatch, t)
+    t.write(_rows(spark, [(k, 3) for k in (0, 10, 20, 30)]), mode="upsert")
+    assert reads, "the groups are read by Spark without the in-process reader"
+    assert _read(t) == (sorted((g * 10 + i, 3 if i == 0 else 0)
+                               for g in range(4) for i in range(3)),) * 2
