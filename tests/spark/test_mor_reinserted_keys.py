@@ -79,18 +79,24 @@ def test_a_key_live_in_the_older_group_is_written_there(spark, table) -> None:
     assert _read(table) == ([(2, 6), (3, 7)],) * 2
 
 
+def _calls(monkeypatch, name: str) -> list[int]:  # type: ignore[no-untyped-def]
+    """A list that gets a 1 each time ``evonb.spark.mor.<name>`` is called."""
+    calls: list[int] = []
+    original = getattr(mor, name)
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(mor, name, counted)
+    return calls
+
+
 def test_spark_tasks_look_for_keys_in_two_groups_only_when_ranges_overlap(
         spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The look for keys in two groups (a Spark job) runs only when the candidate base files'
     key ranges overlap: disjoint ranges cannot share a key."""
-    looks: list[int] = []
-    original = mor._live_matches_only
-
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
-        looks.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(mor, "_live_matches_only", counted)
+    looks = _calls(monkeypatch, "_live_matches_only")
     t = evonb.create_table(tmp_path / "t", "id bigint not null, v int", primary_key="id",
                            table_type="mor", properties={DRIVER_ROWS_PROPERTY: "0"})
     t.write(_rows(spark, [(1, 1), (2, 2)]))
@@ -159,22 +165,8 @@ def test_the_groups_of_keys_in_two_are_read_without_a_spark_job_per_group(
         spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Where the table has the JVM-free reader, the groups an upsert looks in for where a
     key is live are read in this process (no Spark read); without it, Spark reads them."""
-    reads: list[int] = []
-    actions: list[int] = []
-    original = mor.read_snapshot
-
-    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
-        reads.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(mor, "read_snapshot", counted)
-    live = mor._live_keys
-
-    def spied(*args, **kwargs):  # type: ignore[no-untyped-def]
-        actions.append(1)
-        return live(*args, **kwargs)
-
-    monkeypatch.setattr(mor, "_live_keys", spied)
+    reads = _calls(monkeypatch, "read_snapshot")
+    actions = _calls(monkeypatch, "_live_keys")
     t = evonb.create_table(tmp_path / "t", "id bigint not null, v int", primary_key="id",
                            table_type="mor")
     for g in range(4):
