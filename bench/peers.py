@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib.util
+import resource
 import shutil
 import statistics
 import time
@@ -80,19 +81,24 @@ class Peer:
     name: str
     times: dict[str, list[float]] = field(default_factory=dict)
     cpu: dict[str, list[float]] = field(default_factory=dict)  # this process's CPU s
+    sys: dict[str, list[float]] = field(default_factory=dict)  # of it, in the kernel
     unsupported: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # logical (evonb) name -> its column
     no_default: dict[str, Any] = field(default_factory=dict)  # column -> DEFAULT read as null
     prints: dict[str, tuple[int, int]] = field(default_factory=dict)  # read step -> fingerprint
 
-    def record(self, step: str, seconds: float, cpu: float | None = None) -> None:
+    def record(self, step: str, seconds: float, cpu: float | None = None,
+               sys: float | None = None) -> None:
         self.times.setdefault(step, []).append(seconds)
         if cpu is not None:
             self.cpu.setdefault(step, []).append(cpu)
+        if sys is not None:
+            self.sys.setdefault(step, []).append(sys)
 
     def clear(self) -> None:
         self.times.clear()
         self.cpu.clear()
+        self.sys.clear()
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,10 @@ class Read:
 
 SETTLE_S = 3.0
 """The pause before a round's reads: a JVM still collecting after Spark's writes settles."""
+READ_PASSES = 3
+"""Times each JVM-free read runs in a round's read phase (the order rotated on each pass): a
+read's wall time varies most with what the kernel does to give it memory (see
+:func:`_timed_step`), so each round gives each reader several samples."""
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -119,11 +129,17 @@ def _timed_step(peer: Peer, step: str, fn: Callable[[], Any], *, cpu: bool = Tru
     """Time one step: wall time, and (``cpu``: steps that run in this process, as every
     schema change and every read but Spark's do) the CPU time of this process (every thread:
     pyarrow's, the readers' thread pools, delta-rs's), which a loaded machine disturbs far
-    less."""
-    start, used = time.perf_counter(), time.process_time()
+    less, with the part of it spent in the kernel. That part is mostly the kernel giving the
+    read fresh memory, and it varies from one read to the next far more than the readers'
+    own work: on a virtual machine whose memory the host backs on first touch, one 5M-row
+    read took 0.03 s of it and the next of the same rows 0.86 s."""
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     out = fn()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    kernel = after.ru_stime - before.ru_stime
     peer.record(step, time.perf_counter() - start,
-                time.process_time() - used if cpu else None)
+                after.ru_utime - before.ru_utime + kernel if cpu else None,
+                kernel if cpu else None)
     return out
 
 
@@ -340,30 +356,40 @@ def run_delta(ctx: Context, peer: Peer, round_no: int, base: pa.Table,
 
 
 # ------------------------------------------------------------------------------- the reads
-def read_phase(reads: list[Read], round_no: int, final_columns: dict[str, tuple[str, str]]
-               ) -> None:
+def read_phase(reads: list[Read], round_no: int, final_columns: dict[str, tuple[str, str]],
+               passes: int = READ_PASSES) -> None:
     """Every read of a round, each from the same state of this process: the JVM-free
-    readers first, their order rotated with ``round_no``, then Spark's; the garbage is
-    collected before each, and its result is reduced to its fingerprint (``reader.prints``,
-    not timed) and dropped before the next starts."""
+    readers first, ``passes`` times, their order rotated with ``round_no`` and again on each
+    pass, then Spark's once; the garbage is collected before each, and its result is reduced
+    to its fingerprint (``reader.prints``, not timed; every pass must give the same) and
+    dropped before the next starts."""
     gc.collect()
     time.sleep(SETTLE_S)
     local = [r for r in reads if r.in_process]
     readers = sorted({r.reader.name for r in local})
-    shift = round_no % max(1, len(readers))
-    order = readers[shift:] + readers[:shift]
-    ordered = [r for step in ("read", "read_as_of_first") for name in order
-               for r in local if r.reader.name == name and r.step == step]
+    ordered: list[Read] = []
+    for n in range(passes):
+        shift = (round_no + n) % max(1, len(readers))
+        order = readers[shift:] + readers[:shift]
+        ordered += [r for step in ("read", "read_as_of_first") for name in order
+                    for r in local if r.reader.name == name and r.step == step]
     ordered += [r for r in reads if not r.in_process]
+    seen: set[tuple[str, str]] = set()
     for read in ordered:
         gc.collect()
         out = _timed_step(read.reader, read.step, read.run, cpu=read.in_process)
         if read.step == "read":
-            read.reader.prints[read.step] = fingerprint(out, read.reader, final_columns)
+            got = fingerprint(out, read.reader, final_columns)
         else:  # the first write predates every change: no renames, no defaults
-            read.reader.prints[read.step] = fingerprint(out, Peer(read.reader.name),
-                                                        BASE_COLUMNS)
+            got = fingerprint(out, Peer(read.reader.name), BASE_COLUMNS)
         del out
+        key = (read.reader.name, read.step)
+        if key in seen and read.reader.prints[read.step] != got:
+            raise PeerMismatch(f"{read.reader.name}'s {read.step} returned different rows "
+                               f"from one pass to the next: {read.reader.prints[read.step]} "
+                               f"and {got}")
+        seen.add(key)
+        read.reader.prints[read.step] = got
 
 
 # ------------------------------------------------------------------------------- the report
@@ -405,6 +431,14 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
         notes.append("CPU s of the process (all threads): " + ", ".join(
             f"{n} {c:.4f}" + (f" (evonb / {n} = {e_cpu / c:.2f}x)" if n != evo.name and c
                               else "") for n, c in cpu.items()))
+    kernel = {p.name: statistics.median(p.sys[step]) for p in (evo, *others)
+              if p.sys.get(step)}
+    if step.startswith("read") and evo.name in kernel and len(kernel) > 1:
+        spread = {p.name: (min(p.sys[step]), max(p.sys[step])) for p in (evo, *others)
+                  if p.sys.get(step)}
+        notes.append("of it in the kernel (median, least to most): " + ", ".join(
+            f"{n} {k:.4f} ({spread[n][0]:.3f} to {spread[n][1]:.3f})"
+            for n, k in kernel.items()))
     return Result(
         benchmark="peers", name=name, status=status,
         evonb_label=label if evo.name == "evonb" else f"{evo.name}: {label}",
@@ -416,6 +450,7 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
                                 if fastest else ()),
         notes=notes, metrics={"step": step, "medians_s": {evo.name: e, **vs},
                               "cpu_medians_s": cpu,
+                              "kernel_medians_s": kernel,
                               "cpu_samples_s": {p.name: list(p.cpu[step]) for p in (evo, *others)
                                                 if p.cpu.get(step)},
                               "unsupported": {p.name: p.unsupported.get(step)
@@ -514,5 +549,6 @@ def peers(ctx: Context) -> Iterator[Result]:
                        "(the added columns, without their DEFAULT for existing rows)")
     total.notes.append(f"{size.rows:,} rows written, {upsert.num_rows:,} keys upserted "
                        f"({UPSERT_FRACTION:.0%} at random); {ctx.repeat} kept round(s) after "
-                       f"{ctx.warmup} warm-up, system order rotated each round")
+                       f"{ctx.warmup} warm-up, system order rotated each round; each JVM-free read "
+                       f"{READ_PASSES} times a round, Spark's once")
     yield total

@@ -58,6 +58,9 @@ def test_every_step_is_reported_and_the_results_agree(peers_run):
     assert set(cpu) == {"evonb (to_arrow)", "pyiceberg", "deltalake"}
     assert all(c > 0 for c in cpu.values()), cpu
     assert any(n.startswith("CPU s of the process") for n in by["peers.read.arrow"]["notes"])
+    kernel = by["peers.read.arrow"]["metrics"]["kernel_medians_s"]
+    assert set(kernel) == set(cpu) and all(0 <= kernel[n] <= cpu[n] for n in cpu), (kernel, cpu)
+    assert any(n.startswith("of it in the kernel") for n in by["peers.read.arrow"]["notes"])
 
 
 COLUMNS = {"id": ("bigint", ""), "v": ("string", "")}
@@ -103,7 +106,7 @@ def test_the_reads_run_last_jvm_free_first_rotated_and_each_result_is_dropped(mo
         log.clear()
         reads = [read(spark, "read", in_process=False)]
         reads += [read(p, step) for step in ("read_as_of_first", "read") for p in (c, a, b)]
-        read_phase(reads, round_no, COLUMNS)
+        read_phase(reads, round_no, COLUMNS, passes=1)
         assert log[0][0] == first and log[-1][0] == "spark", log
         assert [step for _, step, _ in log[:3]] == ["read"] * 3, log
         assert [step for _, step, _ in log[3:6]] == ["read_as_of_first"] * 3, log
@@ -116,3 +119,48 @@ def test_the_reads_run_last_jvm_free_first_rotated_and_each_result_is_dropped(mo
 
 def _table() -> pa.Table:
     return pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": ["x", "y", "z"]})
+
+
+def test_each_jvm_free_read_runs_once_per_pass_in_an_order_rotated_each_pass(monkeypatch):
+    """Several passes give each in-process reader several samples a round, each pass starting
+    with the next reader; Spark's reads still run once, last; the kernel's share of each
+    read's CPU time is kept beside it."""
+    peers_mod = importlib.import_module("bench.peers")
+    monkeypatch.setattr(peers_mod, "SETTLE_S", 0.0)
+    monkeypatch.setattr(peers_mod, "BASE_COLUMNS", COLUMNS)
+    log: list[tuple[str, str]] = []
+
+    def read(peer: Peer, step: str, *, in_process: bool = True) -> Read:
+        def run() -> pa.Table:
+            log.append((peer.name, step))
+            return _table()
+        return Read(peer, step, run, in_process)
+
+    a, b, spark = Peer("a"), Peer("b"), Peer("spark")
+    reads = [read(spark, "read", in_process=False)]
+    reads += [read(p, step) for p in (b, a) for step in ("read", "read_as_of_first")]
+    read_phase(reads, 1, COLUMNS, passes=3)
+    assert log == [("b", "read"), ("a", "read"), ("b", "read_as_of_first"),
+                   ("a", "read_as_of_first"),
+                   ("a", "read"), ("b", "read"), ("a", "read_as_of_first"),
+                   ("b", "read_as_of_first"),
+                   ("b", "read"), ("a", "read"), ("b", "read_as_of_first"),
+                   ("a", "read_as_of_first"),
+                   ("spark", "read")]
+    for p in (a, b):
+        assert [len(p.times[s]) for s in ("read", "read_as_of_first")] == [3, 3]
+        assert len(p.sys["read"]) == 3 and all(0 <= k <= c for k, c in
+                                              zip(p.sys["read"], p.cpu["read"], strict=True))
+    assert len(spark.times["read"]) == 1 and "read" not in spark.cpu and not spark.sys
+
+
+def test_a_read_that_changes_from_one_pass_to_the_next_fails_loudly(monkeypatch):
+    peers_mod = importlib.import_module("bench.peers")
+    monkeypatch.setattr(peers_mod, "SETTLE_S", 0.0)
+    monkeypatch.setattr(peers_mod, "BASE_COLUMNS", COLUMNS)
+    tables = iter([_table(), pa.table({"id": pa.array([1, 2, 4], pa.int64()),
+                                       "v": ["x", "y", "z"]})])
+    flaky = Peer("flaky")
+    with pytest.raises(PeerMismatch, match="flaky's read returned different rows from one "
+                                           "pass to the next"):
+        read_phase([Read(flaky, "read", lambda: next(tables))], 0, COLUMNS, passes=2)
