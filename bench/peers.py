@@ -3,7 +3,9 @@
 The workload (``size.rows`` rows): create a table, write every row, apply the 11 schema changes
 of ``evolved_read`` (where the peer can), upsert 1% of the keys drawn at random, read the whole
 table, and read it as of the first write. evonb runs it once and is read by both of its
-readers (Spark's ``t.read().toArrow()`` and the JVM-free ``t.to_arrow()``); pyiceberg
+readers (Spark's ``t.read().toArrow()`` and the JVM-free ``t.to_arrow()``), and once more on
+a merge-on-read table (only its upsert and its full read timed, reported against the peers'
+upsert and read); pyiceberg
 (``SqlCatalog`` on sqlite, pyarrow writes) and delta-rs (``deltalake``) run the same steps.
 
 Each round runs the whole workload on fresh tables of every system, rotating which system goes
@@ -68,6 +70,8 @@ STEPS: dict[str, str] = {
     "write": "write every row (one append)",
     **{alter_step(i): ddl for i, (ddl, _) in enumerate(EVOLUTION, start=1)},
     "upsert": f"upsert {UPSERT_FRACTION:.0%} of the keys drawn at random (new values)",
+    "upsert_mor": "the same upsert into a merge-on-read table (log blocks; evonb only), "
+                  "against the peers' upsert",
     "read": "full-scan read into a pyarrow Table (latest schema)",
     "read_as_of_first": "read as of the first write (its schema) into a pyarrow Table",
 }
@@ -216,6 +220,26 @@ def run_evonb(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
 
 
 # ------------------------------------------------------------------------------ pyiceberg
+def run_evonb_mor(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
+                  reader: Peer) -> list[Read]:
+    """The same table as :func:`run_evonb` but merge-on-read, built untimed (its write and
+    changes are the copy-on-write table's); only its upsert (``upsert_mor``) is timed, and
+    its full read is one more JVM-free read (``reader``) of the round."""
+    import evonb
+
+    spark, size = ctx.spark, ctx.size
+    columns = dict(BASE_COLUMNS)
+    t = evonb.create_table(ctx.path(f"evonb_mor_{round_no}"), _ddl(columns), primary_key="id",
+                           table_type="mor")
+    t.write(_slice(spark, columns, 0, size.rows, size.slice_partitions))
+    for ddl, _ in EVOLUTION:
+        t.alter(f"ALTER TABLE {t.name} {ddl}")
+    source = spark.createDataFrame(upsert)
+    sec, _ = _timed(lambda: t.write(source, mode="upsert"))
+    peer.record("upsert_mor", sec)
+    return [Read(reader, "read", lambda: t.to_arrow())]
+
+
 def _ice_type(name: str) -> Any:
     from bench.suite import _iceberg_type
 
@@ -399,22 +423,24 @@ def _median(peer: Peer, step: str) -> float | None:
 
 
 def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred: bool,
-                 label: str) -> Result:
-    """One step: evonb's median against the faster peer that can do it, and every peer's
-    ratio (or why it cannot do the step) in the notes."""
+                 label: str, against: str | None = None) -> Result:
+    """One step: evonb's median against the faster peer that can do it (its ``against`` step,
+    by default the same), and every peer's ratio (or why it cannot do the step) in the
+    notes."""
     e = _median(evo, step)
+    theirs = against or step
     vs: dict[str, float] = {}
     notes = []
     for p in others:
-        m = _median(p, step)
-        why = p.unsupported.get(step)
+        m = _median(p, theirs)
+        why = p.unsupported.get(theirs)
         if m is None or why:
             notes.append(f"{p.name}: not supported - {why or 'step not run'}")
             continue
         vs[p.name] = m
         notes.append(f"{p.name}: {m:.4f}s, evonb / {p.name} = {e / m:.2f}x" if e else
                      f"{p.name}: {m:.4f}s")
-        extra = p.unsupported.get(f"{step} (DEFAULT)")
+        extra = p.unsupported.get(f"{theirs} (DEFAULT)")
         if extra:
             notes.append(f"{p.name}: {extra}")
     fastest = min(vs, key=vs.__getitem__) if vs else None
@@ -425,17 +451,18 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
         status = "PASS" if ratio <= 1.0 else "MISS"
     if ratio is not None and len(vs) > 1:
         notes.insert(0, f"evonb / faster peer ({fastest}) = {ratio:.2f}x")
-    cpu = {p.name: statistics.median(p.cpu[step]) for p in (evo, *others) if p.cpu.get(step)}
+    cpu = {p.name: statistics.median(p.cpu[s]) for p, s in ((evo, step), *((o, theirs)
+           for o in others)) if p.cpu.get(s)}
     if evo.name in cpu and len(cpu) > 1:
         e_cpu = cpu[evo.name]
         notes.append("CPU s of the process (all threads): " + ", ".join(
             f"{n} {c:.4f}" + (f" (evonb / {n} = {e_cpu / c:.2f}x)" if n != evo.name and c
                               else "") for n, c in cpu.items()))
-    kernel = {p.name: statistics.median(p.sys[step]) for p in (evo, *others)
-              if p.sys.get(step)}
+    kernel = {p.name: statistics.median(p.sys[s]) for p, s in ((evo, step), *((o, theirs)
+              for o in others)) if p.sys.get(s)}
     if step.startswith("read") and evo.name in kernel and len(kernel) > 1:
-        spread = {p.name: (min(p.sys[step]), max(p.sys[step])) for p in (evo, *others)
-                  if p.sys.get(step)}
+        spread = {p.name: (min(p.sys[s]), max(p.sys[s])) for p, s in ((evo, step), *(
+                  (o, theirs) for o in others)) if p.sys.get(s)}
         notes.append("of it in the kernel (median, least to most): " + ", ".join(
             f"{n} {k:.4f} ({spread[n][0]:.3f} to {spread[n][1]:.3f})"
             for n, k in kernel.items()))
@@ -446,15 +473,15 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
         evonb_median_s=e, baseline_median_s=b, ratio=ratio,
         bar="<= 1x the faster peer" if barred else "report only",
         evonb_samples_s=list(evo.times.get(step, ())),
-        baseline_samples_s=list(next(p for p in others if p.name == fastest).times[step]
+        baseline_samples_s=list(next(p for p in others if p.name == fastest).times[theirs]
                                 if fastest else ()),
         notes=notes, metrics={"step": step, "medians_s": {evo.name: e, **vs},
                               "cpu_medians_s": cpu,
                               "kernel_medians_s": kernel,
-                              "cpu_samples_s": {p.name: list(p.cpu[step]) for p in (evo, *others)
-                                                if p.cpu.get(step)},
-                              "unsupported": {p.name: p.unsupported.get(step)
-                                              for p in others if p.unsupported.get(step)}},
+                              "cpu_samples_s": {p.name: list(p.cpu[s]) for p, s in (
+                                  (evo, step), *((o, theirs) for o in others)) if p.cpu.get(s)},
+                              "unsupported": {p.name: p.unsupported.get(theirs)
+                                              for p in others if p.unsupported.get(theirs)}},
     )
 
 
@@ -495,9 +522,11 @@ def peers(ctx: Context) -> Iterator[Result]:
     upsert = _upsert_arrow(size.rows, final_columns, seed=7)
     evo = Peer("evonb")
     readers = {"spark": Peer("evonb (Spark)"), "arrow": Peer("evonb (to_arrow)")}
+    mor = Peer("evonb merge-on-read (to_arrow)")
     ice, delta = Peer("pyiceberg"), Peer("deltalake")
     runs: list[tuple[Peer, Callable[[int], list[Read]]]] = [
-        (evo, lambda r: run_evonb(ctx, evo, r, upsert, readers)),
+        (evo, lambda r: run_evonb(ctx, evo, r, upsert, readers)
+         + run_evonb_mor(ctx, evo, r, upsert, mor)),
         (ice, lambda r: run_pyiceberg(ctx, ice, r, base, upsert)),
         (delta, lambda r: run_delta(ctx, delta, r, base, upsert)),
     ]
@@ -511,12 +540,15 @@ def peers(ctx: Context) -> Iterator[Result]:
         del reads
         ctx.log(f"    round {r + 1}/{rounds}: every system read")
         if r < ctx.warmup:  # warm-up rounds are not kept
-            for p in (evo, *readers.values(), ice, delta):
+            for p in (evo, *readers.values(), mor, ice, delta):
                 p.clear()
         if r + 1 < rounds:  # the last round's tables are the ones checked below
-            for folder in (f"evonb_{r}", f"delta_{r}"):
+            for folder in (f"evonb_{r}", f"evonb_mor_{r}", f"delta_{r}"):
                 shutil.rmtree(ctx.workdir / folder, ignore_errors=True)
     prints = check_same([*readers.values(), ice, delta])
+    if prints["read"][ice.name] != mor.prints.get("read"):
+        raise PeerMismatch(f"evonb's merge-on-read table read {mor.prints.get('read')}, the "
+                           f"others {prints['read'][ice.name]} (rows, checksum)")
     peers_ = [ice, delta]
     for step, label in STEPS.items():
         if step.startswith("read"):
@@ -527,13 +559,23 @@ def peers(ctx: Context) -> Iterator[Result]:
                 res.notes.append(f"same rows on every system: {rows:,} rows, checksum "
                                  f"{checksum:#018x}")
                 yield res
+            if step == "read":  # report only: the bar is the workload's copy-on-write table
+                res = _step_result(step, "peers.read.arrow_mor", mor, peers_, barred=False,
+                                   label=f"{label}, merge-on-read table after the upsert "
+                                         "(each file group merged with its log block)")
+                res.notes.append(f"same rows as every system's read: {rows:,} rows")
+                yield res
         else:
             res = _step_result(step, f"peers.{step}", evo, peers_,
-                               barred=step.startswith("alter."), label=label)
+                               barred=step.startswith("alter."), label=label,
+                               against="upsert" if step == "upsert_mor" else None)
             if step == "upsert":
                 res.notes += [ICEBERG_UPSERT, "deltalake: DeltaTable.merge on id "
                               "(when_matched_update, when_not_matched_insert)",
                               "evonb: t.write(df, mode='upsert') on primary key id"]
+            if step == "upsert_mor":
+                res.notes.append("evonb: the same t.write(df, mode='upsert') into a table made "
+                                 "with table_type='mor' (same write and changes, untimed)")
             yield res
     alters = [s for s in STEPS if s.startswith("alter.")]
     evo_all, ice_all = Peer("evonb"), Peer("pyiceberg")

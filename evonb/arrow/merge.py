@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -53,32 +54,50 @@ def resolve(logs: pa.Table, keys: Sequence[str], precombine: str | None
 def merge(base: pa.Table, logs: pa.Table, keys: Sequence[str], precombine: str | None
           ) -> pa.Table:
     """The rows of one file group: ``base`` (its base file's rows) merged with ``logs`` (its
-    log records), both in the same columns (plus :data:`DELETED` in ``logs``)."""
+    log records), both in the same columns (plus :data:`DELETED` in ``logs``). The rows keep
+    the base file's order; a log winner takes the place of the base row of its key."""
     if logs.num_rows == 0:
         return base
     winners, was_deleted, valid = resolve(logs, keys, precombine)
     winners = winners.cast(base.schema)
-    left = pa.table({**{k: base.column(k) for k in keys},
-                     _ROW: pa.array(range(base.num_rows), pa.int64())})
-    right = pa.table({**{k: winners.column(k) for k in keys},
-                      "__evo_l": pa.array(range(winners.num_rows), pa.int64()),
-                      "__evo_d": was_deleted, "__evo_v": valid})
-    joined = left.join(right, keys=list(keys), join_type="left outer").sort_by(_ROW)
-    b_row = joined.column(_ROW).combine_chunks()
-    l_row = joined.column("__evo_l").combine_chunks()
+    b_row, l_row = _matches(base, winners, keys)
     matched = pc.is_valid(l_row)
-    deleted = pc.fill_null(joined.column("__evo_d").combine_chunks(), False)
-    still = pc.fill_null(joined.column("__evo_v").combine_chunks(), True)
+    deleted = pc.fill_null(pc.take(was_deleted, l_row), False)
+    still = pc.fill_null(pc.take(valid, l_row), True)
     if precombine is not None:
+        old = base.column(precombine)
         log_wins = beats(_take(winners.column(precombine), l_row),
-                         _take(base.column(precombine), b_row), precombine_key(precombine))
+                         old if b_row is None else _take(old, b_row),
+                         precombine_key(precombine))
     else:
-        log_wins = pa.repeat(pa.scalar(True), len(b_row))
+        log_wins = pa.repeat(pa.scalar(True), len(l_row))
     take_log = pc.and_(matched, pc.or_(deleted, log_wins))
     keep = pc.invert(pc.and_(matched, pc.and_(deleted, pc.invert(still))))
-    index = pc.if_else(take_log, pc.add(pc.fill_null(l_row, 0), base.num_rows), b_row)
+    rows = _positions(base.num_rows) if b_row is None else b_row
+    index = pc.if_else(take_log, pc.add(pc.fill_null(l_row, 0), base.num_rows), rows)
     both = pa.concat_tables([base, winners])
     return both.take(pc.filter(index, keep))
+
+
+def _matches(base: pa.Table, winners: pa.Table, keys: Sequence[str]
+             ) -> tuple[pa.Array | None, pa.Array]:
+    """For each base row in order, the row of ``winners`` with its key (null: none), and the
+    base rows they belong to (None: every base row, in order). One key column: a hash
+    look-up of the base keys in the winners' (each key wins once); several: a join."""
+    if len(keys) == 1:
+        found = pc.index_in(base.column(keys[0]), value_set=winners.column(keys[0]),
+                            skip_nulls=True)
+        return None, found.combine_chunks() if isinstance(found, pa.ChunkedArray) else found
+    left = pa.table({**{k: base.column(k) for k in keys}, _ROW: _positions(base.num_rows)})
+    right = pa.table({**{k: winners.column(k) for k in keys},
+                      "__evo_l": _positions(winners.num_rows)})
+    joined = left.join(right, keys=list(keys), join_type="left outer").sort_by(_ROW)
+    return joined.column(_ROW).combine_chunks(), joined.column("__evo_l").combine_chunks()
+
+
+def _positions(n: int) -> pa.Array:
+    """0 to ``n - 1`` as an int64 array."""
+    return pa.array(np.arange(n, dtype=np.int64))
 
 
 __all__ = ["DELETED", "merge", "resolve"]

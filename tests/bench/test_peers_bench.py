@@ -32,7 +32,7 @@ def test_every_step_is_reported_and_the_results_agree(peers_run):
     expected = [f"peers.{s}" for s in STEPS if not s.startswith("read")]
     expected += [f"peers.{s}.{k}" for s in ("read", "read_as_of_first")
                  for k in ("spark", "arrow")]
-    assert sorted(names) == sorted([*expected, "peers.alter.all"])
+    assert sorted(names) == sorted([*expected, "peers.alter.all", "peers.read.arrow_mor"])
     by = {r["name"]: r for r in doc["results"]}
     for r in doc["results"]:
         assert r["evonb_median_s"] > 0 and r["baseline_median_s"] > 0, r
@@ -53,6 +53,15 @@ def test_every_step_is_reported_and_the_results_agree(peers_run):
     added = by["peers.alter.02"]["metrics"]["medians_s"]
     assert set(added) == {"evonb", "pyiceberg", "deltalake"}
     assert any(line.startswith("peers.upsert") for line in lines)
+    # the merge-on-read table: its upsert against the peers' upsert, its read reported (the
+    # same rows as every system's, checked) without the bar
+    mor = by["peers.upsert_mor"]
+    assert set(mor["metrics"]["medians_s"]) == {"evonb", "pyiceberg", "deltalake"}
+    assert mor["baseline_median_s"] == min(by["peers.upsert"]["metrics"]["medians_s"][p]
+                                           for p in ("pyiceberg", "deltalake"))
+    read_mor = by["peers.read.arrow_mor"]
+    assert read_mor["status"] == "INFO" and read_mor["bar"] == "report only"
+    assert "same rows as every system's read: 6,000 rows" in read_mor["notes"]
     # the reads also carry each system's CPU time (less disturbed by a loaded machine)
     cpu = by["peers.read.arrow"]["metrics"]["cpu_medians_s"]
     assert set(cpu) == {"evonb (to_arrow)", "pyiceberg", "deltalake"}
