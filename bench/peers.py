@@ -219,7 +219,6 @@ def run_evonb(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
                  in_process=False)]
 
 
-# ------------------------------------------------------------------------------ pyiceberg
 def run_evonb_mor(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
                   reader: Peer) -> list[Read]:
     """The same table as :func:`run_evonb` but merge-on-read, built untimed (its write and
@@ -240,6 +239,8 @@ def run_evonb_mor(ctx: Context, peer: Peer, round_no: int, upsert: pa.Table,
     return [Read(reader, "read", lambda: t.to_arrow())]
 
 
+
+# ------------------------------------------------------------------------------ pyiceberg
 def _ice_type(name: str) -> Any:
     from bench.suite import _iceberg_type
 
@@ -451,18 +452,16 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
         status = "PASS" if ratio <= 1.0 else "MISS"
     if ratio is not None and len(vs) > 1:
         notes.insert(0, f"evonb / faster peer ({fastest}) = {ratio:.2f}x")
-    cpu = {p.name: statistics.median(p.cpu[s]) for p, s in ((evo, step), *((o, theirs)
-           for o in others)) if p.cpu.get(s)}
+    sides = [(evo, step), *((o, theirs) for o in others)]  # each system and its step
+    cpu = {p.name: statistics.median(p.cpu[s]) for p, s in sides if p.cpu.get(s)}
     if evo.name in cpu and len(cpu) > 1:
         e_cpu = cpu[evo.name]
         notes.append("CPU s of the process (all threads): " + ", ".join(
             f"{n} {c:.4f}" + (f" (evonb / {n} = {e_cpu / c:.2f}x)" if n != evo.name and c
                               else "") for n, c in cpu.items()))
-    kernel = {p.name: statistics.median(p.sys[s]) for p, s in ((evo, step), *((o, theirs)
-              for o in others)) if p.sys.get(s)}
+    kernel = {p.name: statistics.median(p.sys[s]) for p, s in sides if p.sys.get(s)}
     if step.startswith("read") and evo.name in kernel and len(kernel) > 1:
-        spread = {p.name: (min(p.sys[s]), max(p.sys[s])) for p, s in ((evo, step), *(
-                  (o, theirs) for o in others)) if p.sys.get(s)}
+        spread = {p.name: (min(p.sys[s]), max(p.sys[s])) for p, s in sides if p.sys.get(s)}
         notes.append("of it in the kernel (median, least to most): " + ", ".join(
             f"{n} {k:.4f} ({spread[n][0]:.3f} to {spread[n][1]:.3f})"
             for n, k in kernel.items()))
@@ -478,8 +477,8 @@ def _step_result(step: str, name: str, evo: Peer, others: list[Peer], *, barred:
         notes=notes, metrics={"step": step, "medians_s": {evo.name: e, **vs},
                               "cpu_medians_s": cpu,
                               "kernel_medians_s": kernel,
-                              "cpu_samples_s": {p.name: list(p.cpu[s]) for p, s in (
-                                  (evo, step), *((o, theirs) for o in others)) if p.cpu.get(s)},
+                              "cpu_samples_s": {p.name: list(p.cpu[s]) for p, s in sides
+                                                if p.cpu.get(s)},
                               "unsupported": {p.name: p.unsupported.get(theirs)
                                               for p in others if p.unsupported.get(theirs)}},
     )
