@@ -88,16 +88,18 @@ class Table(SparkTable):
 
     reads_in_driver = True
 
-    def stored_rows_reader(self, query: Schema) -> Callable[[DataFile], pa.Table]:
+    def stored_rows_reader(self, query: Schema, *, meta: bool = False
+                           ) -> Callable[[DataFile], pa.Table]:
         """A reader of the rows stored in one data file (without its log blocks) in
-        ``query``'s columns, in the file's row order, by the JVM-free reader
-        (:meth:`evonb.arrow.reader.ArrowRead.base_tables`): the driver's key lookup of small
-        merge-on-read deltas (:mod:`evonb.spark.mor_driver`)."""
+        ``query``'s columns (``meta``: and the commit-time column), in the file's row order,
+        by the JVM-free reader (:meth:`evonb.arrow.reader.ArrowRead.base_tables`): the
+        driver's key lookup of small merge-on-read deltas (:mod:`evonb.spark.mor_driver`)
+        and its rewrite of small copy-on-write upserts (:mod:`evonb.spark.cow_driver`)."""
         import pyarrow as pa
 
         from evonb.arrow.reader import ArrowRead  # pyarrow
 
-        reader = ArrowRead(self, schema=query)
+        reader = ArrowRead(self, schema=query, meta_columns=meta)
 
         def read(f: DataFile) -> pa.Table:
             parts = list(reader.base_tables(f, whole=True))

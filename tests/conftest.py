@@ -89,6 +89,7 @@ HEAVY = (
     "tests/notebook/test_data_diff_engines.py",
     "tests/integration/test_mor_positions.py",
     "tests/integration/test_mor_driver.py",
+    "tests/integration/test_cow_driver.py",
     "tests/integration/test_mor_jvm_blocks.py",
     "tests/integration/test_mistakes.py",
     "tests/model/test_model_regressions.py",

@@ -351,9 +351,16 @@ def _meta_expr(f: DataFile) -> Expr:
     return Lit(f.instant, STRING)
 
 
+PARQUET = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(
+    coerce_int96_timestamp_unit="us"))
+"""Parquet as the reader opens it: Spark's INT96 timestamps in microseconds, the unit of
+evonb's timestamps (read as nanoseconds, as pyarrow does by default, a timestamp outside the
+years 1677 to 2262 overflows)."""
+
+
 def _dataset(path: str) -> ds.Dataset:
     fs, where = file_io().arrow_location(path)  # local disk or object storage
-    return ds.dataset(where, format="parquet", filesystem=fs)
+    return ds.dataset(where, format=PARQUET, filesystem=fs)
 
 
 @contextmanager

@@ -63,7 +63,8 @@ class SparkTableHandle(TableHandle, Protocol):
         """The files of a table in object storage, read for Spark."""
         ...
 
-    def stored_rows_reader(self, query: Schema) -> Callable[[DataFile], pa.Table] | None:
+    def stored_rows_reader(self, query: Schema, *, meta: bool = False
+                           ) -> Callable[[DataFile], pa.Table] | None:
         """A reader, in this process, of the rows stored in one data file; None without one."""
         ...
 

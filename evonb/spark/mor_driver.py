@@ -14,7 +14,7 @@ the same work itself with pyarrow:
 2. the key columns (and the precombine column) of each candidate base file are read by field
    ID in the file's own schema version (by the JVM-free reader of the layer above, handed
    down as :meth:`evonb.spark.table.SparkTable.stored_rows_reader`), several files at once,
-   and matched with the incoming keys (:class:`_Matcher`: flags over the range of dense
+   and matched with the incoming keys (:class:`KeyMatcher`: flags over the range of dense
    integer keys, a sorted search for other integer keys, else a hash join in Arrow): each
    match is a base file, a row position and the stored precombine value;
 3. each match becomes a log record (does it beat the stored row? the rule of
@@ -178,7 +178,7 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
     typed = set(block_arrow.names)
     rows = rows.cast(pa.schema([block_arrow.field(f.name) if f.name in typed else f
                                 for f in rows.schema]))
-    rows = _one_per_key(rows, keys, precombine if mode == "upsert" else None)
+    rows = one_per_key(rows, keys, precombine if mode == "upsert" else None)
     located = _locate(read, rows, keys, key_query, candidates, in_store=is_object_path(root))
     if mode == "upsert" and stale is not None and located.num_rows:
         located = _without_stale(located, rows, keys, stale)
@@ -200,7 +200,7 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
     return DriverDelta(logs=[f for f in logs if f.rows > 0], fresh=fresh)
 
 
-def _one_per_key(rows: pa.Table, keys: Sequence[str], precombine: str | None) -> pa.Table:
+def one_per_key(rows: pa.Table, keys: Sequence[str], precombine: str | None) -> pa.Table:
     """One row per key: the largest precombine value, on a tie the later row (deletes: any
     row of the key, they hold only the key)."""
     import pyarrow as pa
@@ -216,7 +216,7 @@ def _one_per_key(rows: pa.Table, keys: Sequence[str], precombine: str | None) ->
     return rows if found.rows is None else rows.take(found.rows)
 
 
-class _Matcher:
+class KeyMatcher:
     """The incoming keys, ready to be looked up in one stored file after another. A single
     key of integers, dates or timestamps is sorted (numpy), and when its values are dense
     (:data:`DENSE_SPAN`, :data:`DENSE_RATIO`) also flagged, one flag per value of its range;
@@ -304,7 +304,7 @@ def _locate(read: Callable[[DataFile], pa.Table], rows: pa.Table, keys: Sequence
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    matcher = _Matcher(rows, keys)
+    matcher = KeyMatcher(rows, keys)
     pre = BASE_PRE if any(f.name == BASE_PRE for f in key_query.fields) else None
 
     def scan(f: DataFile) -> pa.Table | None:
@@ -401,8 +401,10 @@ __all__ = [
     "DRIVER_UPLOADS_PROPERTY",
     "DriverDelta",
     "DriverLimits",
+    "KeyMatcher",
     "driver_lookup_limits",
     "joinable",
+    "one_per_key",
     "takes_driver_path",
     "write_delta_here",
 ]

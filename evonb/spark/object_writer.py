@@ -261,6 +261,25 @@ def write_object_files(
                   key=lambda f: f.path)
 
 
+def write_arrow_files(table: pa.Table, *, root: Path, instant: str, version: str,
+                      partition_columns: Sequence[str] = (),
+                      key_columns: Mapping[int, tuple[str, Type]] | None = None,
+                      options: Mapping[str, str] | None = None) -> list[DataFile]:
+    """``table``'s rows (physical columns) as data files of the commit ``instant``, written in
+    this process by the writer of evonb's Python workers (:func:`write_task`): one file per
+    partition folder, wherever the table lives, placed but not yet visible to readers. Of
+    the Parquet ``options``, as :func:`write_object_files` honours them."""
+    options = options or {}
+    job = {"location": os.fspath(root), "instant": instant, "version": version,
+           "partition_columns": tuple(partition_columns), "key_columns": key_columns,
+           "row_group_rows": int(options.get(ROW_GROUP_ROWS_OPTION, ROW_GROUP_ROWS)),
+           "row_group_bytes": int(options.get(ROW_GROUP_BYTES_OPTION, BUFFER_BYTES)),
+           "settings": store_settings()}
+    entries = [entry for batch in write_task(iter(table.to_batches()), **job)
+               for entry in batch.column("entry").to_pylist()]
+    return sorted((DataFile.from_dict(json.loads(e)) for e in entries), key=lambda f: f.path)
+
+
 def write_table_files(df: DataFrame, *, root: Path, **options: Any) -> list[DataFile]:
     """``df`` as data files of a table at ``root``, wherever it lives: Spark's Parquet writer
     on local disk (:func:`~evonb.spark.writer.write_files`), evonb's Python workers in object
@@ -269,5 +288,5 @@ def write_table_files(df: DataFrame, *, root: Path, **options: Any) -> list[Data
     return write(df, root=root, **options)
 
 
-__all__ = ["NULL_PARTITION", "partition_value", "write_object_files", "write_table_files",
-           "write_task"]
+__all__ = ["NULL_PARTITION", "ROW_GROUP_BYTES_OPTION", "partition_value", "write_arrow_files",
+           "write_object_files", "write_table_files", "write_task"]

@@ -143,12 +143,15 @@ class SparkTable(BaseTable):
     reads_in_driver = False
     """Whether :meth:`stored_rows_reader` gives a reader (the layer above has one)."""
 
-    def stored_rows_reader(self, query: Schema) -> Callable[[DataFile], pa.Table] | None:
+    def stored_rows_reader(self, query: Schema, *, meta: bool = False
+                           ) -> Callable[[DataFile], pa.Table] | None:
         """A reader, in this process, of the rows stored in one data file (never merged with
-        log blocks) in ``query``'s columns (projected by field ID), in the file's row order:
-        the JVM-free reader of the layer above (:meth:`evonb.api.Table.stored_rows_reader`),
-        with which small merge-on-read deltas are looked up by the driver
-        (:mod:`evonb.spark.mor_driver`). None here: Spark does that work."""
+        log blocks) in ``query``'s columns (projected by field ID; ``meta``: and the
+        commit-time column), in the file's row order: the JVM-free reader of the layer above
+        (:meth:`evonb.api.Table.stored_rows_reader`), with which small merge-on-read deltas
+        are looked up (:mod:`evonb.spark.mor_driver`) and small copy-on-write upserts
+        rewritten (:mod:`evonb.spark.cow_driver`) by the driver. None here: Spark does that
+        work."""
         return None
 
     def group_rows_reader(self, query: Schema

@@ -17,6 +17,7 @@ from evonb.schema.diffing import diff
 from evonb.schema.schema import Schema, walk
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
+from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
 from evonb.spark.mor import write_delta
 from evonb.spark.mor_driver import DRIVER_COLLECT_BYTES, driver_lookup_limits
 from evonb.spark.object_writer import write_table_files
@@ -148,14 +149,19 @@ class WriteJob:
             table.timeline.forget_listing()
             snapshot = table.snapshot()
             self.seen = frozenset(f.path for f in snapshot.files)
-            physical = self._physical(matched, target, layout, instant,
-                                      ranges=self.mode in ("upsert", "delete")
-                                      and bool(snapshot.files),
-                                      collect=mor and bool(snapshot.files)
-                                      and table.reads_in_driver)
+            merges = self.mode in ("upsert", "delete") and bool(snapshot.files)
+            physical = self._physical(matched, target, layout, instant, ranges=merges,
+                                      collect=self._collect_rows() if merges else 0)
             removed: list[DataFile] = []
             touched: list[DataFile] = []  # MOR: base files that get log blocks
-            if mor:
+            rewritten = None  # COW: the files the driver rewrote, and those they replace
+            if not mor and merges:
+                rewritten = self._rewrite_in_driver(physical, snapshot.files, target, layout,
+                                                    instant)
+            if rewritten is not None:
+                added, removed = rewritten.added, rewritten.removed
+                txn.wrote(added)
+            elif mor:
                 added, touched = write_delta(
                     self, physical, snapshot, target, layout, instant,
                     write_options={"options": parquet_options(self.config),
@@ -172,7 +178,7 @@ class WriteJob:
             if self.mode in ("upsert", "delete"):
                 cores = self.spark.sparkContext.defaultParallelism
                 max_files = max(1, min(len(removed) + 1, cores))
-            if not mor:
+            if not mor and rewritten is None:
                 added = self.write_data(out, instant=instant, version=target.version_id,
                                         partition_columns=partition_cols,
                                         max_files=max_files,
@@ -231,13 +237,27 @@ class WriteJob:
         """The key columns new files of ``target`` record statistics for."""
         return key_columns(self.config.primary_key_ids, target, layout)
 
+    def _collect_rows(self) -> int:
+        """How many incoming rows an upsert or delete collects into the driver, at most, for
+        its driver path: a merge-on-read delta's key lookup (:mod:`evonb.spark.mor_driver`),
+        a copy-on-write rewrite (:mod:`evonb.spark.cow_driver`); 0 (none) for a table object
+        without the JVM-free reader or with the path turned off."""
+        if not self.table.reads_in_driver:
+            return 0
+        if self.table.table_type == "mor":
+            limits = driver_lookup_limits(self.config)
+            return limits.incoming_rows if limits.stored_rows > 0 else 0
+        rewrite = rewrite_limits(self.config)
+        return rewrite.incoming_rows if rewrite.stored_bytes > 0 else 0
+
     def _physical(self, incoming: Schema, target: Schema, layout: Layout,
-                  instant: str, *, ranges: bool = False, collect: bool = False) -> DataFrame:
+                  instant: str, *, ranges: bool = False, collect: int = 0) -> DataFrame:
         """The incoming rows as physical columns of ``target`` (defaults for missing ones).
 
         With ``ranges``, the job that checks the incoming rows also takes the min and max of
-        each key column, as written (``self.key_ranges``). With ``collect``, small incoming
-        rows are collected and checked in Arrow instead (:meth:`_collect_checked`)."""
+        each key column, as written (``self.key_ranges``). With ``collect`` (a number of
+        rows), at most that many incoming rows are collected and checked in Arrow instead
+        (:meth:`_collect_checked`)."""
         from pyspark.sql import functions as F
 
         query_struct = with_write_defaults(physical_struct(target, layout))
@@ -262,33 +282,31 @@ class WriteJob:
         cols.append(F.lit(instant).alias(META_COMMIT_TIME))
         shaped = self.df.select(*cols)
         names = {f.id: name for (name, _), f in zip(group.columns, query.fields, strict=True)}
-        if not (collect and self._collect_checked(shaped, incoming, target, names, keys)):
+        if not (collect and self._collect_checked(shaped, incoming, target, names, keys,
+                                                  max_rows=collect)):
             self._check_incoming(incoming, target, keys, count=ranges)
         return shaped
 
     def _collect_checked(self, shaped: DataFrame, incoming: Schema, target: Schema,
-                         physical: dict[int, str], keys: dict[int, tuple[Any, Column]]
-                         ) -> bool:
-        """For a merge-on-read delta that may be small enough for the driver path
-        (:mod:`evonb.spark.mor_driver`): collect the shaped rows as Arrow in one job
+                         physical: dict[int, str], keys: dict[int, tuple[Any, Column]], *,
+                         max_rows: int) -> bool:
+        """For an upsert or delete that may be small enough for a driver path
+        (:meth:`_collect_rows`): collect the shaped rows as Arrow in one job
         (:attr:`collected`) and check them there as :meth:`_check_incoming` does in Spark
         (required and key columns without nulls, the keys' range, the row count). False
         (nothing collected) when Spark's size estimate of the incoming rows is above
-        :data:`~evonb.spark.mor_driver.DRIVER_COLLECT_BYTES` or more rows came than the
-        driver path takes."""
+        :data:`~evonb.spark.mor_driver.DRIVER_COLLECT_BYTES` or more than ``max_rows``
+        rows came."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        limits = driver_lookup_limits(self.config)
-        if limits.incoming_rows <= 0 or limits.stored_rows <= 0:
-            return False
         # One plan, optimized once, for the estimate and the collect.
-        limited = shaped.limit(limits.incoming_rows + 1)
+        limited = shaped.limit(max_rows + 1)
         size = estimated_bytes(limited, below_limit=True)
         if size is None or size > DRIVER_COLLECT_BYTES:
             return False
         rows = limited.toArrow()
-        if rows.num_rows > limits.incoming_rows:
+        if rows.num_rows > max_rows:
             return False
         key_ids = set(self.config.primary_key_ids)
         for f in incoming.fields:
@@ -374,6 +392,38 @@ class WriteJob:
             terms.append(f"{name} BETWEEN {sql_literal(r.low, r.type)} "
                          f"AND {sql_literal(r.high, r.type)}")
         return F.expr(" AND ".join(terms)) if terms else None
+
+    def _rewrite_in_driver(self, incoming: DataFrame, live: Sequence[DataFile],
+                           target: Schema, layout: Layout, instant: str) -> Rewrite | None:
+        """A copy-on-write upsert or delete rewritten by the driver in Arrow
+        (:mod:`evonb.spark.cow_driver`), when it is small enough (the incoming rows, shaped,
+        collected by the job that checked them or else now); None when it takes the Spark
+        path (:meth:`_merge`)."""
+        table, config = self.table, self.config
+        count = self.collected.num_rows if self.collected is not None else self.incoming_rows
+        if count is None or not table.reads_in_driver:
+            return None
+        candidates = self.key_candidates(live)
+        options = parquet_options(config)
+        if not takes_rewrite_path(rewrite_limits(config), count, candidates,
+                                  [target.field_by_id(i).type for i in config.primary_key_ids],
+                                  options):
+            return None
+        read = table.stored_rows_reader(table.physical_query(target, layout), meta=True)
+        if read is None:
+            return None
+        rows = self.collected if self.collected is not None else incoming.toArrow()
+        pre_id = config.precombine_id
+        done = rewrite_here(
+            table.root, read, rows, mode=self.mode,
+            keys=[layout.name(i) for i in config.primary_key_ids],
+            precombine=layout.name(pre_id) if pre_id is not None else None,
+            candidates=candidates, instant=instant, version=target.version_id,
+            partition_columns=tuple(layout.name(i) for i in config.partition_ids),
+            key_columns=self.key_columns(target, layout), options=options)
+        if done is not None:
+            self.key_lookup = dict(self.key_lookup or {}, driver=True)
+        return done
 
     def _merge(self, incoming: DataFrame, live: tuple[DataFile, ...], target: Schema,
                layout: Layout) -> tuple[DataFrame, list[DataFile]]:

@@ -105,6 +105,8 @@ KNOWN: dict[str, _Check] = {
     "evonb.write.target.file.bytes": _whole(0),
     "evonb.write.direct_merge.bytes": _whole(0),
     "evonb.write.split_merge.bytes": _whole(0),
+    "evonb.write.driver_rewrite.bytes": _whole(0),
+    "evonb.write.driver_rewrite.incoming_rows": _whole(0),
     "evonb.write.add_columns": _boolean,
     "evonb.write.fill_missing": _boolean,
     "evonb.write.type_widening": _one_of("auto", "error"),

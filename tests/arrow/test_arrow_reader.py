@@ -377,3 +377,33 @@ def test_both_readers_refuse_an_empty_selection_and_a_member_inside_an_array(spa
             with pytest.raises(EvoError, match=f"inside '{holder}', an array or a map"):
                 read(columns=[member])
     assert t.read(columns=["arr"]).collect()[0]["arr"][0]["p"] == 2
+
+
+@pytest.mark.spark
+def test_timestamps_outside_the_nanosecond_range(spark, tmp_path):
+    """Spark writes timestamps as INT96, which pyarrow reads as nanoseconds by default: a
+    timestamp before 1677 or after 2262 then overflows. The JVM-free reader reads them in
+    microseconds and gives what Spark reads, on both table types (merge-on-read: base rows
+    and log records), and a small copy-on-write upsert rewrites such a file in the driver."""
+    import datetime as dt
+
+    ddl = "id int not null, at timestamp, local timestamp_ntz, v int"
+    cols = ddl.replace(" not null", "")
+    far = [(1, dt.datetime(1500, 3, 1, 12), dt.datetime(1000, 1, 1), 1),
+           (2, dt.datetime(2500, 12, 31, 23, 59, 59, 999999), dt.datetime(9999, 12, 31), 2),
+           (3, dt.datetime(2024, 5, 1), None, 3)]
+    for table_type in ("cow", "mor"):
+        t = evonb.create_table(tmp_path / table_type, ddl, primary_key="id",
+                               table_type=table_type)
+        t.write(spark.createDataFrame(far, cols))
+        t.write(spark.createDataFrame([(3, dt.datetime(1600, 6, 6), None, 30)], cols),
+                "upsert")
+        if table_type == "cow":
+            assert t.timeline.last_completed().metadata["key_lookup"]["driver"] is True
+        spark_rows = sorted(tuple(r) for r in t.read().collect())
+        arrow = t.to_arrow()
+        utc = [(r["id"], r["at"].replace(tzinfo=None) if r["at"] else None, r["local"], r["v"])
+               for r in arrow.to_pylist()]
+        assert sorted(utc) == spark_rows
+        assert spark_rows[0][1] == dt.datetime(1500, 3, 1, 12)
+        assert spark_rows[2] == (3, dt.datetime(1600, 6, 6), None, 30)

@@ -1,6 +1,7 @@
 """The random_upsert benchmark at the tiny size: every case runs, is judged (merge-on-read with
 its default blocks against its bar, the others report-only), and each upsert's rows equal the
-full rewrite's; the merge-on-read upserts are looked up by the driver."""
+full rewrite's; the merge-on-read upserts are looked up, and the copy-on-write one rewritten, by
+the driver."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ def test_random_upsert_cases(spark, tmp_path):
                     out=lines.append)
     assert doc["summary"]["ERROR"] == 0, lines
     by = {r["name"]: r for r in doc["results"]}
-    assert sorted(by) == ["random_upsert.cow", "random_upsert.cow_split", "random_upsert.mor",
+    assert sorted(by) == ["random_upsert.cow", "random_upsert.cow_driver",
+                          "random_upsert.cow_split", "random_upsert.mor",
                           "random_upsert.mor_driver", "random_upsert.mor_parquet"]
     cow, mor = by["random_upsert.cow"], by["random_upsert.mor"]
     parquet = by["random_upsert.mor_parquet"]
-    for name in ("random_upsert.cow_split", "random_upsert.mor_driver"):
+    for name in ("random_upsert.cow_split", "random_upsert.cow_driver",
+                 "random_upsert.mor_driver"):
         pair = by[name]
         assert pair["status"] == "INFO" and pair["evonb_median_s"] > 0
         assert pair["baseline_median_s"] > 0
@@ -45,4 +48,4 @@ def test_random_upsert_cases(spark, tmp_path):
         assert r["metrics"]["files_rewritten"] == 0
         assert r["metrics"]["log_blocks"] == tiny.upsert_files
         assert r["metrics"]["driver_lookup"] is True
-    assert cow["metrics"]["driver_lookup"] is False
+    assert cow["metrics"]["driver_lookup"] is True  # small: rewritten by the driver

@@ -1,4 +1,4 @@
-"""The driver path's key matcher (:class:`evonb.spark.mor_driver._Matcher`): its three ways of
+"""The driver path's key matcher (:class:`evonb.spark.mor_driver.KeyMatcher`): its three ways of
 finding the incoming keys in a stored file (flags over a dense key range, a sorted search, an
 Arrow hash join) give the pairs a plain Python lookup gives, for keys drawn at random: extreme
 64-bit values, negative keys, keys stored twice, files in any order, dates and timestamps."""
@@ -12,7 +12,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evonb.spark.mor_driver import _Matcher
+from evonb.spark.mor_driver import KeyMatcher
 
 EXTREMES = [-2**63, -2**63 + 1, -1, 0, 1, 2**62, 2**63 - 2, 2**63 - 1]
 keys = st.one_of(st.integers(-50, 50), st.integers(-2**63, 2**63 - 1), st.sampled_from(EXTREMES))
@@ -31,7 +31,7 @@ def _pairs(found: tuple[np.ndarray, np.ndarray]) -> list[tuple[int, int]]:
 def _every_way(stored: pa.Array, incoming: pa.Array) -> dict[str, list[tuple[int, int]]]:
     """The pairs each way of the matcher finds (the ways it would not take are forced)."""
     out = {}
-    matcher = _Matcher(pa.table({"k": incoming}), ["k"])
+    matcher = KeyMatcher(pa.table({"k": incoming}), ["k"])
     table = pa.table({"k": stored})
     if matcher.mask is not None:
         out["flags"] = _pairs(matcher.match(table))

@@ -90,9 +90,11 @@ def test_repeated_keys_of_an_insert_fail_combine_or_stay(spark, tmp_path):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("driver", [True, False], ids=["driver", "spark"])
 def test_cow_upserts_keep_the_precombine_winner_and_rewrite_only_files_with_the_keys(
-        spark, tmp_path):
-    t = evonb.create_table(tmp_path / "t", DDL, primary_key="id", precombine="ts")
+        spark, tmp_path, driver):
+    t = evonb.create_table(tmp_path / "t", DDL, primary_key="id", precombine="ts",
+                           properties={} if driver else {"evonb.write.driver_rewrite.bytes": "0"})
     t.write(spark.createDataFrame([(1, "a", 5), (2, "b", 5)], COLS).coalesce(1))
     t.write(spark.createDataFrame([(10, "x", 5)], COLS).coalesce(1))
     far = {f.path for f in t.snapshot().files if f.rows == 1}
@@ -102,7 +104,8 @@ def test_cow_upserts_keep_the_precombine_winner_and_rewrite_only_files_with_the_
                                            COLS), "upsert")
     assert _rows(t.read()) == [(1, "a", 5), (2, "tie", 5), (3, "new", 1), (10, "x", 5)]
     assert far <= {f.path for f in t.snapshot().files}  # the file of key 10 is untouched
-    assert commit.metadata["key_lookup"] == {"live": 2, "scanned": 1}
+    assert commit.metadata["key_lookup"] == {"live": 2, "scanned": 1,
+                                             **({"driver": True} if driver else {})}
     t.write(spark.createDataFrame([(2,), (10,)], "id long"), "delete")
     assert _rows(t.read()) == [(1, "a", 5), (3, "new", 1)]
     with pytest.raises(WriteSchemaError):

@@ -1,7 +1,9 @@
 """Small copy-on-write upserts and deletes merge their candidate files whole, in one stage,
 without the exact key lookup (``evonb.write.direct_merge.bytes``): the same rows as the exact
 path, on real Spark and Parquet; the price, a candidate without any of the keys rewritten with
-the same rows, is visible in the commit."""
+the same rows, is visible in the commit. Both are Spark's paths: small rewrites run in the
+driver by default (``tests/integration/test_cow_driver.py``), turned off here but where the
+driver joins the comparison."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import random
 import pytest
 
 import evonb
+from evonb.spark.cow_driver import REWRITE_BYTES_PROPERTY
 from evonb.spark.writes import DIRECT_MERGE_PROPERTY
 
 pytestmark = pytest.mark.spark
@@ -34,11 +37,14 @@ def _state(t):
     return sorted(tuple(r) for r in t.read().collect())
 
 
-def _table(spark, root, direct: bool, limit: str | None = None):
-    props = {DIRECT_MERGE_PROPERTY: limit} if limit else None
+def _table(spark, root, direct: bool, limit: str | None = None, *, driver: bool = False):
+    props = {DIRECT_MERGE_PROPERTY: limit} if limit else {}
+    if not direct:
+        props = {DIRECT_MERGE_PROPERTY: "0"}
+    if not driver:
+        props[REWRITE_BYTES_PROPERTY] = "0"
     t = evonb.create_table(root, "id bigint not null, name string, ts bigint",
-                           primary_key="id", precombine="ts",
-                           properties=props if direct else {DIRECT_MERGE_PROPERTY: "0"})
+                           primary_key="id", precombine="ts", properties=props)
     for lo in (0, 100, 200, 300):  # four files of contiguous id ranges
         t.write(spark.createDataFrame([(i, f"n{i}", 1) for i in range(lo, lo + 100)], COLS)
                 .coalesce(1))
@@ -113,13 +119,15 @@ def test_the_latest_incoming_row_wins_a_tie_across_partitions(spark, warehouse):
     data: the later one wins on both paths (the merge into one partition keeps each row's
     order)."""
     direct, exact = _table(spark, warehouse / "d", True), _table(spark, warehouse / "e", False)
+    driver = _table(spark, warehouse / "r", True, driver=True)
     incoming = (spark.range(0, 8, 1, 4)  # 4 partitions: keys 150, 151 twice each
                 .selectExpr("150 + id % 2 as id", "concat('v', id) as name", "7L as ts"))
     assert incoming.rdd.getNumPartitions() == 4
-    for t in (direct, exact):
+    for t in (direct, exact, driver):
         t.write(incoming, mode="upsert")
     assert _last(direct)["key_lookup"].get("exact") is False
     assert "exact" not in _last(exact)["key_lookup"]
+    assert _last(driver)["key_lookup"].get("driver") is True
     got = {r[0]: r[1] for r in _state(direct)}
     assert {k: got[k] for k in (150, 151)} == {150: "v6", 151: "v7"}
-    assert _state(direct) == _state(exact)
+    assert _state(direct) == _state(exact) == _state(driver)

@@ -24,11 +24,15 @@ COLS = "id bigint, name string, ts bigint"
 
 @pytest.fixture(autouse=True)
 def exact_lookup(monkeypatch):
-    """These tests are about the exact key lookup: small copy-on-write merges skip it by
-    default (``evonb.write.direct_merge.bytes``, tested in ``test_direct_merge.py``)."""
+    """These tests are about the exact key lookup through Spark: small copy-on-write merges
+    skip it by default (``evonb.write.direct_merge.bytes``, tested in
+    ``test_direct_merge.py``), and small rewrites run in the driver
+    (``evonb.write.driver_rewrite.bytes``, ``tests/integration/test_cow_driver.py``)."""
+    import evonb.spark.cow_driver as cow_driver
     import evonb.spark.writes as writes
 
     monkeypatch.setattr(writes, "DEFAULT_DIRECT_MERGE_BYTES", 0)
+    monkeypatch.setattr(cow_driver, "DEFAULT_REWRITE_BYTES", 0)
 
 
 def _last(t):

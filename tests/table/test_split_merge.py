@@ -10,6 +10,7 @@ import random
 import pytest
 
 import evonb
+from evonb.spark.cow_driver import REWRITE_BYTES_PROPERTY
 from evonb.spark.writes import DIRECT_MERGE_PROPERTY, SPLIT_MERGE_PROPERTY
 
 pytestmark = pytest.mark.spark
@@ -20,7 +21,8 @@ SCHEMA = "id bigint, name string, ts bigint"
 def _table(spark, root, split: bool, **props):
     t = evonb.create_table(root, "id bigint not null, name string, ts bigint",
                            primary_key="id", precombine="ts",
-                           properties={DIRECT_MERGE_PROPERTY: "0",
+                           properties={REWRITE_BYTES_PROPERTY: "0",  # Spark's merge
+                                       DIRECT_MERGE_PROPERTY: "0",
                                        SPLIT_MERGE_PROPERTY: "0" if split else str(2**40),
                                        **props})
     for lo in (0, 100, 200):  # three files, keys 0..299
