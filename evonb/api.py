@@ -107,6 +107,20 @@ class Table(SparkTable):
 
         return read
 
+    def stored_batches_reader(self, query: Schema, *, meta: bool = False
+                              ) -> Callable[[DataFile], Iterator[pa.Table]]:
+        """As :meth:`stored_rows_reader`, a table at a time (about a row group each) in the
+        file's row order: what the driver's copy-on-write rewrites stream into their writer
+        (:mod:`evonb.spark.cow_driver`)."""
+        from evonb.arrow.reader import ArrowRead  # pyarrow
+
+        reader = ArrowRead(self, schema=query, meta_columns=meta)
+
+        def read(f: DataFile) -> Iterator[pa.Table]:
+            return reader.base_tables(f)
+
+        return read
+
     def group_rows_reader(self, query: Schema
                           ) -> Callable[[DataFile, Sequence[DataFile]], pa.Table]:
         """A reader of the live rows of one file group (a base file merged with its log

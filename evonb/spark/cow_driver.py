@@ -10,13 +10,14 @@ When the incoming rows and the candidate files (after key-range pruning) are sma
 1. the incoming rows (already checked and shaped by the write, collected as Arrow in the job
    that checks them) are reduced to one row per key by the precombine rule, as the Spark path
    reduces them (:func:`evonb.spark.mor_driver.one_per_key`);
-2. each candidate file is read whole, by field ID in its own schema version, by the JVM-free
-   reader (several files at once), and its keys are matched with the incoming keys
-   (:class:`evonb.spark.mor_driver.KeyMatcher`);
+2. the key (and precombine) columns of each candidate file are read, by field ID in the
+   file's own schema version, by the JVM-free reader (several files at once), and matched
+   with the incoming keys (:class:`evonb.spark.mor_driver.KeyMatcher`);
 3. a file none of whose rows changes is left as it is: no incoming key in it, or (upserts)
    every stored row it holds of them beats the incoming one on the precombine column. Any
-   other file is written again with its rows in their order, each replaced row in its place
-   (a delete: without the deleted rows), by the writer evonb's Python workers use
+   other file is read whole and written again a row group at a time (a rewrite holds about
+   a row group of the file in memory), its rows in their order, each replaced row in its
+   place (a delete: without the deleted rows), by the writer evonb's Python workers use
    (:func:`evonb.spark.object_writer.write_arrow_files`): the same Parquet, row groups and key
    statistics. A rewritten file keeps its commit-time column; the incoming rows carry the
    write's instant;
@@ -32,19 +33,19 @@ the two on the same tables (``tests/integration/test_cow_driver.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evonb.schema.types import Type
 from evonb.spark.mor_driver import (
-    READ_THREADS,
-    READ_THREADS_OBJECT_STORE,
+    BASE_PRE,
     KeyMatcher,
     joinable,
     one_per_key,
+    scan_files,
 )
 from evonb.spark.object_writer import ROW_GROUP_BYTES_OPTION, write_arrow_files
 from evonb.spark.writer import ROW_GROUP_ROWS_OPTION
@@ -112,7 +113,8 @@ class Rewrite:
     removed: list[DataFile]
 
 
-def rewrite_here(root: Path, read: Callable[[DataFile], pa.Table], rows: pa.Table, *,
+def rewrite_here(root: Path, read_keys: Callable[[DataFile], pa.Table],
+                 read: Callable[[DataFile], Iterator[pa.Table]], rows: pa.Table, *,
                  mode: str, keys: Sequence[str], precombine: str | None,
                  candidates: Sequence[DataFile], instant: str, version: str,
                  partition_columns: Sequence[str],
@@ -120,19 +122,25 @@ def rewrite_here(root: Path, read: Callable[[DataFile], pa.Table], rows: pa.Tabl
                  options: Mapping[str, str]) -> Rewrite | None:
     """The driver path of a copy-on-write upsert or delete (see the module docstring).
 
-    ``read``: the stored rows of a base file in the physical columns of the write's schema
-    and the commit-time column (:meth:`~evonb.spark.table.SparkTable.stored_rows_reader`);
-    ``rows``: the shaped incoming rows, collected as Arrow (the same columns; deletes hold
-    only the keys). An upsert writes the stored rows in the Arrow types of ``rows``, those
-    Spark gives its Python workers (what they write in object storage). ``keys`` and
-    ``precombine``: the physical names of the key columns and of the precombine column
-    (None: the table has none). None (nothing written) when an upsert's key is stored more
-    than once among the candidates: the Spark path then merges."""
+    ``read_keys``: the key columns of a base file's stored rows and, when the precombine
+    column is not a key, that column named :data:`~evonb.spark.mor_driver.BASE_PRE`
+    (:func:`~evonb.spark.mor_driver.key_query`); ``read``: its stored rows in the physical
+    columns of the write's schema and the commit-time column, a table at a time, in the
+    file's order (:meth:`~evonb.spark.table.SparkTable.stored_batches_reader`); ``rows``: the
+    shaped incoming rows, collected as Arrow (the same columns; deletes hold only the keys).
+    An upsert writes the stored rows in the Arrow types of ``rows``, those Spark gives its
+    Python workers (what they write in object storage). ``keys`` and ``precombine``: the
+    physical names of the key columns and of the precombine column (None: the table has
+    none). The keys of every candidate are matched first; only the files that change are
+    then read whole, streamed into the writer a table at a time, so a rewrite holds about a
+    row group of each file in memory, not the file. None (nothing written) when an upsert's
+    key is stored more than once among the candidates: the Spark path then merges."""
     import numpy as np
     import pyarrow as pa
 
     from evonb.spark.precombine_arrow import beats
 
+    written = None
     if mode == "upsert":
         # Spark's types, every field nullable: Spark marks a column of a literal (or a
         # struct of literals) as never null, a stored column of the same field may hold nulls
@@ -140,67 +148,107 @@ def rewrite_here(root: Path, read: Callable[[DataFile], pa.Table], rows: pa.Tabl
         rows = one_per_key(rows.cast(written), keys, precombine)
     matcher = KeyMatcher(rows, keys)
 
-    def scan(f: DataFile) -> tuple[DataFile, pa.Table, np.ndarray, np.ndarray] | None:
-        stored = read(f)
+    def scan(f: DataFile) -> tuple[DataFile, np.ndarray, np.ndarray, pa.Array | None] | None:
+        stored = read_keys(f)
         positions, incoming = matcher.match(stored)
-        return (f, stored, positions, incoming) if len(positions) else None
+        if not len(positions):
+            return None
+        pre = (stored.column(BASE_PRE).take(pa.array(positions))
+               if BASE_PRE in stored.column_names else None)
+        return f, positions, incoming, pre
 
-    threads = READ_THREADS_OBJECT_STORE if is_object_path(root) else READ_THREADS
-    workers = max(1, min(threads, len(candidates)))
-    if workers == 1:
-        scanned = [scan(f) for f in candidates]
-    else:
-        with ThreadPoolExecutor(max_workers=workers,
-                                thread_name_prefix="evonb-cow-rewrite") as pool:
-            scanned = list(pool.map(scan, candidates))
+    scanned = scan_files(scan, candidates, in_store=is_object_path(root),
+                         thread_name="evonb-cow-rewrite")
     hits = [s for s in scanned if s is not None]
-    found = (np.concatenate([s[3] for s in hits]) if hits else np.zeros(0, np.int64))
+    found = (np.concatenate([s[2] for s in hits]) if hits else np.zeros(0, np.int64))
     if mode == "upsert" and len(np.unique(found)) < len(found):
         return None  # a key stored twice: the Spark window picks one row among them all
-    outputs: list[pa.Table] = []
-    removed: list[DataFile] = []
-    for f, stored, positions, incoming in hits:
-        if mode == "delete":
-            keep = np.ones(stored.num_rows, dtype=bool)
-            keep[positions] = False
-            outputs.append(stored.filter(pa.array(keep)))
-            removed.append(f)
-            continue
-        stored = stored.select(rows.column_names).cast(written)
-        if precombine is not None:
-            over = beats(rows.column(precombine).take(pa.array(incoming)),
-                         stored.column(precombine).take(pa.array(positions)),
+    changes: list[tuple[DataFile, np.ndarray, np.ndarray]] = []
+    for f, positions, incoming, pre in hits:
+        if mode == "upsert" and precombine is not None and pre is not None:
+            new_pre = rows.column(precombine).take(pa.array(incoming))
+            over = beats(new_pre, pre.cast(new_pre.type),
                          precombine_key(precombine)).to_numpy(zero_copy_only=False)
             positions, incoming = positions[over], incoming[over]
-        if not len(positions):
-            continue  # every stored row beats its incoming one: the file stays as it is
-        order = np.arange(stored.num_rows, dtype=np.int64)
-        order[positions] = stored.num_rows + np.arange(len(positions), dtype=np.int64)
-        outputs.append(pa.concat_tables([stored, rows.take(pa.array(incoming))])
-                       .take(pa.array(order)))
-        removed.append(f)
+        if len(positions):  # else every stored row beats its incoming one: the file stays
+            changes.append((f, positions, incoming))
+    fresh: pa.Table | None = None
     if mode == "upsert":
-        fresh = np.ones(rows.num_rows, dtype=bool)
-        fresh[found] = False
-        if fresh.any():
-            new = rows.filter(pa.array(fresh))
-            if outputs:  # into the smallest file rewritten anyway, as Spark's merge does
-                at = min(range(len(outputs)), key=lambda i: outputs[i].num_rows)
-                outputs[at] = pa.concat_tables([outputs[at], new])
-            else:
-                outputs.append(new)
+        unseen = np.ones(rows.num_rows, dtype=bool)
+        unseen[found] = False
+        if unseen.any():
+            fresh = rows.filter(pa.array(unseen))
+    # the new rows go after the rows of the smallest file rewritten, as Spark's merge writes
+    # them with the rewritten rows (else a file of their own)
+    smallest = (min(range(len(changes)), key=lambda i: changes[i][0].rows)
+                if changes else None)
     added: list[DataFile] = []
+
+    def write(tables: Iterable[pa.Table]) -> None:
+        added.extend(write_arrow_files(
+            tables, root=root, instant=instant, version=version,
+            partition_columns=partition_columns, key_columns=key_columns, options=options))
+
     try:
-        for table in outputs:
-            if table.num_rows:
-                added.extend(write_arrow_files(
-                    table, root=root, instant=instant, version=version,
-                    partition_columns=partition_columns, key_columns=key_columns,
-                    options=options))
+        for i, (f, positions, incoming) in enumerate(changes):
+            if mode == "delete":
+                tables = _deleted(read(f), positions)
+            else:
+                tables = _replaced((t.select(rows.column_names).cast(written)
+                                    for t in read(f)), positions, rows, incoming)
+            write(itertools.chain(tables, [fresh] if i == smallest and fresh else []))
+        if fresh is not None and smallest is None:
+            write([fresh])
     except BaseException:
         remove_data_files(root, added)
         raise
-    return Rewrite(added=added, removed=removed)
+    return Rewrite(added=added, removed=[f for f, _, _ in changes])
+
+
+def _replaced(stored: Iterable[pa.Table], positions: np.ndarray, rows: pa.Table,
+              incoming: np.ndarray) -> Iterator[pa.Table]:
+    """The tables of ``stored`` (a file's rows in order) with the row at each of
+    ``positions`` (in the file) replaced by the row of ``rows`` at the matching index of
+    ``incoming``, in place. A table without a replaced row passes as it is (no copy); any
+    other is taken from itself and its replacements, so each copy is a table's size, not the
+    file's (one take over a 5,000,000-row file and its replacements cost 0.7 s in fresh
+    memory, against 0.14 s a table at a time)."""
+    import numpy as np
+    import pyarrow as pa
+
+    order = np.argsort(positions, kind="stable")
+    positions, incoming = positions[order], incoming[order]
+    replacements = rows.take(pa.array(incoming))
+    start = done = 0
+    for table in stored:
+        end = start + table.num_rows
+        upto = int(np.searchsorted(positions, end))
+        if upto > done:
+            at = positions[done:upto] - start
+            take = np.arange(table.num_rows, dtype=np.int64)
+            take[at] = table.num_rows + np.arange(len(at), dtype=np.int64)
+            both = pa.concat_tables([table, replacements.slice(done, upto - done)])
+            table = both.combine_chunks().take(pa.array(take))
+        yield table
+        start, done = end, upto
+
+
+def _deleted(stored: Iterable[pa.Table], positions: np.ndarray) -> Iterator[pa.Table]:
+    """The tables of ``stored`` (a file's rows in order) without the rows at ``positions``."""
+    import numpy as np
+    import pyarrow as pa
+
+    positions = np.sort(positions)
+    start = 0
+    for table in stored:
+        end = start + table.num_rows
+        at = positions[np.searchsorted(positions, start):np.searchsorted(positions, end)]
+        if len(at):
+            keep = np.ones(table.num_rows, dtype=bool)
+            keep[at - start] = False
+            table = table.filter(pa.array(keep))
+        yield table
+        start = end
 
 
 def _nullable(schema: pa.Schema) -> pa.Schema:

@@ -10,7 +10,7 @@ above it (not even in a type hint) and the modules of the package form no cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evonb.schema.evolution import SchemaUpdate
@@ -66,6 +66,11 @@ class SparkTableHandle(TableHandle, Protocol):
     def stored_rows_reader(self, query: Schema, *, meta: bool = False
                            ) -> Callable[[DataFile], pa.Table] | None:
         """A reader, in this process, of the rows stored in one data file; None without one."""
+        ...
+
+    def stored_batches_reader(self, query: Schema, *, meta: bool = False
+                              ) -> Callable[[DataFile], Iterator[pa.Table]] | None:
+        """The same reader, a table at a time; None without one."""
         ...
 
     def group_rows_reader(self, query: Schema

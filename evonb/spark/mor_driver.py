@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evonb.schema.schema import Schema
 from evonb.schema.types import DOUBLE, FLOAT, PrimitiveType, Type
@@ -57,6 +57,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import DataFrame
+
+T = TypeVar("T")
 
 DRIVER_ROWS_PROPERTY = "evonb.mor.driver_lookup.rows"
 """Table property: the stored rows (of the candidate base files) a merge-on-read upsert or
@@ -318,19 +320,24 @@ def _locate(read: Callable[[DataFile], pa.Table], rows: pa.Table, keys: Sequence
             found[pre] = pc.take(stored.column(pre), pa.array(positions))
         return pa.table(found)
 
-    threads = READ_THREADS_OBJECT_STORE if in_store else READ_THREADS
-    workers = max(1, min(threads, len(candidates)))
-    if workers == 1:
-        found = [scan(f) for f in candidates]
-    else:
-        with ThreadPoolExecutor(max_workers=workers,
-                                thread_name_prefix="evonb-key-lookup") as pool:
-            found = list(pool.map(scan, candidates))
+    found = scan_files(scan, candidates, in_store=in_store, thread_name="evonb-key-lookup")
     parts = [t for t in found if t is not None]
     if not parts:
         return pa.table({_IN: pa.array([], pa.int64()), POS: pa.array([], pa.int64()),
                          BASE: pa.array([], pa.string())})
     return pa.concat_tables(parts)
+
+
+def scan_files(scan: Callable[[DataFile], T], candidates: Sequence[DataFile], *,
+               in_store: bool, thread_name: str) -> list[T]:
+    """``scan`` of each of ``candidates``, in their order, :data:`READ_THREADS` at once
+    (:data:`READ_THREADS_OBJECT_STORE` for files in object storage)."""
+    threads = READ_THREADS_OBJECT_STORE if in_store else READ_THREADS
+    workers = max(1, min(threads, len(candidates)))
+    if workers == 1:
+        return [scan(f) for f in candidates]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=thread_name) as pool:
+        return list(pool.map(scan, candidates))
 
 
 def _without_stale(located: pa.Table, rows: pa.Table, keys: Sequence[str],
@@ -405,6 +412,7 @@ __all__ = [
     "driver_lookup_limits",
     "joinable",
     "one_per_key",
+    "scan_files",
     "takes_driver_path",
     "write_delta_here",
 ]

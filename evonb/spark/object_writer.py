@@ -23,7 +23,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -40,7 +40,7 @@ from evonb.spark.writer import (
 )
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.key_stats import footer_stats
-from evonb.table.names import data_file_name, partition_path
+from evonb.table.names import TEMP_SUFFIX, data_file_name, partition_path, temp_prefix
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.timeline import instant_on_timeline
@@ -90,14 +90,23 @@ class _FileWriter:
     group written to a local temporary file as it fills, and the finished file stored with
     one request (pyarrow's multipart uploads are not used: a file is at most the table's
     target size). A task writing many partitions holds one row group's batches per
-    partition in memory, as Spark's own writer does, not whole files."""
+    partition in memory, as Spark's own writer does, not whole files. For a table on a
+    local or mounted file system the temporary file is in the file's own folder, and is
+    renamed into place (the driver's copy-on-write rewrites write there)."""
 
     def __init__(self, root: Path, rel: str, schema: pa.Schema, row_group_rows: int,
                  row_group_bytes: int) -> None:
         import pyarrow as pa
 
         self.root, self.rel = root, rel
-        handle, self.local = tempfile.mkstemp(prefix="evonb-write-", suffix=".parquet")
+        self.in_place = not is_object_path(root)
+        if self.in_place:
+            folder = Path(root / rel).parent
+            folder.mkdir(parents=True, exist_ok=True)
+            handle, self.local = tempfile.mkstemp(prefix=temp_prefix(Path(rel).name),
+                                                  suffix=TEMP_SUFFIX, dir=folder)
+        else:
+            handle, self.local = tempfile.mkstemp(prefix="evonb-write-", suffix=".parquet")
         os.close(handle)
         self.sink = pa.OSFile(self.local, "wb")
         self.schema = schema
@@ -129,12 +138,17 @@ class _FileWriter:
             writer = self._writer(self.schema.empty_table())
             writer.close()
             self.sink.close()
-            with open(self.local, "rb") as fh:
-                data = fh.read()
-            file_io().write(self.root / self.rel, data)
+            if self.in_place:
+                size = os.stat(self.local).st_size
+                file_io().move(self.local, self.root / self.rel)
+            else:
+                with open(self.local, "rb") as fh:
+                    data = fh.read()
+                file_io().write(self.root / self.rel, data)
+                size = len(data)
         finally:
             self.discard()
-        return writer.writer.metadata, len(data)
+        return writer.writer.metadata, size
 
     def _writer(self, first: pa.Table) -> Any:
         """The file's Parquet writer, opened for ``first``, its first row group: columns of
@@ -261,13 +275,14 @@ def write_object_files(
                   key=lambda f: f.path)
 
 
-def write_arrow_files(table: pa.Table, *, root: Path, instant: str, version: str,
+def write_arrow_files(tables: Iterable[pa.Table], *, root: Path, instant: str, version: str,
                       partition_columns: Sequence[str] = (),
                       key_columns: Mapping[int, tuple[str, Type]] | None = None,
                       options: Mapping[str, str] | None = None) -> list[DataFile]:
-    """``table``'s rows (physical columns) as data files of the commit ``instant``, written in
-    this process by the writer of evonb's Python workers (:func:`write_task`): one file per
-    partition folder, wherever the table lives, placed but not yet visible to readers. Of
+    """The rows of ``tables`` (physical columns, one schema; read one after another, so they
+    may stream) as data files of the commit ``instant``, written in this process by the
+    writer of evonb's Python workers (:func:`write_task`): one file per partition folder,
+    wherever the table lives, placed but not yet visible to readers (none for no rows). Of
     the Parquet ``options``, as :func:`write_object_files` honours them."""
     options = options or {}
     job = {"location": os.fspath(root), "instant": instant, "version": version,
@@ -275,7 +290,8 @@ def write_arrow_files(table: pa.Table, *, root: Path, instant: str, version: str
            "row_group_rows": int(options.get(ROW_GROUP_ROWS_OPTION, ROW_GROUP_ROWS)),
            "row_group_bytes": int(options.get(ROW_GROUP_BYTES_OPTION, BUFFER_BYTES)),
            "settings": store_settings()}
-    entries = [entry for batch in write_task(iter(table.to_batches()), **job)
+    batches = (batch for table in tables for batch in table.to_batches())
+    entries = [entry for batch in write_task(batches, **job)
                for entry in batch.column("entry").to_pylist()]
     return sorted((DataFile.from_dict(json.loads(e)) for e in entries), key=lambda f: f.path)
 

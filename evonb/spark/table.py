@@ -4,7 +4,7 @@ read-optimized, incremental) and writes that evolve the schema. It adds to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -152,6 +152,12 @@ class SparkTable(BaseTable):
         are looked up (:mod:`evonb.spark.mor_driver`) and small copy-on-write upserts
         rewritten (:mod:`evonb.spark.cow_driver`) by the driver. None here: Spark does that
         work."""
+        return None
+
+    def stored_batches_reader(self, query: Schema, *, meta: bool = False
+                              ) -> Callable[[DataFile], Iterator[pa.Table]] | None:
+        """As :meth:`stored_rows_reader`, a table at a time in the file's row order (the
+        layer above's :meth:`evonb.api.Table.stored_batches_reader`). None here."""
         return None
 
     def group_rows_reader(self, query: Schema

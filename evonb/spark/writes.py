@@ -19,7 +19,7 @@ from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.columns import to_column
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
 from evonb.spark.mor import write_delta
-from evonb.spark.mor_driver import DRIVER_COLLECT_BYTES, driver_lookup_limits
+from evonb.spark.mor_driver import DRIVER_COLLECT_BYTES, driver_lookup_limits, key_query
 from evonb.spark.object_writer import write_table_files
 from evonb.spark.precombine import first_per_key
 from evonb.spark.reader import read_files
@@ -409,13 +409,14 @@ class WriteJob:
                                   [target.field_by_id(i).type for i in config.primary_key_ids],
                                   options):
             return None
-        read = table.stored_rows_reader(table.physical_query(target, layout), meta=True)
-        if read is None:
+        read_keys = table.stored_rows_reader(key_query(config, target, layout))
+        read = table.stored_batches_reader(table.physical_query(target, layout), meta=True)
+        if read_keys is None or read is None:
             return None
         rows = self.collected if self.collected is not None else incoming.toArrow()
         pre_id = config.precombine_id
         done = rewrite_here(
-            table.root, read, rows, mode=self.mode,
+            table.root, read_keys, read, rows, mode=self.mode,
             keys=[layout.name(i) for i in config.primary_key_ids],
             precombine=layout.name(pre_id) if pre_id is not None else None,
             candidates=candidates, instant=instant, version=target.version_id,

@@ -15,7 +15,6 @@ Spark path then), and the limits and options that send a write to Spark."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,19 +24,12 @@ import evonb
 from evonb.errors import EvoError
 from evonb.table.check import check_table
 from evonb.table.layout import META_COMMIT_TIME
+from tests.integration.table_copies import write_both
 
 pytestmark = pytest.mark.spark
 
 OFF = {"evonb.write.driver_rewrite.bytes": "0"}
 
-
-def _copy_off(t, where):
-    """A copy of ``t`` at ``where`` whose upserts and deletes go through Spark."""
-    shutil.rmtree(where, ignore_errors=True)
-    shutil.copytree(t.root, where)
-    copy = evonb.open_table(where)
-    copy.set_properties(OFF)
-    return copy
 
 
 def _rows(t, instant):
@@ -59,13 +51,7 @@ def _rows(t, instant):
 def _same_write(t, copy_at, df, mode, *, driver=True):
     """Write ``df`` into ``t`` (driver path) and into a fresh copy of it (Spark path); assert
     both read the same; the commit of ``t``."""
-    other = _copy_off(t, copy_at)
-    t.write(df, mode)
-    other.write(df, mode)
-    mine, theirs = t.timeline.last_completed(), other.timeline.last_completed()
-    lookup = mine.metadata.get("key_lookup") or {}
-    assert bool(lookup.get("driver")) == driver, lookup
-    assert not (theirs.metadata.get("key_lookup") or {}).get("driver")
+    other, mine, theirs = write_both(t, copy_at, OFF, df, mode, driver=driver)
     assert _rows(t, mine.instant) == _rows(other, theirs.instant)
     assert all(f.rows > 0 for f in t.snapshot().files)
     return mine

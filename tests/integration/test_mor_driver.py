@@ -15,7 +15,6 @@ both block formats."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from collections import Counter
 
 import pytest
@@ -30,19 +29,12 @@ from evonb.spark.avro_log import (
     read_log_blocks,
 )
 from evonb.table.layout import META_COMMIT_TIME
+from tests.integration.table_copies import write_both
 
 pytestmark = pytest.mark.spark
 
 OFF = {"evonb.mor.driver_lookup.rows": "0"}
 
-
-def _copy_off(t, where):
-    """A copy of ``t`` at ``where`` whose deltas go through Spark tasks."""
-    shutil.rmtree(where, ignore_errors=True)
-    shutil.copytree(t.root, where)
-    copy = evonb.open_table(where)
-    copy.set_properties(OFF)
-    return copy
 
 
 def _records(t, instant):
@@ -83,13 +75,7 @@ def _read(t):
 def _same_write(t, copy_at, df, mode, *, driver=True):
     """Write ``df`` into ``t`` (driver path) and into a fresh copy of it (Spark path); assert
     both wrote the same records, listed the same base rows and read the same."""
-    other = _copy_off(t, copy_at)
-    t.write(df, mode)
-    other.write(df, mode)
-    mine, theirs = t.timeline.last_completed(), other.timeline.last_completed()
-    lookup = mine.metadata.get("key_lookup") or {}
-    assert bool(lookup.get("driver")) == driver, lookup
-    assert not (theirs.metadata.get("key_lookup") or {}).get("driver")
+    other, mine, theirs = write_both(t, copy_at, OFF, df, mode, driver=driver)
     got, expected = _records(t, mine.instant), _records(other, theirs.instant)
     assert got[0] == expected[0]  # records per base file
     assert got[1] == expected[1]  # base rows listed as replaced
