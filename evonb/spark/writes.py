@@ -401,7 +401,9 @@ class WriteJob:
         path (:meth:`_merge`)."""
         table, config = self.table, self.config
         count = self.collected.num_rows if self.collected is not None else self.incoming_rows
-        if count is None or not table.reads_in_driver:
+        # In object storage each of the reader's snapshots lists the timeline again: there
+        # the rewrite stays with evonb's Python workers, one read plan for all files.
+        if count is None or not table.reads_in_driver or is_object_path(table.root):
             return None
         candidates = self.key_candidates(live)
         options = parquet_options(config)
