@@ -241,12 +241,16 @@ class WriteJob:
         """How many incoming rows an upsert or delete collects into the driver, at most, for
         its driver path: a merge-on-read delta's key lookup (:mod:`evonb.spark.mor_driver`),
         a copy-on-write rewrite (:mod:`evonb.spark.cow_driver`); 0 (none) for a table object
-        without the JVM-free reader or with the path turned off."""
+        without the JVM-free reader or with the path turned off, and for a copy-on-write
+        table in object storage, whose rewrite stays with evonb's Python workers
+        (:meth:`_rewrite_in_driver`)."""
         if not self.table.reads_in_driver:
             return 0
         if self.table.table_type == "mor":
             limits = driver_lookup_limits(self.config)
             return limits.incoming_rows if limits.stored_rows > 0 else 0
+        if is_object_path(self.table.root):
+            return 0
         rewrite = rewrite_limits(self.config)
         return rewrite.incoming_rows if rewrite.stored_bytes > 0 else 0
 

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 import evonb
+from evonb.spark.mor_driver import DEFAULT_DRIVER_INCOMING
+from evonb.spark.writes import WriteJob
 from evonb.table.fileio import object_store_io
 
 pytestmark = pytest.mark.spark
@@ -59,3 +61,19 @@ def test_an_upsert_looks_at_the_config_once_and_at_no_schema_version(
     assert lists["t/.evo/timeline/archive/"] <= 4, lists  # was 6
     got = sorted((r["id"], r["label"]) for r in evonb.open_table(where).read().collect())
     assert got[:3] == [(0, "v0"), (1, "a"), (2, "v2")] and (307, "b") in got and len(got) == 400
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_only_merge_on_read_collects_incoming_rows_in_a_bucket(
+        spark: Any, bucket: str, table_type: str) -> None:
+    """A copy-on-write rewrite in a bucket stays with evonb's Python workers, so its upsert
+    collects no incoming rows into the driver; a merge-on-read delta's key lookup does."""
+    t = evonb.create_table(f"s3://{bucket}/c{table_type}", "id bigint not null, v string",
+                           primary_key="id", table_type=table_type)
+    t.write(spark.sql("select id, 'a' v from range(10)"))
+    job = WriteJob(t, spark.sql("select 3L id, 'b' v"), "upsert")  # type: ignore[arg-type]
+    assert job._collect_rows() == (0 if table_type == "cow" else DEFAULT_DRIVER_INCOMING)
+    job.run()
+    assert (job.collected is None) == (table_type == "cow")
+    assert sorted(r["v"] for r in evonb.open_table(f"s3://{bucket}/c{table_type}").read()
+                  .collect()) == ["a"] * 9 + ["b"]
