@@ -20,7 +20,8 @@ When the incoming rows and the candidate files (after key-range pruning) are sma
    place (a delete: without the deleted rows), by the writer evonb's Python workers use
    (:func:`evonb.spark.object_writer.write_arrow_files`): the same Parquet, row groups and key
    statistics. A rewritten file keeps its commit-time column; the incoming rows carry the
-   write's instant;
+   write's instant. The next row group is read and merged in a thread of its own while the
+   current one is encoded (:func:`evonb.table.read_ahead.read_ahead`);
 4. the incoming keys found nowhere are new rows, written after the rows of the smallest file
    rewritten (so a small upsert does not leave a small file of its own each time, as Spark's
    merge writes them with the rewritten rows), or as a new file when no file is rewritten.
@@ -52,6 +53,7 @@ from evonb.spark.writer import ROW_GROUP_ROWS_OPTION
 from evonb.table.fileio import is_object_path
 from evonb.table.fsutil import remove_data_files
 from evonb.table.precombine import precombine_key
+from evonb.table.read_ahead import read_ahead
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,7 +198,10 @@ def rewrite_here(root: Path, read_keys: Callable[[DataFile], pa.Table],
             else:
                 tables = _replaced((t.select(rows.column_names).cast(written)
                                     for t in read(f)), positions, rows, incoming)
-            write(itertools.chain(tables, [fresh] if i == smallest and fresh else []))
+            # the next row group read and merged while this one is encoded (both release
+            # the GIL): two cores instead of one
+            write(itertools.chain(read_ahead(tables, depth=4, name="evonb-cow-read-ahead"),
+                                  [fresh] if i == smallest and fresh else []))
         if fresh is not None and smallest is None:
             write([fresh])
     except BaseException:
