@@ -31,7 +31,7 @@ from evonb.table.fsutil import table_path
 from evonb.table.history import Commit
 from evonb.table.hudi import plan_hudi
 from evonb.table.rollback import rollback as rollback_table
-from evonb.table.snapshot import DataFile
+from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.table import CommitRef, WriteMode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,18 +88,20 @@ class Table(SparkTable):
 
     reads_in_driver = True
 
-    def stored_rows_reader(self, query: Schema, *, meta: bool = False
+    def stored_rows_reader(self, query: Schema, *, meta: bool = False,
+                           snapshot: Snapshot | None = None
                            ) -> Callable[[DataFile], pa.Table]:
         """A reader of the rows stored in one data file (without its log blocks) in
         ``query``'s columns (``meta``: and the commit-time column), in the file's row order,
         by the JVM-free reader (:meth:`evonb.arrow.reader.ArrowRead.base_tables`): the
         driver's key lookup of small merge-on-read deltas (:mod:`evonb.spark.mor_driver`)
-        and its rewrite of small copy-on-write upserts (:mod:`evonb.spark.cow_driver`)."""
+        and its rewrite of small copy-on-write upserts (:mod:`evonb.spark.cow_driver`).
+        ``snapshot``: the snapshot the files are of (default: the latest, listed now)."""
         import pyarrow as pa
 
         from evonb.arrow.reader import ArrowRead  # pyarrow
 
-        reader = ArrowRead(self, schema=query, meta_columns=meta)
+        reader = ArrowRead(self, schema=query, meta_columns=meta, snapshot=snapshot)
 
         def read(f: DataFile) -> pa.Table:
             parts = list(reader.base_tables(f, whole=True))
@@ -107,21 +109,22 @@ class Table(SparkTable):
 
         return read
 
-    def stored_batches_reader(self, query: Schema, *, meta: bool = False
+    def stored_batches_reader(self, query: Schema, *, meta: bool = False,
+                              snapshot: Snapshot | None = None
                               ) -> Callable[[DataFile], Iterator[pa.Table]]:
         """As :meth:`stored_rows_reader`, a table at a time (about a row group each) in the
         file's row order: what the driver's copy-on-write rewrites stream into their writer
         (:mod:`evonb.spark.cow_driver`)."""
         from evonb.arrow.reader import ArrowRead  # pyarrow
 
-        reader = ArrowRead(self, schema=query, meta_columns=meta)
+        reader = ArrowRead(self, schema=query, meta_columns=meta, snapshot=snapshot)
 
         def read(f: DataFile) -> Iterator[pa.Table]:
             return reader.base_tables(f)
 
         return read
 
-    def group_rows_reader(self, query: Schema
+    def group_rows_reader(self, query: Schema, *, snapshot: Snapshot | None = None
                           ) -> Callable[[DataFile, Sequence[DataFile]], pa.Table]:
         """A reader of the live rows of one file group (a base file merged with its log
         blocks, oldest first) in ``query``'s columns, by the JVM-free reader
@@ -132,7 +135,7 @@ class Table(SparkTable):
 
         from evonb.arrow.reader import ArrowRead  # pyarrow
 
-        reader = ArrowRead(self, schema=query)
+        reader = ArrowRead(self, schema=query, snapshot=snapshot)
 
         def read(f: DataFile, logs: Sequence[DataFile]) -> pa.Table:
             parts = list(reader.group_tables(f, logs, whole=True))

@@ -56,7 +56,7 @@ from evonb.table.read_plan import (
     snapshot_types,
 )
 from evonb.table.retention import check_readable
-from evonb.table.snapshot import DataFile
+from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
     from evonb.table.table import BaseTable, CommitRef
@@ -81,7 +81,8 @@ class ArrowRead:
     def __init__(self, table: BaseTable, as_of: CommitRef | None = None, *,
                  schema: Schema | str | CommitRef | None = None,
                  columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
-                 limit: int | None = None, meta_columns: bool = False):
+                 limit: int | None = None, meta_columns: bool = False,
+                 snapshot: Snapshot | None = None):
         if filter is not None and not isinstance(filter, pc.Expression):
             raise EvoError(f"A filter must be a pyarrow.compute.Expression, not "
                            f"{type(filter).__name__}",
@@ -94,8 +95,11 @@ class ArrowRead:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
                                   or limit < 0):
             raise EvoError(f"limit must be a whole number >= 0, not {limit!r}")
+        if snapshot is not None and as_of is not None:
+            raise EvoError("A read takes a snapshot or as_of, not both")
         self.table = table
-        self.snap = table.snapshot(as_of)
+        # a snapshot given (a write's own, already listed) spares listing the timeline again
+        self.snap = snapshot if snapshot is not None else table.snapshot(as_of)
         if as_of is not None:
             check_readable(table, self.snap.instant)
         full = (table.schema_store.load(self.snap.schema_version) if schema is None

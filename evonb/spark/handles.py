@@ -63,17 +63,20 @@ class SparkTableHandle(TableHandle, Protocol):
         """The files of a table in object storage, read for Spark."""
         ...
 
-    def stored_rows_reader(self, query: Schema, *, meta: bool = False
+    def stored_rows_reader(self, query: Schema, *, meta: bool = False,
+                           snapshot: Snapshot | None = None
                            ) -> Callable[[DataFile], pa.Table] | None:
-        """A reader, in this process, of the rows stored in one data file; None without one."""
+        """A reader, in this process, of the rows stored in one data file (of ``snapshot``,
+        else the latest); None without one."""
         ...
 
-    def stored_batches_reader(self, query: Schema, *, meta: bool = False
+    def stored_batches_reader(self, query: Schema, *, meta: bool = False,
+                              snapshot: Snapshot | None = None
                               ) -> Callable[[DataFile], Iterator[pa.Table]] | None:
         """The same reader, a table at a time; None without one."""
         ...
 
-    def group_rows_reader(self, query: Schema
+    def group_rows_reader(self, query: Schema, *, snapshot: Snapshot | None = None
                           ) -> Callable[[DataFile, Sequence[DataFile]], pa.Table] | None:
         """A reader, in this process, of one file group's live rows (a base file merged with
         its log blocks); None without one."""

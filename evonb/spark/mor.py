@@ -678,7 +678,7 @@ def _live_keys(table: SparkTableHandle, snap: Snapshot, query: Schema,
         return list(zip(*(rows.column(k).to_pylist() for k in keys), strict=True))
 
     names = sorted(file_of)
-    read = table.group_rows_reader(query)
+    read = table.group_rows_reader(query, snapshot=snap)
     if read is not None:  # in this process, several groups at once
         groups = file_groups(snap)
         reader = read
@@ -740,7 +740,7 @@ def write_delta(job: WriteJobHandle, incoming: DataFrame, snapshot: Snapshot, ta
         fmt = "parquet"  # Avro cannot hold maps with non-string keys
     codec = config.property(AVRO_CODEC_PROPERTY, DEFAULT_AVRO_CODEC) or "null"
     positions = config.bool_property(POSITIONS_PROPERTY, True)
-    read = (table.stored_rows_reader(keys_read) if takes_driver_path(
+    read = (table.stored_rows_reader(keys_read, snapshot=snapshot) if takes_driver_path(
         driver_lookup_limits(config), job.incoming_rows, candidates,
         [target.field_by_id(i).type for i in config.primary_key_ids]) else None)
     if read is not None:

@@ -197,10 +197,13 @@ def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
 def write_task(batches: Iterator[pa.RecordBatch], *, location: str, instant: str,
                version: str, partition_columns: Sequence[str],
                key_columns: Mapping[int, tuple[str, Type]] | None, row_group_rows: int,
-               row_group_bytes: int, settings: Mapping[str, str]
+               row_group_bytes: int, settings: Mapping[str, str], in_driver: bool = False
                ) -> Iterator[pa.RecordBatch]:
     """A Spark task's part of a write: its rows as data files; one record batch of their
-    entries (JSON of :class:`~evonb.table.snapshot.DataFile`)."""
+    entries (JSON of :class:`~evonb.table.snapshot.DataFile`). A task looks, once its files
+    are placed, whether the write's attempt is still on the timeline (the driver may have
+    aborted it meanwhile); ``in_driver``: the files are written by the process that holds the
+    attempt, which aborts it only after this returns, so nothing is looked at."""
     import pyarrow as pa
 
     apply_store_settings(settings)
@@ -227,7 +230,7 @@ def write_task(batches: Iterator[pa.RecordBatch], *, location: str, instant: str
             entries.append(json.dumps(DataFile(
                 path=writer.rel, version=version, instant=instant, partition=folder,
                 rows=footer.num_rows, bytes=size, key_stats=stats).to_dict()))
-        if writers and not instant_on_timeline(root, instant):
+        if writers and not in_driver and not instant_on_timeline(root, instant):
             raise EvoError(f"The write {instant} was aborted while this task wrote its files",
                            hint="nothing to do: the task removed them")
     except BaseException:
@@ -289,7 +292,7 @@ def write_arrow_files(tables: Iterable[pa.Table], *, root: Path, instant: str, v
            "partition_columns": tuple(partition_columns), "key_columns": key_columns,
            "row_group_rows": int(options.get(ROW_GROUP_ROWS_OPTION, ROW_GROUP_ROWS)),
            "row_group_bytes": int(options.get(ROW_GROUP_BYTES_OPTION, BUFFER_BYTES)),
-           "settings": store_settings()}
+           "settings": store_settings(), "in_driver": True}
     batches = (batch for table in tables for batch in table.to_batches())
     entries = [entry for batch in write_task(batches, **job)
                for entry in batch.column("entry").to_pylist()]

@@ -24,7 +24,7 @@ from evonb.table.layout import META_COMMIT_TIME
 from evonb.table.properties import check_plugins
 from evonb.table.read_plan import selected_columns
 from evonb.table.retention import check_readable
-from evonb.table.snapshot import DataFile
+from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.table import (
     WRITE_MODES,
     BaseTable,
@@ -143,24 +143,27 @@ class SparkTable(BaseTable):
     reads_in_driver = False
     """Whether :meth:`stored_rows_reader` gives a reader (the layer above has one)."""
 
-    def stored_rows_reader(self, query: Schema, *, meta: bool = False
+    def stored_rows_reader(self, query: Schema, *, meta: bool = False,
+                           snapshot: Snapshot | None = None
                            ) -> Callable[[DataFile], pa.Table] | None:
         """A reader, in this process, of the rows stored in one data file (never merged with
         log blocks) in ``query``'s columns (projected by field ID; ``meta``: and the
         commit-time column), in the file's row order: the JVM-free reader of the layer above
         (:meth:`evonb.api.Table.stored_rows_reader`), with which small merge-on-read deltas
         are looked up (:mod:`evonb.spark.mor_driver`) and small copy-on-write upserts
-        rewritten (:mod:`evonb.spark.cow_driver`) by the driver. None here: Spark does that
-        work."""
+        rewritten (:mod:`evonb.spark.cow_driver`) by the driver. ``snapshot``: the one the
+        files are of (else the latest is listed; a write passes its own, so the reader lists
+        nothing more). None here: Spark does that work."""
         return None
 
-    def stored_batches_reader(self, query: Schema, *, meta: bool = False
+    def stored_batches_reader(self, query: Schema, *, meta: bool = False,
+                              snapshot: Snapshot | None = None
                               ) -> Callable[[DataFile], Iterator[pa.Table]] | None:
         """As :meth:`stored_rows_reader`, a table at a time in the file's row order (the
         layer above's :meth:`evonb.api.Table.stored_batches_reader`). None here."""
         return None
 
-    def group_rows_reader(self, query: Schema
+    def group_rows_reader(self, query: Schema, *, snapshot: Snapshot | None = None
                           ) -> Callable[[DataFile, Sequence[DataFile]], pa.Table] | None:
         """A reader, in this process, of the live rows of one file group (a base file and
         its log blocks, oldest first, merged) in ``query``'s columns: the JVM-free reader of

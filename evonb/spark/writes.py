@@ -37,7 +37,7 @@ from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.precombine import ordering
 from evonb.table.properties import check_parquet_option, setting
 from evonb.table.read_plan import physical_struct, plan_group
-from evonb.table.snapshot import DataFile
+from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.table import with_write_defaults
 from evonb.table.timeline import CommitRecord
 from evonb.table.transaction import Transaction
@@ -156,7 +156,7 @@ class WriteJob:
             touched: list[DataFile] = []  # MOR: base files that get log blocks
             rewritten = None  # COW: the files the driver rewrote, and those they replace
             if not mor and merges:
-                rewritten = self._rewrite_in_driver(physical, snapshot.files, target, layout,
+                rewritten = self._rewrite_in_driver(physical, snapshot, target, layout,
                                                     instant)
             if rewritten is not None:
                 added, removed = rewritten.added, rewritten.removed
@@ -241,16 +241,12 @@ class WriteJob:
         """How many incoming rows an upsert or delete collects into the driver, at most, for
         its driver path: a merge-on-read delta's key lookup (:mod:`evonb.spark.mor_driver`),
         a copy-on-write rewrite (:mod:`evonb.spark.cow_driver`); 0 (none) for a table object
-        without the JVM-free reader or with the path turned off, and for a copy-on-write
-        table in object storage, whose rewrite stays with evonb's Python workers
-        (:meth:`_rewrite_in_driver`)."""
+        without the JVM-free reader or with the path turned off."""
         if not self.table.reads_in_driver:
             return 0
         if self.table.table_type == "mor":
             limits = driver_lookup_limits(self.config)
             return limits.incoming_rows if limits.stored_rows > 0 else 0
-        if is_object_path(self.table.root):
-            return 0
         rewrite = rewrite_limits(self.config)
         return rewrite.incoming_rows if rewrite.stored_bytes > 0 else 0
 
@@ -397,26 +393,27 @@ class WriteJob:
                          f"AND {sql_literal(r.high, r.type)}")
         return F.expr(" AND ".join(terms)) if terms else None
 
-    def _rewrite_in_driver(self, incoming: DataFrame, live: Sequence[DataFile],
+    def _rewrite_in_driver(self, incoming: DataFrame, snapshot: Snapshot,
                            target: Schema, layout: Layout, instant: str) -> Rewrite | None:
         """A copy-on-write upsert or delete rewritten by the driver in Arrow
         (:mod:`evonb.spark.cow_driver`), when it is small enough (the incoming rows, shaped,
         collected by the job that checked them or else now); None when it takes the Spark
-        path (:meth:`_merge`)."""
+        path (:meth:`_merge`). Its readers read the files of the write's ``snapshot`` (in
+        object storage, a snapshot of their own would list the timeline again)."""
         table, config = self.table, self.config
         count = self.collected.num_rows if self.collected is not None else self.incoming_rows
-        # In object storage each of the reader's snapshots lists the timeline again: there
-        # the rewrite stays with evonb's Python workers, one read plan for all files.
-        if count is None or not table.reads_in_driver or is_object_path(table.root):
+        if count is None or not table.reads_in_driver:
             return None
-        candidates = self.key_candidates(live)
+        candidates = self.key_candidates(snapshot.files)
         options = parquet_options(config)
         if not takes_rewrite_path(rewrite_limits(config), count, candidates,
                                   [target.field_by_id(i).type for i in config.primary_key_ids],
                                   options):
             return None
-        read_keys = table.stored_rows_reader(key_query(config, target, layout))
-        read = table.stored_batches_reader(table.physical_query(target, layout), meta=True)
+        read_keys = table.stored_rows_reader(key_query(config, target, layout),
+                                             snapshot=snapshot)
+        read = table.stored_batches_reader(table.physical_query(target, layout), meta=True,
+                                           snapshot=snapshot)
         if read_keys is None or read is None:
             return None
         rows = self.collected if self.collected is not None else incoming.toArrow()

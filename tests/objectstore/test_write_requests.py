@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import evonb
+from evonb.spark.cow_driver import DEFAULT_REWRITE_INCOMING
 from evonb.spark.mor_driver import DEFAULT_DRIVER_INCOMING
 from evonb.spark.writes import WriteJob
 from evonb.table.fileio import object_store_io
@@ -64,16 +65,22 @@ def test_an_upsert_looks_at_the_config_once_and_at_no_schema_version(
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
-def test_only_merge_on_read_collects_incoming_rows_in_a_bucket(
+def test_a_small_upsert_in_a_bucket_takes_the_driver_path(
         spark: Any, bucket: str, table_type: str) -> None:
-    """A copy-on-write rewrite in a bucket stays with evonb's Python workers, so its upsert
-    collects no incoming rows into the driver; a merge-on-read delta's key lookup does."""
-    t = evonb.create_table(f"s3://{bucket}/c{table_type}", "id bigint not null, v string",
-                           primary_key="id", table_type=table_type)
+    """A small upsert into a table in a bucket is rewritten (copy-on-write) or looked up
+    (merge-on-read) by the driver, as on local disk: its readers read the files of the
+    write's own snapshot, so they list the timeline no more than Spark's path does."""
+    where = f"s3://{bucket}/d{table_type}"
+    t = evonb.create_table(where, "id bigint not null, v string", primary_key="id",
+                           table_type=table_type)
     t.write(spark.sql("select id, 'a' v from range(10)"))
     job = WriteJob(t, spark.sql("select 3L id, 'b' v"), "upsert")  # type: ignore[arg-type]
-    assert job._collect_rows() == (0 if table_type == "cow" else DEFAULT_DRIVER_INCOMING)
-    job.run()
-    assert (job.collected is None) == (table_type == "cow")
-    assert sorted(r["v"] for r in evonb.open_table(f"s3://{bucket}/c{table_type}").read()
-                  .collect()) == ["a"] * 9 + ["b"]
+    assert job._collect_rows() == (DEFAULT_REWRITE_INCOMING if table_type == "cow"
+                                   else DEFAULT_DRIVER_INCOMING)
+    calls = _requests(job.run)
+    assert job.collected is not None
+    assert evonb.open_table(where).timeline.last_completed().metadata["key_lookup"][
+        "driver"] is True
+    lists = Counter(k for op, k in calls if op == "ListObjectsV2")
+    assert lists[f"d{table_type}/.evo/timeline/"] <= 7, lists
+    assert sorted(r["v"] for r in evonb.open_table(where).read().collect()) == ["a"] * 9 + ["b"]

@@ -116,7 +116,7 @@ READERS = ["in-process", "spark-job"]
 
 def _spark_reader_only(monkeypatch, t) -> None:  # type: ignore[no-untyped-def]
     """The table without the JVM-free group reader: one Spark job reads the groups."""
-    monkeypatch.setattr(t, "group_rows_reader", lambda query: None)
+    monkeypatch.setattr(t, "group_rows_reader", lambda query, **_: None)
 
 
 @pytest.mark.parametrize("reader", READERS)
