@@ -428,6 +428,7 @@ def object_storage(ctx: Context) -> Iterator[Case | Result]:
         )
         yield _spark_insert(ctx, bucket)
         yield from _mor_upsert_blocks(ctx, bucket)
+        yield _cow_upsert_driver(ctx, bucket)
         histories = HISTORIES.get(ctx.size.name, HISTORIES["quick"])
         yield _scaling_result(request_scaling(bucket, ctx.path("object_storage_histories"),
                                               histories, out=ctx.log))
@@ -518,6 +519,43 @@ def _mor_upsert_blocks(ctx: Context, bucket: str) -> Iterator[Case]:
             bar_text="report (no bar): what overlapping the blocks' requests saves when "
                      "each request waits on the store",
         )
+
+
+def _cow_upsert_driver(ctx: Context, bucket: str) -> Case:
+    """``object_storage.cow_upsert_driver``: a copy-on-write upsert of 1% of the keys drawn
+    at random into a table in a bucket, its files rewritten by the driver in Arrow (the
+    default) against the same upsert through Spark and evonb's Python workers
+    (``evonb.write.driver_rewrite.bytes = 0``), on two tables of the same rows."""
+    import evonb
+
+    groups, per_group = UPSERT_GROUPS.get(ctx.size.name, UPSERT_GROUPS["quick"])
+    rows = groups * per_group
+    tables = {}
+    for driver in (True, False):
+        t = evonb.create_table(
+            f"s3://{bucket}/cow_upserts_{int(driver)}", "id bigint not null, ts bigint, v string",
+            primary_key="id", precombine="ts",
+            properties={} if driver else {"evonb.write.driver_rewrite.bytes": "0"})
+        t.write(ctx.spark.range(0, rows, 1, 4).selectExpr("id", "0L ts", "concat('v', id) v"))
+        tables[driver] = t
+    picked = max(1, rows // 100)
+    n = count(1)
+
+    def upsert(t: Any) -> None:
+        ts = next(n)
+        t.write(ctx.spark.range(picked).selectExpr(
+            f"cast(rand({ts}) * {rows} as bigint) id", f"{ts}L ts", "'new' v"), mode="upsert")
+
+    return Case(
+        "object_storage.cow_upsert_driver",
+        evonb=Side(f"copy-on-write upsert of {picked:,} random keys into {rows:,} rows in a "
+                   "bucket (loopback S3), files rewritten by the driver in Arrow",
+                   lambda: upsert(tables[True])),
+        baseline=Side("the same upsert through Spark and evonb's Python workers",
+                      lambda: upsert(tables[False])),
+        same_calls=True,
+        bar_text="report (no bar): loopback S3 answers in about a millisecond",
+    )
 
 
 def _azure_ddl(ctx: Context) -> Iterator[Case | Result]:
