@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame
 
 RANK = "__evo_rn"
+INCOMING = "__evo_incoming"
 
 
 def column(name: str) -> Column:
@@ -36,15 +37,25 @@ def order_columns(keys: Sequence[SortKey]) -> list[Column]:
     return out
 
 
-def first_per_key(df: DataFrame, partition: Sequence[str], keys: Sequence[SortKey]
-                  ) -> DataFrame:
+def first_per_key(df: DataFrame, partition: Sequence[str], keys: Sequence[SortKey], *,
+                  merged_only_where: str | None = None) -> DataFrame:
     """The first row of each ``partition`` value of ``df`` in the ordering ``keys`` (a window
-    over the partition columns)."""
+    over the partition columns).
+
+    ``merged_only_where``: a column that is 1 on incoming rows and 0 on stored ones; a key
+    with no incoming row keeps every stored row it has (a key may be stored more than once:
+    inserts of a key already stored, ``evonb.write.insert_duplicates = 'allow'``), so a merge
+    changes only the keys that come in. Computed in the same window (one more frame)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     w = Window.partitionBy(*[column(p) for p in partition]).orderBy(*order_columns(keys))
-    return df.withColumn(RANK, F.row_number().over(w)).filter(F.col(RANK) == 1).drop(RANK)
+    ranked = df.withColumn(RANK, F.row_number().over(w))
+    if merged_only_where is None:
+        return ranked.filter(F.col(RANK) == 1).drop(RANK)
+    whole = w.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    ranked = ranked.withColumn(INCOMING, F.max(column(merged_only_where)).over(whole))
+    return ranked.filter((F.col(RANK) == 1) | (F.col(INCOMING) == 0)).drop(RANK, INCOMING)
 
 
 def ahead(a: Column, b: Column, key: SortKey) -> Column:

@@ -476,7 +476,10 @@ class WriteJob:
                 # One partition is clustered by any key: the window then needs no shuffle,
                 # and the merge and the write run as one stage.
                 both = both.coalesce(1)
-            return first_per_key(both, keys, rule).drop(PRIORITY, SEQ), touched
+            # Stored rows of a key that does not come in stay as they are, every one of them
+            # when the key is stored twice, as the split merge below and the driver keep them.
+            return first_per_key(both, keys, rule, merged_only_where=PRIORITY).drop(
+                PRIORITY, SEQ), touched
         # Only the stored rows whose key comes in meet the incoming rows in the window; the
         # others pass through as they were read, without a shuffle (semi and anti joins with
         # the incoming keys, broadcast by Spark when they are small). Stored rows of a key
