@@ -726,30 +726,49 @@ class _BlockSink:
 
 # --------------------------------------------------------------------------------- reading
 def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
-                    physical: Schema) -> DataFrame:
+                    physical: Schema, *, group: bool = False) -> DataFrame:
     """The records of log blocks written with one schema version (``physical``: that version
-    with physical names), as a DataFrame with the columns of :func:`block_struct`.
+    with physical names), as a DataFrame with the columns of :func:`block_struct` (``group``:
+    and :data:`GROUP`, the name of each record's base file).
 
     Blocks are read by Spark tasks (fastavro for Avro, pyarrow for Parquet); Avro fields are
     matched to the version's columns by field ID.
     """
+    import pyarrow as pa
 
     struct = block_struct(physical)
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
     arrow = arrow_schema(struct, tz)
     spark_type = spark_read_type(struct)
-    paths = [str(Path(root) / f.path) for f in files]
-    if not paths:
+    if group:
+        spark_type = spark_type.add(GROUP, "string")
+    rows = [(str(Path(root) / f.path), group_name(f.base)) for f in files]
+    if not rows:
         return spark.createDataFrame([], spark_type)
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for path in batch.column(0).to_pylist():
-                yield from _read_block(path, struct, arrow)
+            for path, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(),
+                                  strict=True):
+                for block in _read_block(path, struct, arrow):
+                    yield (block.append_column(GROUP, pa.array([name] * block.num_rows,
+                                                               pa.string()))
+                           if group else block)
 
     # A local relation: its rows are spread over min(paths, cores) tasks without a Python job.
-    listing = spark.createDataFrame([(p,) for p in paths], "path string")
+    listing = spark.createDataFrame(rows, "path string, base string")
     return listing.mapInArrow(read, spark_type)
+
+
+GROUP = "__evo_group"
+"""Column of log records and base rows merged by key: the name of the file group's base file.
+A key deleted in one file group and inserted again into another is in two groups, so records
+are resolved, and merged with base rows, per key and group."""
+
+
+def group_name(base: str | None) -> str:
+    """The :data:`GROUP` value of a file group: its base file's name (unique in a table)."""
+    return PurePosixPath(base or "").name
 
 
 ORDER_COL = "__evo_ord"
@@ -781,7 +800,8 @@ def winners(resolved: pa.Table) -> pa.Table:
 
 def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Sequence[DataFile]],
                          physical: Schema, keys: Sequence[str], precombine: str | None,
-                         *, winners_of: Sequence[str] | None = None) -> DataFrame:
+                         *, winners_of: Sequence[str] | None = None,
+                         group: bool = False) -> DataFrame:
     """The log records of whole file groups, resolved per key inside the task that reads the
     group (no shuffle): the winner among the records after the key's last delete by the
     precombine rule (:mod:`evonb.table.precombine`; the later block breaks a tie), or a bare
@@ -790,8 +810,10 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     Every block must be written with the schema version ``physical`` (physical names);
     ``keys`` and ``precombine`` are physical names. ``winners_of`` (a merge by position, the
     position among ``keys``): only the :func:`winners`, with only these columns, so that no
-    other row or column goes from the Python workers to the JVM.
+    other row or column goes from the Python workers to the JVM. ``group``: each record also
+    carries :data:`GROUP`, its group's base file name.
     """
+    import pyarrow as pa
 
     struct = block_struct(physical)
     out = resolved_struct(physical)
@@ -804,8 +826,11 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     arrow = arrow_schema(out, tz)
     block_arrow = arrow_schema(struct, tz)
     spark_type = spark_read_type(out)
+    if group:
+        spark_type = spark_type.add(GROUP, "string")
     listing = [(json.dumps([str(Path(root) / f.path)
-                            for f in sorted(g, key=lambda f: (f.instant, f.path))]),)
+                            for f in sorted(g, key=lambda f: (f.instant, f.path))]),
+                group_name(g[0].base))
                for g in groups if g]
     if not listing:
         return spark.createDataFrame([], spark_type)
@@ -814,13 +839,19 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for paths in batch.column(0).to_pylist():
+            for paths, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(),
+                                   strict=True):
                 table = resolve_group(json.loads(paths), struct, block_arrow, key_names, pre)
                 if kept is not None:
                     table = winners(table).select(kept)
-                yield from table.cast(arrow).to_batches()
+                table = table.cast(arrow)
+                if group:
+                    table = table.append_column(GROUP, pa.array([name] * table.num_rows,
+                                                                pa.string()))
+                yield from table.to_batches()
 
-    return spark.createDataFrame(listing, "paths string").mapInArrow(read, spark_type)
+    return (spark.createDataFrame(listing, "paths string, base string")
+            .mapInArrow(read, spark_type))
 
 
 def resolve_group(paths: list[str], struct: StructType, arrow: pa.Schema, keys: list[str],
@@ -930,11 +961,13 @@ __all__ = [
     "BASE",
     "DELETED",
     "FORMATS",
+    "GROUP",
     "LOG_FORMAT_PROPERTY",
     "arrow_schema",
     "avro_supported",
     "block_avro_schema",
     "block_struct",
+    "group_name",
     "log_path",
     "parse_log_name",
     "read_log_blocks",

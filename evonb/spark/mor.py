@@ -39,6 +39,7 @@ from evonb.spark.avro_log import (
     DEL,
     DELETED,
     DROP_KEY,
+    GROUP,
     LOG_FORMAT_PROPERTY,
     OVER,
     POS,
@@ -157,10 +158,11 @@ def _merge_columns(table: SparkTableHandle, query: Schema) -> tuple[Schema, list
 
 
 def read_logs(table: SparkTableHandle, logs: Sequence[DataFile], query: Schema,
-              via: Via | None = None) -> DataFrame:
+              via: Via | None = None, *, group: bool = False) -> DataFrame:
     """Log records projected onto ``query`` by field ID (``via``: see
     :func:`~evonb.table.read_plan.snapshot_types`), with ``_evo_commit_time`` and
-    ``_evo_deleted`` (one read per schema version of the blocks)."""
+    ``_evo_deleted`` (one read per schema version of the blocks); ``group``: and
+    :data:`~evonb.spark.avro_log.GROUP`, the name of each record's base file."""
     from pyspark.sql import functions as F
 
     by_version: dict[str, list[DataFile]] = {}
@@ -170,11 +172,12 @@ def read_logs(table: SparkTableHandle, logs: Sequence[DataFile], query: Schema,
     for version, files in sorted(by_version.items()):
         schema, layout = table.version(version)
         raw = read_log_blocks(table.spark, table.root, files,
-                              table.physical_query(schema, layout))
-        group = plan_group(query, schema, layout, (), via=via)
-        cols = [to_column(e).alias(name) for name, e in group.columns]
+                              table.physical_query(schema, layout), group=group)
+        plan = plan_group(query, schema, layout, (), via=via)
+        cols = [to_column(e).alias(name) for name, e in plan.columns]
         frames.append(raw.select(*cols, F.col(META_COMMIT_TIME),
-                                 F.col(DELETED).cast("boolean").alias(DELETED)))
+                                 F.col(DELETED).cast("boolean").alias(DELETED),
+                                 *([F.col(GROUP)] if group else [])))
     return reduce(lambda a, b: a.unionByName(b), frames)
 
 
@@ -198,7 +201,9 @@ def resolve_logs(logs: DataFrame, keys: Sequence[str], precombine: str | None) -
 def resolved_logs(table: SparkTableHandle, logs: Sequence[DataFile], query: Schema,
                   keys: Sequence[str], precombine: str | None,
                   via: Via | None = None) -> DataFrame:
-    """The log records resolved per key (see :func:`resolve_logs`), projected onto ``query``.
+    """The log records resolved per key and file group (see :func:`resolve_logs`), projected
+    onto ``query``, each with :data:`~evonb.spark.avro_log.GROUP`, its group's base file name
+    (a key deleted in one group and inserted again into another has records in both).
 
     When every block has the same schema version (no DDL since the last compaction, the usual
     case), each file group is read and resolved by one task, without a shuffle; otherwise the
@@ -208,21 +213,24 @@ def resolved_logs(table: SparkTableHandle, logs: Sequence[DataFile], query: Sche
 
     versions = {f.version for f in logs}
     if len(versions) != 1:
-        return resolve_logs(read_logs(table, logs, query, via), keys, precombine)
+        return resolve_logs(read_logs(table, logs, query, via, group=True), [*keys, GROUP],
+                            precombine)
     schema, layout = table.version(versions.pop())
     config = table.raw_config
     wanted = [*config.primary_key_ids, *([config.precombine_id]
                                          if config.precombine_id is not None else [])]
     if not all(schema.has_id(i) for i in wanted):  # pragma: no cover - keys are never dropped
-        return resolve_logs(read_logs(table, logs, query, via), keys, precombine)
+        return resolve_logs(read_logs(table, logs, query, via, group=True), [*keys, GROUP],
+                            precombine)
     groups = list(file_groups(Snapshot(None, schema.version_id, (), tuple(logs))).values())
     raw = read_resolved_groups(
         table.spark, table.root, groups, table.physical_query(schema, layout),
         [layout.name(i) for i in config.primary_key_ids],
-        layout.name(config.precombine_id) if config.precombine_id is not None else None)
+        layout.name(config.precombine_id) if config.precombine_id is not None else None,
+        group=True)
     group = plan_group(query, schema, layout, (), via=via)
     return raw.select(*[to_column(e).alias(name) for name, e in group.columns],
-                      F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID))
+                      F.col(META_COMMIT_TIME), F.col(DEL), F.col(VALID), F.col(GROUP))
 
 
 def merge(base: DataFrame, resolved: DataFrame, keys: Sequence[str], precombine: str | None,
@@ -432,6 +440,8 @@ def read_snapshot(table: SparkTableHandle, snap: Snapshot, query: Schema, *, met
     if is_object_path(table.root):
         return table.read_object_files(snap.files, query, meta=meta,
                                        logs=() if read_optimized else snap.logs)
+    from pyspark.sql import functions as F
+
     spark = table.spark
     via = None  # in another schema than its own: values as the snapshot shows them, then cast
     if snap.schema_version != query.version_id:
@@ -459,12 +469,16 @@ def read_snapshot(table: SparkTableHandle, snap: Snapshot, query: Schema, *, met
         frames.extend(_merge_by_position(table, snap, by_pos, drops, query, meta, via))
     if by_key:
         part = subset(snap, by_key)
-        base = read_files(spark, table.root, by_key, ext, table.version, meta=True, via=via)
+        # merged per key and file group: a key deleted in one group and inserted again into
+        # another has a base row in each (the later one live)
+        base = read_files(spark, table.root, by_key, ext, table.version, meta=True, via=via,
+                          with_file=True)
+        base = base.withColumn(GROUP, F.element_at(F.split(F.col(FILE), "/"), -1)).drop(FILE)
         resolved = resolved_logs(table, part.logs, ext, keys, pre, via)
         if not meta:
             base, resolved = base.drop(META_COMMIT_TIME), resolved.drop(META_COMMIT_TIME)
         small = sum(f.bytes for f in part.logs) <= BROADCAST_LOG_BYTES
-        merged = merge(base, resolved, keys, pre, broadcast=small)
+        merged = merge(base, resolved, [*keys, GROUP], pre, broadcast=small).drop(GROUP)
         frames.append(merged.drop(*extra) if extra else merged)
     return reduce(lambda a, b: a.unionByName(b), frames)
 
