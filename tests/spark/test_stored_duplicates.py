@@ -14,19 +14,10 @@ from typing import Any
 import pytest
 
 import evonb
+from tests.spark.merge_paths import MERGE_PATHS
 
 pytestmark = pytest.mark.spark
 
-SPARK_ONLY = {"evonb.write.driver_rewrite.bytes": "0"}
-PATHS = {
-    "cow-driver": ("cow", {}),
-    "cow-direct": ("cow", SPARK_ONLY),
-    "cow-window": ("cow", SPARK_ONLY | {"evonb.write.direct_merge.bytes": "0"}),
-    "cow-split": ("cow", SPARK_ONLY | {"evonb.write.direct_merge.bytes": "0",
-                                       "evonb.write.split_merge.bytes": "0"}),
-    "mor-driver": ("mor", {}),
-    "mor-spark": ("mor", {"evonb.mor.driver_lookup.rows": "0"}),
-}
 
 
 def _rows(t: Any) -> list[tuple[int, str]]:
@@ -35,11 +26,11 @@ def _rows(t: Any) -> list[tuple[int, str]]:
     return got
 
 
-@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("path", sorted(MERGE_PATHS))
 @pytest.mark.parametrize("allow", [False, True])
 def test_a_merge_leaves_every_stored_row_of_the_keys_that_do_not_come_in(
         spark: Any, tmp_path: Any, path: str, allow: bool) -> None:
-    table_type, props = PATHS[path]
+    table_type, props = MERGE_PATHS[path]
     if allow:
         props = props | {"evonb.write.insert_duplicates": "allow"}
     made = []

@@ -1,0 +1,167 @@
+"""A reference model of keys stored more than once, driven with random writes and services.
+
+The main model (:mod:`tests.model.machine`) keeps one row per key. A key can be stored twice:
+an insert checks only its own rows, so inserting a key the table holds stores it again (and
+``evonb.write.insert_duplicates = 'allow'`` takes repeated keys in one insert). This model
+keeps a multiset of rows per key and plays inserts of stored and new keys, upserts, deletes,
+compaction and clustering on every merge path of both table types (``EVONB_DUPLICATES_HISTORIES``
+histories each, 3 by default):
+
+- an insert adds its rows;
+- an upsert of a key changes only that key: a new key gets the row; a stored key reads the
+  new row once in a copy-on-write table (the rewrite's merge picks one winner) and once per
+  stored row in a merge-on-read table (each stored row is replaced in place);
+- a delete removes every row of its keys;
+- compaction and clustering change no row.
+
+After every step Spark's read and the JVM-free reader must both equal the model. A failure
+prints the seed (``EVONB_DUPLICATES_SEED`` replays it) and hypothesis's shortest steps.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import shutil
+import tempfile
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as use_seed
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    get_state_machine_test,
+    initialize,
+    rule,
+)
+
+import evonb
+from tests.spark.merge_paths import MERGE_PATHS
+
+pytestmark = [pytest.mark.spark, pytest.mark.model]
+
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+SPARK: list[Any] = []
+PATH: list[str] = []  # the merge path of the histories being played
+VALUES = itertools.count()
+SEEN: Counter[str] = Counter()  # checks made with a key stored twice, per merge path
+
+
+class DuplicateKeys(RuleBasedStateMachine):
+    """One table of one merge path and its model: key -> the values of its rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = tempfile.mkdtemp(prefix="evonb-dups-")
+        self.model: dict[int, list[str]] = {}
+        self.table: Any = None
+        self.path = ""
+        self.allow = False
+
+    @initialize(allow=st.booleans())
+    def create(self, allow: bool) -> None:
+        path = PATH[0]
+        table_type, props = MERGE_PATHS[path]
+        if allow:
+            props = props | {"evonb.write.insert_duplicates": "allow"}
+        self.path, self.allow = path, allow
+        self.table = evonb.create_table(
+            os.path.join(self.folder, "t"), "id bigint not null, v string", primary_key="id",
+            table_type=table_type, properties=props)
+        for keys in ([0, 1], [0, 2]):  # every history starts with key 0 stored twice
+            df, rows = self._frame(keys)
+            self.table.write(df)
+            for k, v in rows:
+                self.model.setdefault(k, []).append(v)
+        self.check("the first inserts")
+
+    def _keys(self, vseed: int) -> list[int]:
+        """One to three keys of 0 to 5, each a stored one half of the time (when any is)."""
+        rng = random.Random(vseed)
+        stored = sorted(self.model)
+        return [rng.choice(stored) if stored and rng.random() < 0.5 else rng.randrange(6)
+                for _ in range(rng.randint(1, 3))]
+
+    def _frame(self, keys: list[int]) -> tuple[Any, list[tuple[int, str]]]:
+        rows = [(k, f"v{next(VALUES)}") for k in keys]
+        values = ", ".join(f"({k}L, '{v}')" for k, v in rows)
+        # a frame Spark can size, so small merges take the direct merge where they may
+        return SPARK[0].sql(f"select * from values {values} as r(id, v)").coalesce(1), rows
+
+    @rule(vseed=SEEDS)
+    def insert(self, vseed: int) -> None:
+        keys = self._keys(vseed)
+        if not self.allow:
+            keys = list(dict.fromkeys(keys))  # an insert refuses a key twice in its own rows
+        df, rows = self._frame(keys)
+        self.table.write(df)
+        for k, v in rows:
+            self.model.setdefault(k, []).append(v)
+        self.check("insert")
+
+    @rule(vseed=SEEDS)
+    def upsert(self, vseed: int) -> None:
+        keys = self._keys(vseed)
+        df, rows = self._frame(list(dict.fromkeys(keys)))
+        self.table.write(df, mode="upsert")
+        per_row = self.table.table_type == "mor"
+        for k, v in rows:
+            stored = self.model.get(k) or [None]
+            self.model[k] = [v] * (len(stored) if per_row else 1)
+        self.check("upsert")
+
+    @rule(vseed=SEEDS)
+    def delete(self, vseed: int) -> None:
+        keys = self._keys(vseed)
+        df, _ = self._frame(keys)
+        self.table.write(df.select("id"), mode="delete")
+        for k in keys:
+            self.model.pop(k, None)
+        self.check("delete")
+
+    @rule()
+    def service(self) -> None:
+        if self.table.table_type == "mor":
+            self.table.compact()
+        else:
+            self.table.cluster()
+        self.check("compaction" if self.table.table_type == "mor" else "clustering")
+
+    def check(self, step: str) -> None:
+        want = Counter((k, v) for k, vs in self.model.items() for v in vs)
+        spark_rows = Counter((r.id, r.v) for r in self.table.read().collect())
+        arrow_rows = Counter((r["id"], r["v"]) for r in self.table.to_arrow().to_pylist())
+        assert spark_rows == want, f"{self.path} after {step}: Spark read {sorted(spark_rows)}"
+        assert arrow_rows == want, f"{self.path} after {step}: Arrow read {sorted(arrow_rows)}"
+        if any(len(vs) > 1 for vs in self.model.values()):
+            SEEN[self.path] += 1
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("path", sorted(MERGE_PATHS))
+def test_keys_stored_twice_against_the_model(spark: Any, path: str) -> None:
+    SPARK[:], PATH[:] = [spark], [path]
+    SEEN.clear()
+    histories = int(os.environ.get("EVONB_DUPLICATES_HISTORIES") or 3)
+    seed = int(os.environ.get("EVONB_DUPLICATES_SEED") or random.SystemRandom().randrange(2**32))
+    print(f"duplicate keys model, {path}: seed {seed}; replay with "
+          f"EVONB_DUPLICATES_SEED={seed}")
+    run = get_state_machine_test(
+        DuplicateKeys,
+        settings=settings(max_examples=histories, stateful_step_count=8, deadline=None,
+                          database=None, phases=[Phase.generate, Phase.shrink],
+                          suppress_health_check=list(HealthCheck)),
+        _min_steps=4)
+    try:
+        use_seed(seed)(run)()
+    except BaseException as err:
+        err.add_note(f"duplicate keys model seed: EVONB_DUPLICATES_SEED={seed}")
+        raise
+    print(f"duplicate keys model, {path}: {SEEN[path]} checks with a key stored twice")
+    assert SEEN[path] >= histories  # every history stored a key twice
