@@ -734,7 +734,6 @@ def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
     Blocks are read by Spark tasks (fastavro for Avro, pyarrow for Parquet); Avro fields are
     matched to the version's columns by field ID.
     """
-    import pyarrow as pa
 
     struct = block_struct(physical)
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
@@ -751,9 +750,7 @@ def read_log_blocks(spark: SparkSession, root: Path, files: Sequence[DataFile],
             for path, name in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(),
                                   strict=True):
                 for block in _read_block(path, struct, arrow):
-                    yield (block.append_column(GROUP, pa.array([name] * block.num_rows,
-                                                               pa.string()))
-                           if group else block)
+                    yield _with_group(block, name) if group else block
 
     # A local relation: its rows are spread over min(paths, cores) tasks without a Python job.
     listing = spark.createDataFrame(rows, "path string, base string")
@@ -769,6 +766,13 @@ are resolved, and merged with base rows, per key and group."""
 def group_name(base: str | None) -> str:
     """The :data:`GROUP` value of a file group: its base file's name (unique in a table)."""
     return PurePosixPath(base or "").name
+
+
+def _with_group(data: Any, name: str) -> Any:
+    """A record batch or table of one file group with :data:`GROUP` (``name``) appended."""
+    import pyarrow as pa
+
+    return data.append_column(GROUP, pa.array([name] * data.num_rows, pa.string()))
 
 
 ORDER_COL = "__evo_ord"
@@ -813,7 +817,6 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
     other row or column goes from the Python workers to the JVM. ``group``: each record also
     carries :data:`GROUP`, its group's base file name.
     """
-    import pyarrow as pa
 
     struct = block_struct(physical)
     out = resolved_struct(physical)
@@ -845,10 +848,7 @@ def read_resolved_groups(spark: SparkSession, root: Path, groups: Sequence[Seque
                 if kept is not None:
                     table = winners(table).select(kept)
                 table = table.cast(arrow)
-                if group:
-                    table = table.append_column(GROUP, pa.array([name] * table.num_rows,
-                                                                pa.string()))
-                yield from table.to_batches()
+                yield from (_with_group(table, name) if group else table).to_batches()
 
     return (spark.createDataFrame(listing, "paths string, base string")
             .mapInArrow(read, spark_type))

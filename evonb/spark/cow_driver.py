@@ -69,6 +69,10 @@ REWRITE_INCOMING_PROPERTY = "evonb.write.driver_rewrite.incoming_rows"
 """Table property: the incoming rows such an upsert or delete may collect into the driver,
 at most, to take the driver path; 0 turns it off."""
 DEFAULT_REWRITE_INCOMING = 250_000
+READ_AHEAD_TABLES = 4
+"""Tables of a rewritten file read and merged ahead of the one being encoded: about a row
+group (the writer encodes a row group of four of the reader's tables at once; one table ahead
+gained nothing, eight little more than four: ``docs/benchmarks.md``)."""
 WRITER_OPTIONS = frozenset({ROW_GROUP_ROWS_OPTION, ROW_GROUP_BYTES_OPTION})
 """The table's Parquet writer options (``evonb.write.parquet.*``) the driver's writer honours;
 a table that sets any other takes the Spark path, whose writer knows them all."""
@@ -200,7 +204,8 @@ def rewrite_here(root: Path, read_keys: Callable[[DataFile], pa.Table],
                                     for t in read(f)), positions, rows, incoming)
             # the next row group read and merged while this one is encoded (both release
             # the GIL): two cores instead of one
-            write(itertools.chain(read_ahead(tables, depth=4, name="evonb-cow-read-ahead"),
+            write(itertools.chain(read_ahead(tables, depth=READ_AHEAD_TABLES,
+                                             name="evonb-cow-read-ahead"),
                                   [fresh] if i == smallest and fresh else []))
         if fresh is not None and smallest is None:
             write([fresh])
