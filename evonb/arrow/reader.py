@@ -51,9 +51,9 @@ from evonb.table.read_plan import (
     ScanGroup,
     physical_struct,
     plan_group,
+    read_paths,
     referenced_columns,
     selected_columns,
-    snapshot_types,
 )
 from evonb.table.retention import check_readable
 from evonb.table.snapshot import DataFile, Snapshot
@@ -105,9 +105,7 @@ class ArrowRead:
         full = (table.schema_store.load(self.snap.schema_version) if schema is None
                 else table.resolve_schema(schema))
         self.full = full
-        self._via = None  # in another schema than its own: read as the snapshot shows it
-        if full.version_id != self.snap.schema_version:
-            self._via = snapshot_types(table.schema_store.load(self.snap.schema_version), full)
+        self._via = read_paths(table.version, full, self.snap.schema_version)  # through each type
         selected = selected_columns(full, columns)
         meta = [META_FIELD] if meta_columns else []
         self.meta_columns = meta_columns

@@ -79,7 +79,7 @@ from evonb.table.key_stats import no_key_in_two
 from evonb.table.layout import META_COMMIT_TIME, Layout
 from evonb.table.lru import LRU
 from evonb.table.precombine import ordering, precombine_key
-from evonb.table.read_plan import Via, plan_group, referenced_columns, snapshot_types
+from evonb.table.read_plan import Via, plan_group, read_paths, referenced_columns
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,7 +160,7 @@ def _merge_columns(table: SparkTableHandle, query: Schema) -> tuple[Schema, list
 def read_logs(table: SparkTableHandle, logs: Sequence[DataFile], query: Schema,
               via: Via | None = None, *, group: bool = False) -> DataFrame:
     """Log records projected onto ``query`` by field ID (``via``: see
-    :func:`~evonb.table.read_plan.snapshot_types`), with ``_evo_commit_time`` and
+    :func:`~evonb.table.read_plan.type_paths`), with ``_evo_commit_time`` and
     ``_evo_deleted`` (one read per schema version of the blocks); ``group``: and
     :data:`~evonb.spark.avro_log.GROUP`, the name of each record's base file."""
     from pyspark.sql import functions as F
@@ -443,9 +443,7 @@ def read_snapshot(table: SparkTableHandle, snap: Snapshot, query: Schema, *, met
     from pyspark.sql import functions as F
 
     spark = table.spark
-    via = None  # in another schema than its own: values as the snapshot shows them, then cast
-    if snap.schema_version != query.version_id:
-        via = snapshot_types(table.version(snap.schema_version)[0], query)
+    via = read_paths(table.version, query, snap.schema_version)  # values through each type
     if read_optimized or not snap.logs:
         return read_files(spark, table.root, snap.files, query, table.version, meta=meta,
                           via=via)

@@ -45,8 +45,8 @@ def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: Ve
     ``merged`` (the default) reads every file in one scan by stable physical names; ``union``
     reads each schema version with its own scan and unions them (simpler, slower; kept as a
     cross-check). ``native_defaults`` lets the Parquet reader fill read defaults where it can
-    (see :func:`evonb.table.read_plan.plan_merged`); ``via``: the types of the snapshot's
-    schema when ``query`` is another (:func:`evonb.table.read_plan.snapshot_types`).
+    (see :func:`evonb.table.read_plan.plan_merged`); ``via``: the types each value passes through
+    (:func:`evonb.table.read_plan.type_paths`).
     """
     by_version: dict[str, list[DataFile]] = {}
     for f in files:

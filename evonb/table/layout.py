@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evonb.schema.json_fields import type_from_json, type_to_json
 from evonb.schema.schema import ROOT_ID, Schema, walk
 from evonb.schema.types import (
     BIGINT,
@@ -93,18 +94,34 @@ def sanitize(name: str) -> str:
 class Layout:
     """Physical names of one schema version: ``physical`` maps field ID -> physical name for
     every struct member and top-level column; ``used`` keeps, per parent ID, every physical name
-    (lower case) ever handed out at that level, so none is ever given twice."""
+    (lower case) ever handed out at that level, so none is ever given twice.
+
+    ``types`` keeps, for every primitive field whose type changed, the types it has had, oldest
+    first, ending with its type in this version: a value a file stored in an older type is read
+    through each type after it (:func:`~evonb.table.read_plan.type_paths`), so what a read shows
+    never depends on whether a rewrite in between stored it in one of those. ``typed`` is False
+    for layouts written before histories were kept (their types are not known)."""
 
     physical: Mapping[int, str] = field(default_factory=dict)
     used: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    types: Mapping[int, tuple[Type, ...]] = field(default_factory=dict)
+    typed: bool = True
 
     def name(self, field_id: int) -> str:
         return self.physical[field_id]
+
+    def history(self, field_id: int, current: Type) -> tuple[Type, ...] | None:
+        """The types field ``field_id`` (of type ``current`` in this version) has had, oldest
+        first; None when this layout does not know them."""
+        if not self.typed:
+            return None
+        return self.types.get(field_id, (current,))
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "physical": {str(k): v for k, v in sorted(self.physical.items())},
             "used": {str(k): sorted(v) for k, v in sorted(self.used.items())},
+            "types": {str(k): [type_to_json(t) for t in v] for k, v in sorted(self.types.items())},
         }
 
     @classmethod
@@ -112,7 +129,31 @@ class Layout:
         return cls(
             physical={int(k): str(v) for k, v in data.get("physical", {}).items()},
             used={int(k): frozenset(v) for k, v in data.get("used", {}).items()},
+            types={int(k): tuple(type_from_json(t) for t in v)
+                   for k, v in data.get("types", {}).items()},
+            typed="types" in data,
         )
+
+
+def _histories(schema: Schema, previous: Schema | None, layout: Layout
+               ) -> dict[int, tuple[Type, ...]]:
+    """The type histories of ``schema``'s primitive fields (those with more than one type),
+    continuing ``layout``'s (of ``previous``; a field ``previous`` lacks continues the history
+    ``layout`` holds for it, a field a revert brings back)."""
+    out: dict[int, tuple[Type, ...]] = {}
+    for info in walk(schema.fields):
+        t = info.field.type
+        if not t.is_primitive:
+            continue
+        fid = info.field.id
+        before: tuple[Type, ...] = layout.types.get(fid, ())
+        if not before and previous is not None and previous.has_id(fid):
+            old = previous.field_by_id(fid).type
+            before = (old,) if old.is_primitive else ()
+        history = before if before and before[-1] == t else (*before, t)
+        if len(history) > 1:
+            out[fid] = history
+    return out
 
 
 def named_members(schema: Schema) -> list[tuple[int, int, str, Type]]:
@@ -152,4 +193,5 @@ def derive_layout(schema: Schema, previous: tuple[Schema, Layout] | None = None)
                 k += 1
         level.add(candidate.lower())
         physical[field_id] = candidate
-    return Layout(physical=physical, used={k: frozenset(v) for k, v in used.items()})
+    return Layout(physical=physical, used={k: frozenset(v) for k, v in used.items()},
+                  types=_histories(schema, prev_schema, prev_layout))

@@ -9,7 +9,7 @@ rebuilt member by member (inside arrays and map values too).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +28,9 @@ from evonb.schema.types import (
 )
 from evonb.table.layout import Layout
 
-Via = Mapping[int, Type]
-"""The primitive type of each field ID in the schema of the snapshot read (see
-:func:`snapshot_types`)."""
+Via = Mapping[int, tuple[Type, ...]]
+"""For each primitive field ID whose values may pass through more than one type, those types,
+oldest first, ending with the query's type (see :func:`type_paths`)."""
 
 
 class Expr:
@@ -244,9 +244,11 @@ class _Project(PartnerVisitor[_Found, Expr]):
             return Lit(None, qt)  # unused: the field reads its default
         ft = found.field.type
         src = found.src
-        vt = self.via.get(found.field.id)
-        if vt is not None and vt not in (ft, qt):  # the value the snapshot shows, then qt
-            src, ft = Cast(src, vt, exact=ft if narrows_number(ft, vt) else None), vt
+        path = self.via.get(found.field.id)
+        if path:  # through each type the value had since the file stored it
+            for t in _steps(path, self.layout.history(found.field.id, ft), ft):
+                if t != ft and t != qt:
+                    src, ft = Cast(src, t, exact=ft if narrows_number(ft, t) else None), t
         if ft == qt:
             return src
         return Cast(src, qt, exact=ft if narrows_number(ft, qt) else None)
@@ -266,27 +268,68 @@ class _Project(PartnerVisitor[_Found, Expr]):
         return Cast(found.src, qt)  # pragma: no cover - type rules never change nested kinds
 
 
-def snapshot_types(snapshot: Schema, query: Schema) -> Via | None:
-    """For a snapshot read in another schema than its own (time travel in the latest schema,
-    say), the type of each primitive field in the snapshot's schema: a value is read as the
-    snapshot shows it, then cast to the query's type, so that what a read shows does not
-    depend on which files a rewrite wrote in between (an ``int`` written before the column
-    became ``double`` reads as ``"-1.0"`` in a later ``string`` column, as a value written
-    while it was ``double`` does). None when the query is the snapshot's schema."""
-    if snapshot.version_id == query.version_id:
-        return None
-    out: dict[int, Type] = {}
+def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = None,
+               snapshot_layout: Layout | None = None) -> Via | None:
+    """The types a value of each of ``query``'s primitive fields passes through on a read
+    (``layout``: the query version's layout). A value stored in an older type is carried
+    through each later one: an ``int`` stored before the column became ``double`` reads
+    ``"5.0"`` in a later ``string`` column, as a value stored while it was ``double`` (or
+    rewritten then) does. So what a read shows depends neither on which files a rewrite or
+    compaction wrote in between nor on which files of a generation are live.
+
+    A snapshot read in another schema (``snapshot``, its version's ``snapshot_layout``; time
+    travel in the latest schema, say): each value as the snapshot shows it (through the
+    snapshot's own types), then cast to ``query``'s type. Layouts written before histories
+    were kept know no history: a value is cast to the snapshot's type, then to the query's.
+    None when nothing passes through more than one type."""
+    out: dict[int, tuple[Type, ...]] = {}
+    if snapshot is None or snapshot.version_id == query.version_id:
+        if layout is not None and layout.typed:
+            out.update(layout.types)
+        return out or None
     for fid in snapshot.field_ids():
         t = snapshot.field_by_id(fid).type
-        if t.is_primitive:
-            out[fid] = t
-    return out
+        if not t.is_primitive or not query.has_id(fid):
+            continue
+        qt = query.field_by_id(fid).type
+        own = snapshot_layout.history(fid, t) if snapshot_layout is not None else None
+        path = own if own is not None else (t,)
+        path = path if path[-1] == qt else (*path, qt)
+        if len(path) > 1:
+            out[fid] = path
+    return out or None
+
+
+def read_paths(versions: Callable[[str], tuple[Schema, Layout]], query: Schema,
+               snapshot_version: str) -> Via | None:
+    """:func:`type_paths` of a read of the snapshot of schema version ``snapshot_version`` in
+    ``query``, with ``versions`` looking a version and its layout up (a query that is not a
+    stored version, as a schema made for one read, knows no histories)."""
+    if snapshot_version != query.version_id:
+        return type_paths(query, None, *versions(snapshot_version))
+    try:
+        _, layout = versions(query.version_id)
+    except (EvoError, OSError, KeyError):
+        layout = None
+    return type_paths(query, layout)
+
+
+def _steps(path: tuple[Type, ...], stored: tuple[Type, ...] | None, ft: Type
+           ) -> tuple[Type, ...]:
+    """The types of ``path`` a value of ``ft`` passes through after it: those after the
+    file's own history (``stored``) where the path continues it, else those after the last
+    ``ft`` in the path, else all of them."""
+    if stored is not None and path[:len(stored)] == stored:
+        return path[len(stored):]
+    if ft in path:
+        return path[len(path) - path[::-1].index(ft):]
+    return path
 
 
 def project(query: NestedField, found: NestedField | None, src: Expr, layout: Layout,
             depth: int = 0, via: Via | None = None) -> Expr:
     """How to build query field ``query`` from ``src``, the file's field ``found`` (same ID);
-    ``via``: see :func:`snapshot_types`."""
+    ``via``: see :func:`type_paths`."""
     partner = None if found is None else _Found(found, src, depth)
     return visit_field(query, partner, _Project(layout, via), _InScan(layout))
 
@@ -294,7 +337,7 @@ def project(query: NestedField, found: NestedField | None, src: Expr, layout: La
 def plan_group(query: Schema, file_schema: Schema, layout: Layout,
                files: tuple[str, ...], *, via: Via | None = None) -> ScanGroup:
     """The scan and projection for ``files`` written with ``file_schema`` (and ``layout``);
-    ``via``: see :func:`snapshot_types`."""
+    ``via``: see :func:`type_paths`."""
     columns = []
     for q in query.fields:
         found = file_schema.field_by_id(q.id) if file_schema.has_id(q.id) else None

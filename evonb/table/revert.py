@@ -173,6 +173,7 @@ def revert_layout(table: TableHandle, base: Schema, new: Schema, target: str) ->
     target_schema, target_layout = table.version(target)
     physical = dict(base_layout.physical)
     used = {k: set(v) for k, v in base_layout.used.items()}
+    types = dict(base_layout.types)
     for fid, parent, _, _ in named_members(new):
         if base.has_id(fid) or fid not in target_layout.physical:
             continue
@@ -180,7 +181,11 @@ def revert_layout(table: TableHandle, base: Schema, new: Schema, target: str) ->
             continue  # pragma: no cover - the fields of new are those of the target
         physical[fid] = target_layout.physical[fid]
         used.setdefault(parent, set()).add(physical[fid].lower())
-    seed = Layout(physical=physical, used={k: frozenset(v) for k, v in used.items()})
+    for fid in new.field_ids():  # fields that come back keep the types they had
+        if not base.has_id(fid) and fid in target_layout.types:
+            types[fid] = target_layout.types[fid]
+    seed = Layout(physical=physical, used={k: frozenset(v) for k, v in used.items()},
+                  types=types, typed=base_layout.typed)
     return derive_layout(new, (base, seed))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evonb.schema import Schema, SchemaUpdate
-from evonb.table.layout import derive_layout
+from evonb.table.layout import Layout, derive_layout
 from evonb.table.read_plan import (
     Cast,
     Coalesce,
@@ -15,7 +15,8 @@ from evonb.table.read_plan import (
     VersionFiles,
     plan_group,
     plan_merged,
-    snapshot_types,
+    read_paths,
+    type_paths,
 )
 
 
@@ -50,20 +51,64 @@ def test_per_version_plan():
     assert cols["s"] == StructOf(Col("s"), (("y", GetField(Col("s"), "x")),))
 
 
-def test_a_snapshot_read_in_another_schema_casts_through_its_own_types():
-    (v1, l1), (v2, l2), (v3, _) = _versions()
-    assert snapshot_types(v2, v2) is None  # its own schema: nothing more to do
-    via = snapshot_types(v2, v3)
-    assert via is not None and via[2] == v2.find("b2").type and 4 not in via  # no struct
+def test_layouts_keep_each_changed_type():
+    (_, l1), (v2, l2), (v3, l3) = _versions()
     bigint, string = v2.find("b2").type, v3.find("b2").type
-    # a file of v1 (b2 is int there) read as of a v2 commit (bigint) in v3 (string)
+    int_ = _versions()[0][0].find("a").type
+    assert l1.types == {} and l1.typed
+    assert l2.types == {2: (int_, bigint)}
+    assert l3.types == {2: (int_, bigint, string)}
+    assert l3.history(1, v3.find("id").type) == (v3.find("id").type,)  # never changed
+    again = Layout.from_dict(l3.to_dict())
+    assert again == l3
+    old = Layout.from_dict({"physical": {"1": "id"}, "used": {}})  # written before histories
+    assert not old.typed and old.history(1, int_) is None
+
+
+def test_a_value_is_read_through_every_type_it_had():
+    (v1, l1), (v2, l2), (v3, l3) = _versions()
+    bigint, string = v2.find("b2").type, v3.find("b2").type
+    via = type_paths(v3, l3)
+    assert via == {2: l3.types[2]}
+    # a file of v1 (b2 is int there) read in v3 (string): through bigint
     cols = dict(plan_group(v3, v1, l1, ("f1",), via=via).columns)
     assert cols["b2"] == Cast(Cast(Col("a"), bigint), string)
     assert cols["id"] == Col("id")  # the same type everywhere: read as stored
-    # a file of v2 itself: one cast, as without via
+    # a file of v2 itself: one cast
     assert dict(plan_group(v3, v2, l2, ("f2",), via=via).columns)["b2"] == Cast(Col("a"), string)
     merged = plan_merged(v3, [VersionFiles(v1, l1, frozenset({"f1"}))], ("f1",), via=via)
     assert dict(merged.columns)["b2"] == Cast(Cast(Col("a"), bigint), string)
+
+
+def test_int_then_double_then_string_reads_the_double():
+    """``int -> double`` keeps the physical column; ``double -> string`` starts a generation.
+    An int stored first reads "5.0", whether or not a file of the double's time is live."""
+    v1 = Schema.from_ddl("id int, a int")
+    l1 = derive_layout(v1)
+    v2 = SchemaUpdate(v1).update_column_type("a", "double").apply(version_id="20260101000000000")
+    l2 = derive_layout(v2, (v1, l1))
+    v3 = SchemaUpdate(v2).update_column_type("a", "string").apply(version_id="20260102000000000")
+    l3 = derive_layout(v3, (v2, l2))
+    double, string = v2.find("a").type, v3.find("a").type
+    via = read_paths({v.version_id: (v, lay) for v, lay in
+                      ((v1, l1), (v2, l2), (v3, l3))}.__getitem__, v3, v3.version_id)
+    assert l2.name(2) == l1.name(2) != l3.name(2)
+    alone = plan_merged(v3, [VersionFiles(v1, l1, frozenset({"f1"}))], ("f1",), via=via)
+    both = plan_merged(v3, [VersionFiles(v2, l2, frozenset({"f2"})),
+                            VersionFiles(v1, l1, frozenset({"f1"}))], ("f1", "f2"), via=via)
+    assert dict(alone.columns)["a"] == Cast(Cast(Col("a"), double), string)
+    # a live file of v2: the physical column is read as double, then cast once
+    assert dict(both.columns)["a"] == Cast(Col("a"), string)
+    assert both.read_type.fields[1].type == double
+    # a layout written before histories: the old rule, as the snapshot shows it, then cast
+    untyped = Layout(physical=l3.physical, used=l3.used, typed=False)
+    assert type_paths(v3, untyped) is None
+    assert type_paths(v3, untyped, v2) == {2: (double, string)}
+    # as of a commit of v2, in v3: as the commit shows it (through its own types), then cast
+    int_ = v1.find("a").type
+    assert type_paths(v3, l3, v2, l2) == {2: (int_, double, string)}
+    assert dict(plan_group(v3, v1, l1, ("f1",), via=type_paths(v3, l3, v2, l2)).columns)[
+        "a"] == Cast(Cast(Col("a"), double), string)
 
 
 def test_one_scan_plan():

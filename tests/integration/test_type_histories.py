@@ -1,0 +1,80 @@
+"""A value is read through every type its column had since a file stored it.
+
+``int`` 5 stored, the column made ``double``, then ``string``: it reads ``"5.0"``, as a value
+rewritten while the column was ``double`` (by a compaction, a copy-on-write write) reads. It
+used to read ``"5.0"`` in Spark only while a file of the ``double``'s time was live (Spark reads
+the int and double files of one physical column as double) and ``"5"`` once none was (a
+delete of another row changed it), and ``"5"`` in the JVM-free reader always."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+import evonb
+
+# (first type, its value, second type, its value, third type, its value, what each reads last,
+# the first value as the first commit shows it, cast to the third type)
+CHAINS = [
+    ("int", 5, "double", 2.5, "string", "x", ["5.0", "2.5", "x"], "5"),
+    ("int", 5, "float", 2.5, "string", "x", ["5.0", "2.5", "x"], "5"),
+    ("bigint", 5, "double", 2.5, "string", "x", ["5.0", "2.5", "x"], "5"),
+    ("float", 0.1, "double", 0.2, "string", "x", ["0.10000000149011612", "0.2", "x"], "0.1"),
+    ("int", 5, "decimal(12,2)", Decimal("1.50"), "string", "x", ["5.00", "1.50", "x"], "5"),
+    ("int", 5, "bigint", 7, "double", 2.5, [5.0, 7.0, 2.5], 5.0),
+]
+
+
+def values(df) -> list:
+    return [r.a for r in df.orderBy("id").collect()]
+
+
+def arrow_values(table) -> list:
+    return table.sort_by("id").column("a").to_pylist()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("chain", CHAINS, ids=["-".join(c[0:6:2]) for c in CHAINS])
+def test_a_value_reads_through_each_type_whatever_files_are_live(spark, warehouse, table_type,
+                                                                 chain) -> None:
+    t1, v1, t2, v2, t3, v3, expected, first_shown = chain
+    t = evonb.create_table(warehouse / "t", f"id bigint not null, a {t1}", primary_key="id",
+                           table_type=table_type)
+    t.write(spark.createDataFrame([(1, v1)], f"id bigint, a {t1}"))
+    first = t.history()[-1].instant
+    t.alter(f"ALTER TABLE t ALTER COLUMN a TYPE {t2}")
+    t.write(spark.createDataFrame([(2, v2)], f"id bigint, a {t2}"))
+    second = t.history()[-1].instant
+    t.alter(f"ALTER TABLE t ALTER COLUMN a TYPE {t3}")
+    t.write(spark.createDataFrame([(3, v3)], f"id bigint, a {t3}"))
+    assert values(t.read()) == expected
+    assert arrow_values(t.to_arrow()) == expected
+    # no file of the second type's time left: the first value reads the same
+    t.write(spark.createDataFrame([(2,)], "id bigint"), "delete")
+    assert values(t.read()) == [expected[0], expected[2]]
+    assert arrow_values(t.to_arrow()) == [expected[0], expected[2]]
+    # a commit read in the latest schema: each value as the commit shows it, then cast
+    assert values(t.read(as_of=second, schema="latest")) == expected[:2]
+    assert arrow_values(t.to_arrow(second, schema="latest")) == expected[:2]
+    assert values(t.read(as_of=first, schema="latest")) == [first_shown]
+    assert arrow_values(t.to_arrow(first, schema="latest")) == [first_shown]
+    # a compaction stores it in the latest type: the same value
+    t.compact()
+    assert values(t.read()) == [expected[0], expected[2]]
+    assert arrow_values(t.to_arrow()) == [expected[0], expected[2]]
+
+
+@pytest.mark.spark
+def test_a_filter_sees_the_value_read_through_each_type(spark, warehouse) -> None:
+    """The JVM-free reader's filter on the column compares the value it reads ("5.0")."""
+    import pyarrow.compute as pc
+
+    t = evonb.create_table(warehouse / "t", "id bigint not null, a int", primary_key="id")
+    t.write(spark.createDataFrame([(1, 5), (2, 7)], "id bigint, a int"))
+    t.alter("ALTER TABLE t ALTER COLUMN a TYPE double")
+    t.alter("ALTER TABLE t ALTER COLUMN a TYPE string")
+    assert arrow_values(t.to_arrow(filter=pc.field("a") == "5.0")) == ["5.0"]
+    assert values(t.read().filter("a = '5.0'")) == ["5.0"]
+    assert arrow_values(t.to_arrow(filter=pc.field("a") >= "6")) == ["7.0"]
