@@ -6,7 +6,10 @@ schema and rows, so the step list hypothesis prints on a failure is a Python pro
 replays it: ``tests/model/test_model_regressions.py`` keeps each one found.
 
 Each latest snapshot and each commit at the end is also read by the JVM-free Arrow reader
-(``Table.to_arrow``), which must agree with the model too.
+(``Table.to_arrow``), which must agree with the model too, and so must three filters at the
+end, read by both (:meth:`TableMachine.add_filter`). Type changes go between every pair of
+the model's types DDL allows, one after another (a value reads through each type its field
+had: :meth:`~tests.model.reference.Model.retype`).
 
 Writes come as DataFrames (insert, upsert, delete, overwrite) and as SQL statements
 (``INSERT``, ``UPDATE``, ``DELETE`` and ``MERGE``, as ``%evo sql`` runs them), which name
@@ -35,12 +38,14 @@ import json
 import random
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from pyiceberg.table import StaticTable
@@ -56,6 +61,7 @@ from evonb.table.check import check_table
 from evonb.table.timeline import ARCHIVE_PROPERTY
 from tests.model.reference import (
     HOSTILE_STRINGS,
+    MORE_WIDENINGS,
     NARROWINGS,
     PRIMITIVES,
     WIDENINGS,
@@ -69,7 +75,6 @@ from tests.model.reference import (
     ddl_type,
     field_types,
     literal,
-    narrow_values,
     random_value,
     read_struct,
     spark_value,
@@ -97,6 +102,20 @@ STEPS = itertools.count()
 ICEBERG = {"snapshots": 0, "latest": 0, "blocked": 0, "refused": 0, "automatic": 0}
 """What the pyiceberg reads at the end of each history compared (see
 :meth:`TableMachine.iceberg_checks`)."""
+FILTER_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "=": lambda a, v: a is not None and a == v,
+    "<": lambda a, v: a is not None and a < v,
+    ">=": lambda a, v: a is not None and a >= v,
+    "is null": lambda a, v: a is None,
+}
+"""The predicates of the final filter (:meth:`TableMachine.add_filter`), as the model applies
+them (a null passes only ``is null``, as in SQL)."""
+FILTERS = dict.fromkeys(FILTER_OPS, 0)
+"""The final filters the histories ran, by predicate."""
+FINAL_FILTERS = 3
+"""Filters read at the end of each history."""
+RETYPES: Counter[str] = Counter()
+"""The type changes by DDL the histories made, by kind."""
 SQL = {"INSERT": 0, "UPDATE": 0, "DELETE": 0, "MERGE": 0, "SET * / INSERT *": 0,
        "overwrite": 0, "no commit": 0}
 """SQL statements the histories ran (the MERGEs with ``UPDATE SET *`` and ``INSERT *`` also
@@ -808,17 +827,24 @@ class TableMachine(RuleBasedStateMachine):
             self.alter(f"ALTER COLUMN {prefix}`{f.name}` AFTER `{anchor.name}`")
 
     @rule(pick=picks, to=picks)
-    def change_type(self, pick: int, to: int) -> None:
+    def change_type(self, pick: int, to: int, widenings: dict[str, tuple[str, ...]] = WIDENINGS
+                    ) -> None:
         prefix, struct = self.container(pick)
-        fields = [f for f in struct.fields if isinstance(f.type, str) and f.type in WIDENINGS
+        fields = [f for f in struct.fields if isinstance(f.type, str) and f.type in widenings
                   and not (prefix == "" and f.name in PROTECTED)]
         if not fields:
             return
         f = fields[(pick // 7) % len(fields)]
-        new = WIDENINGS[f.type][to % len(WIDENINGS[f.type])]  # type: ignore[index]
-        f.type = new
-        f.default = convert(f.default, new)
+        new = widenings[f.type][to % len(widenings[f.type])]  # type: ignore[index]
+        RETYPES[f"{f.type} -> {new}"] += 1
+        self.model.retype(f, new)
         self.alter(f"ALTER COLUMN {prefix}`{f.name}` TYPE {new}")
+
+    @rule(pick=picks, to=picks)
+    def change_type_more(self, pick: int, to: int) -> None:
+        """The other widenings (``MORE_WIDENINGS``): int or bigint to float, bigint to double,
+        float or double to string; after an earlier change, a value reads through each."""
+        self.change_type(pick, to, MORE_WIDENINGS)
 
     @rule(pick=picks, to=picks, vseed=seeds)
     def narrow_by_rewrite(self, pick: int, to: int, vseed: int) -> None:
@@ -835,7 +861,7 @@ class TableMachine(RuleBasedStateMachine):
             return
         f = fields[(pick // 7) % len(fields)]
         if f.type == "int":
-            f.type, f.default = "double", convert(f.default, "double")
+            self.model.retype(f, "double")
             self.alter(f"ALTER COLUMN {prefix}`{f.name}` TYPE double")
             self.upsert(vseed)
         new = NARROWINGS[f.type][to % len(NARROWINGS[f.type])]
@@ -845,9 +871,7 @@ class TableMachine(RuleBasedStateMachine):
         self.table.rewrite(f"ALTER TABLE t ALTER COLUMN {prefix}`{f.name}` TYPE {new}",
                            on_cast_error="null")
         self.narrowings += 1
-        f.type, f.default = new, default
-        for stored, _ in self.model.rows.values():
-            narrow_values(stored, f.id, new)
+        self.model.retype(f, new)
         self.record()
         self.check(f"rewrite of {prefix}{f.name} to {new}")
 
@@ -1027,7 +1051,8 @@ class TableMachine(RuleBasedStateMachine):
             (a, _), (b, model_b) = sorted(rng.sample(readable, 2), key=lambda r: r[0])
             reads.add(f"incremental {a}..{b}", self.table.read_incremental(start=a, end=b),
                       model_b.schema_text(), model_b.read(since=a, until=b))
-        self.add_filter(rng, reads)
+        for _ in range(FINAL_FILTERS):
+            self.add_filter(rng, reads, readable)
         reads.check(self.spark)
         if self.flavour and self.flavour.table_type == "mor":
             self.table.set_properties(self.flavour.properties(jvm=not self.flavour.jvm))
@@ -1097,22 +1122,36 @@ class TableMachine(RuleBasedStateMachine):
         else:
             ICEBERG["blocked"] += 1
 
-    def add_filter(self, rng: random.Random, reads: Reads) -> None:
+    def add_filter(self, rng: random.Random, reads: Reads,
+                   readable: list[tuple[str, Model]]) -> None:
         """A filter on a random top-level primitive column (renamed, retyped or re-added ones
-        included) returns the model's rows that pass it."""
+        included): ``=``, ``<``, ``>=`` or ``is null``, on the latest snapshot or, half the
+        time, as of a random readable commit read in the latest schema (files that lack the
+        column, or store it in an older type, under a filter the readers push into them).
+        Spark's read and the JVM-free reader's ``filter=`` each return the model's rows that
+        pass it."""
         cols = [f for f in self.model.columns.fields if isinstance(f.type, str)]
         f = rng.choice(cols)
-        rows = self.model.read()
+        as_of = rng.choice(readable)[0] if readable and rng.random() < 0.5 else None
+        then = self.model if as_of is None else dict(readable)[as_of]
+        rows = then.read(self.model.columns)
         values = [r[f.name] for r in rows if r[f.name] is not None]
-        df = self.table.read()
-        column = F.col(f"`{f.name}`")
-        if values and rng.random() < 0.8:
-            v = rng.choice(values)
-            reads.add(f"filter {f.name} = {v!r}", df.filter(column == F.lit(v)),
-                      self.model.schema_text(), [r for r in rows if r[f.name] == v])
-        else:
-            reads.add(f"filter {f.name} is null", df.filter(column.isNull()),
-                      self.model.schema_text(), [r for r in rows if r[f.name] is None])
+        op = rng.choice(("=", "<", ">=")) if values and rng.random() < 0.8 else "is null"
+        v = rng.choice(values) if op != "is null" else None
+        passes = FILTER_OPS[op]
+        expected = [r for r in rows if passes(r[f.name], v)]
+        label = f"filter {f.name} {op} {v!r}" + (f" as of {as_of}" if as_of else "")
+        column, field = F.col(f"`{f.name}`"), pc.field(f.name)
+        spark_cond = {"=": lambda: column == F.lit(v), "<": lambda: column < F.lit(v),
+                      ">=": lambda: column >= F.lit(v), "is null": column.isNull}[op]()
+        arrow_cond = {"=": lambda: field == v, "<": lambda: field < v,
+                      ">=": lambda: field >= v, "is null": field.is_null}[op]()
+        schema = None if as_of is None else "latest"
+        df = self.table.read(as_of=as_of, schema=schema)
+        reads.add(label, df.filter(spark_cond), self.model.schema_text(), expected)
+        FILTERS[op] += 1
+        same(arrow_rows(self.table.to_arrow(as_of, schema=schema, filter=arrow_cond)), expected,
+             f"Arrow read, {label}")
 
 
 class Reads:

@@ -25,6 +25,13 @@ PRIMITIVES = ("int", "bigint", "float", "double", "string")
 WIDENINGS = {"int": ("bigint", "double", "string"), "bigint": ("string",), "float": ("double",)}
 """Type changes the model makes by DDL: natively read (int -> bigint, int -> double,
 float -> double) or a new generation read with a cast (int or bigint -> string)."""
+MORE_WIDENINGS = {"int": ("float",), "bigint": ("float", "double"), "float": ("string",),
+                  "double": ("string",)}
+"""The other type changes DDL makes between the model's types, a rule of their own (so that the
+steps of earlier regression cases keep their meaning). A value is read through every type its
+field had since it was stored (``int`` 5, then ``double``, then ``string``, reads ``"5.0"``):
+the model converts its stored values at each change (:meth:`Model.retype`), as a rewrite
+would."""
 NARROWINGS = {"double": ("int", "bigint", "float"), "float": ("int",), "bigint": ("int",),
               "string": ("int", "bigint")}
 """Type changes the model makes by a rewrite (no metadata change makes them): a value that
@@ -158,6 +165,13 @@ class Model:
                 continue
             out.append(read_struct(schema, stored, via))
         return out
+
+    def retype(self, f: MField, new: str) -> None:
+        """Field ``f`` becomes ``new``: its default and every stored value are converted (a
+        value reads through each type it had)."""
+        f.type, f.default = new, convert(f.default, new)
+        for stored, _ in self.rows.values():
+            narrow_values(stored, f.id, new)
 
     def names(self) -> list[str]:
         return [f.name for f in self.columns.fields]

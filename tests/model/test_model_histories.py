@@ -54,7 +54,8 @@ def play(spark: SparkSession, histories: int, label: str = "model test") -> None
         raise
     ran = next(machine.HISTORIES) - before - 1
     print(f"{label}: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
-          f"read {machine.ICEBERG}; SQL statements {machine.SQL}")
+          f"read {machine.ICEBERG}; SQL statements {machine.SQL}; final filters "
+          f"{machine.FILTERS}; type changes {dict(machine.RETYPES)}")
     assert ran >= histories
 
 
