@@ -78,3 +78,23 @@ def test_a_filter_sees_the_value_read_through_each_type(spark, warehouse) -> Non
     assert arrow_values(t.to_arrow(filter=pc.field("a") == "5.0")) == ["5.0"]
     assert values(t.read().filter("a = '5.0'")) == ["5.0"]
     assert arrow_values(t.to_arrow(filter=pc.field("a") >= "6")) == ["7.0"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_nested_values_read_through_each_type(spark, warehouse, table_type) -> None:
+    """A list element, a map value and a struct member, each int -> double -> string."""
+    t = evonb.create_table(warehouse / "t", "id bigint not null, arr array<int>, "
+                           "m map<string,int>, s struct<x:int, y:int>", primary_key="id",
+                           table_type=table_type)
+    t.write(spark.sql("select 1L id, array(5, 6) arr, map('k', 5) m, "
+                      "named_struct('x', 5, 'y', 1) s"))
+    paths = ("arr.element", "m.value", "s.x")
+    t.alter("; ".join(f"ALTER TABLE t ALTER COLUMN {p} TYPE double" for p in paths))
+    t.write(spark.sql("select 2L id, array(2.5D) arr, map('k', 2.5D) m, "
+                      "named_struct('x', 2.5D, 'y', 2) s"))
+    t.alter("; ".join(f"ALTER TABLE t ALTER COLUMN {p} TYPE string" for p in paths))
+    t.write(spark.createDataFrame([(2,)], "id bigint"), "delete")  # no double file left
+    spark_rows = [(list(r.arr), dict(r.m), r.s.x) for r in t.read().collect()]
+    arrow_rows = [(r["arr"], dict(r["m"]), r["s"]["x"]) for r in t.to_arrow().to_pylist()]
+    assert spark_rows == arrow_rows == [(["5.0", "6.0"], {"k": "5.0"}, "5.0")]
