@@ -18,6 +18,7 @@ from evonb.schema.schema import Schema
 from evonb.table.config import TableConfig
 from evonb.table.handle import CommitRef, TableHandle
 from evonb.table.layout import Layout
+from evonb.table.read_plan import Via
 from evonb.table.snapshot import DataFile, Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,8 +111,10 @@ class WriteJobHandle(Protocol):
         ...
 
     def read_stored(self, files: Sequence[DataFile], query: Schema, *, meta: bool = False,
-                    with_file: bool = False, with_position: bool = False) -> DataFrame:
-        """Stored rows of ``files`` in ``query``'s columns."""
+                    with_file: bool = False, with_position: bool = False,
+                    via: Via | None = None) -> DataFrame:
+        """Stored rows of ``files`` in ``query``'s columns (values through the types of
+        ``via``: :func:`~evonb.table.read_plan.type_paths`)."""
         ...
 
     def write_data(self, df: DataFrame, **options: Any) -> list[DataFile]:

@@ -36,7 +36,7 @@ from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
 from evonb.table.precombine import ordering
 from evonb.table.properties import check_parquet_option, setting
-from evonb.table.read_plan import physical_struct, plan_group
+from evonb.table.read_plan import Via, physical_struct, plan_group, type_paths
 from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.table import with_write_defaults
 from evonb.table.timeline import CommitRecord
@@ -462,7 +462,8 @@ class WriteJob:
             return first_per_key(incoming.withColumn(SEQ, F.monotonically_increasing_id()),
                                  keys, rule).drop(SEQ), []
         query = table.physical_query(target, layout)
-        existing = self.read_stored(touched, query, meta=True)
+        # every value through each type its column had, as the target's layout keeps them
+        existing = self.read_stored(touched, query, meta=True, via=type_paths(target, layout))
         if self.mode == "delete":
             return existing.join(raw_keys, keys, "left_anti"), touched
         # One window picks, per key, the row with the largest precombine value; on a tie an
@@ -490,15 +491,17 @@ class WriteJob:
         return rest.unionByName(winners.drop(PRIORITY, SEQ)), touched
 
     def read_stored(self, files: Sequence[DataFile], query: Schema, *, meta: bool = False,
-                    with_file: bool = False, with_position: bool = False) -> DataFrame:
-        """Stored rows of ``files`` in ``query``'s columns (:func:`read_files`; through
-        evonb's Python workers for a table in object storage)."""
+                    with_file: bool = False, with_position: bool = False,
+                    via: Via | None = None) -> DataFrame:
+        """Stored rows of ``files`` in ``query``'s columns (:func:`read_files`, values
+        through the types of ``via``; through evonb's Python workers for a table in object
+        storage, which find them themselves)."""
         table = self.table
         if is_object_path(table.root):
             return table.read_object_files(files, query, meta=meta, with_file=with_file,
                                            with_position=with_position)
         return read_files(self.spark, table.root, files, query, table.version, meta=meta,
-                          with_file=with_file, with_position=with_position)
+                          with_file=with_file, with_position=with_position, via=via)
 
     def write_data(self, df: DataFrame, **options: Any) -> list[DataFile]:
         """``df`` as data files of this write, wherever the table lives

@@ -267,3 +267,29 @@ def test_merge_into_a_key_deleted_and_inserted_again_read_by_key(state) -> None:
     state.rename_into_freed_name(other=85, pick=8582)
     state.rename_into_freed_name(other=25288, pick=1908)
     state.drop_column(pick=295)
+
+
+@pytest.mark.spark
+def test_a_type_history_across_schema_reverts(state) -> None:
+    """Widenings one after another (the rule that makes every widening), schema reverts in
+    between and an upsert: ``s.x`` read ``"-27"`` where the model read ``"-27.0"``. Found by
+    the model test (seed 3093417485) when it came to make every widening."""
+    state.create(flavour=542, vseed=4217)
+    state.add_column(default=47570, name=268, pos=340, type_pick=1478, where=28590)
+    state.sql_merge(pick=66, vseed=1095590)
+    state.swap_through_temporary(other=5433, pick=947)
+    state.change_type_more(pick=10441, to=408)
+    state.revert(pick=13203)
+    state.revert(pick=1236)
+    state.change_type_more(pick=658, to=7854)
+    state.add_column(default=3385, name=6718, pos=44, type_pick=430, where=1100)
+    state.change_type_more(pick=0, to=10698)
+    state.swap_through_temporary(other=380, pick=676)
+    state.revert(pick=683)
+    state.sql_merge(pick=4010, vseed=1424)
+    state.change_type_more(pick=206, to=43187)
+    state.change_type_more(pick=9969, to=2723)
+    state.add_column(default=289, name=90, pos=4478, type_pick=6522, where=72)
+    state.rename_into_freed_name(other=513, pick=578)
+    state.rename_into_freed_name(other=13588, pick=33809)
+    state.upsert(vseed=5891)
