@@ -272,8 +272,10 @@ def test_merge_into_a_key_deleted_and_inserted_again_read_by_key(state) -> None:
 @pytest.mark.spark
 def test_a_type_history_across_schema_reverts(state) -> None:
     """Widenings one after another (the rule that makes every widening), schema reverts in
-    between and an upsert: ``s.x`` read ``"-27"`` where the model read ``"-27.0"``. Found by
-    the model test (seed 3093417485) when it came to make every widening."""
+    between and an upsert on a copy-on-write table merged by Spark: ``s.x`` (``int -> float
+    -> string``) read ``"-27"`` where the model read ``"-27.0"``, since the merge read the
+    stored rows without the column's type history and wrote them again. Found by the model
+    test (seed 3093417485) when it came to make every widening."""
     state.create(flavour=542, vseed=4217)
     state.add_column(default=47570, name=268, pos=340, type_pick=1478, where=28590)
     state.sql_merge(pick=66, vseed=1095590)
