@@ -8,6 +8,7 @@ delete of another row changed it), and ``"5"`` in the JVM-free reader always."""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -119,3 +120,21 @@ def test_a_write_that_rewrites_the_file_keeps_the_value(spark, warehouse, path) 
     assert values(t.read()) == arrow_values(t.to_arrow()) == ["5.0", "x"]
     t.compact()
     assert values(t.read()) == arrow_values(t.to_arrow()) == ["5.0", "x"]
+
+
+@pytest.mark.spark
+def test_a_table_whose_layouts_kept_no_types_gains_them(spark, warehouse) -> None:
+    """Layouts written before type histories were kept have no ``types``: the type changes
+    made after are carried through, from the type the column had then."""
+    t = evonb.create_table(warehouse / "t", "id bigint not null, a int", primary_key="id")
+    t.write(spark.createDataFrame([(1, 5)], "id bigint, a int"))
+    for path in (warehouse / "t" / ".evo" / "schemas").glob("*.layout.json"):
+        data = json.loads(path.read_text())
+        del data["types"]
+        path.write_text(json.dumps(data))
+    t = evonb.open_table(warehouse / "t")
+    assert not t.version(t.schema.version_id)[1].typed
+    t.alter("ALTER TABLE t ALTER COLUMN a TYPE double")
+    t.alter("ALTER TABLE t ALTER COLUMN a TYPE string")
+    assert t.version(t.schema.version_id)[1].typed
+    assert values(t.read()) == arrow_values(t.to_arrow()) == ["5.0"]
