@@ -223,11 +223,13 @@ class Model:
         return out
 
     def number(self, t: MType) -> MType:
-        """``t`` with fresh IDs in pre-order (as evonb numbers an added column's children)."""
+        """``t`` with fresh IDs in pre-order (as evonb numbers an added column's children);
+        its members have no defaults (a column's type in DDL carries none)."""
         if isinstance(t, str):
             return t
         if isinstance(t, MStruct):
-            return MStruct([self.numbered_field(f) for f in t.fields])
+            return MStruct([self.numbered_field(MField(f.id, f.name, f.type, None, f.required))
+                            for f in t.fields])
         if isinstance(t, MList):
             element_id = self.new_id()
             return MList(element_id, self.number(t.element))  # type: ignore[arg-type]
