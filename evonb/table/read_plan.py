@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evonb.errors import EvoError
+from evonb.errors import CommitNotFoundError, EvoError
 from evonb.schema.partner import FieldPartners, PartnerVisitor, by_id, visit_field
 from evonb.schema.promotion import narrows_number
 from evonb.schema.schema import Schema
@@ -304,12 +304,13 @@ def read_paths(versions: Callable[[str], tuple[Schema, Layout]], query: Schema,
                snapshot_version: str) -> Via | None:
     """:func:`type_paths` of a read of the snapshot of schema version ``snapshot_version`` in
     ``query``, with ``versions`` looking a version and its layout up (a query that is not a
-    stored version, as a schema made for one read, knows no histories)."""
+    stored version, as a schema made for one read, knows no histories; a damaged layout
+    raises, never reads without its histories)."""
     if snapshot_version != query.version_id:
         return type_paths(query, None, *versions(snapshot_version))
     try:
         _, layout = versions(query.version_id)
-    except (EvoError, OSError, KeyError):
+    except CommitNotFoundError:
         layout = None
     return type_paths(query, layout)
 
