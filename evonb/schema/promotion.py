@@ -18,6 +18,7 @@ from evonb.schema.types import (
     INT,
     SMALLINT,
     STRING,
+    TIMESTAMP,
     TIMESTAMP_NTZ,
     TINYINT,
     DecimalType,
@@ -101,6 +102,22 @@ def check_type_change(old: Type, new: Type, *, path: str, field_id: int | None =
         new=new,
         hint=hint,
     )
+
+
+_TEMPORAL = (DATE, TIMESTAMP, TIMESTAMP_NTZ)
+
+
+def casts_directly(old: Type, new: Type) -> bool:
+    """Whether a read casts ``old`` values to ``new`` in one step (Spark's ``try_cast``, and
+    the Arrow reader's casts as Spark's): every primitive type to and from text, numbers among
+    themselves, dates and timestamps among themselves, binary only to and from text. Other
+    pairs (a number read as a date, say) are cast through text: the only way the type rules
+    lead from one to the other."""
+    if old == new or STRING in (old, new):
+        return True
+    if old in _TEMPORAL or new in _TEMPORAL:
+        return old in _TEMPORAL and new in _TEMPORAL
+    return BINARY not in (old, new)
 
 
 def is_narrowing(old: Type, new: Type) -> bool:

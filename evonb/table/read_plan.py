@@ -15,10 +15,11 @@ from typing import Any
 
 from evonb.errors import CommitNotFoundError, EvoError
 from evonb.schema.partner import FieldPartners, PartnerVisitor, by_id, visit_field
-from evonb.schema.promotion import narrows_number
+from evonb.schema.promotion import can_change_type, casts_directly, narrows_number
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BINARY,
+    STRING,
     ArrayType,
     DecimalType,
     MapType,
@@ -248,10 +249,10 @@ class _Project(PartnerVisitor[_Found, Expr]):
         if path:  # through each type the value had since the file stored it
             for t in _steps(path, self.layout.history(found.field.id, ft), ft):
                 if t != ft and t != qt:
-                    src, ft = Cast(src, t, exact=ft if narrows_number(ft, t) else None), t
+                    src, ft = _cast(src, ft, t), t
         if ft == qt:
             return src
-        return Cast(src, qt, exact=ft if narrows_number(ft, qt) else None)
+        return _cast(src, ft, qt)
 
     def _whole(self, qt: Type, found: _Found | None, kind: type) -> Expr | None:
         """A nested ``qt`` read whole: as it is (the same members at every depth, by ID and
@@ -268,6 +269,14 @@ class _Project(PartnerVisitor[_Found, Expr]):
         return Cast(found.src, qt)  # pragma: no cover - type rules never change nested kinds
 
 
+def _cast(src: Expr, ft: Type, t: Type) -> Expr:
+    """``src`` (of type ``ft``) cast to ``t``, through text where no cast leads from ``ft`` to
+    ``t`` directly (:func:`~evonb.schema.promotion.casts_directly`)."""
+    if not casts_directly(ft, t):
+        src, ft = Cast(src, STRING), STRING
+    return Cast(src, t, exact=ft if narrows_number(ft, t) else None)
+
+
 def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = None,
                snapshot_layout: Layout | None = None) -> Via | None:
     """The types a value of each of ``query``'s primitive fields passes through on a read
@@ -279,9 +288,12 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
 
     A snapshot read in another schema (``snapshot``, its version's ``snapshot_layout``; time
     travel in the latest schema, say): each value as the snapshot shows it (through the
-    snapshot's own types), then cast to ``query``'s type. Layouts written before histories
-    were kept know no history: a value is cast to the snapshot's type, then to the query's.
-    None when nothing passes through more than one type."""
+    snapshot's own types), then cast to ``query``'s type; where no one type change leads
+    there (a snapshot's ``int`` read in a ``date`` column that was ``string`` in between),
+    through the types the column had after the snapshot's (``layout``'s history).
+    Layouts written before histories were kept know no history: a value is cast to the
+    snapshot's type, then to the query's. None when nothing passes through more than one
+    type."""
     out: dict[int, tuple[Type, ...]] = {}
     if snapshot is None or snapshot.version_id == query.version_id:
         if layout is not None and layout.typed:
@@ -294,10 +306,25 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
         qt = query.field_by_id(fid).type
         own = snapshot_layout.history(fid, t) if snapshot_layout is not None else None
         path = own if own is not None else (t,)
-        path = path if path[-1] == qt else (*path, qt)
+        if path[-1] != qt:
+            path = (*path, *_later(path, qt, layout.history(fid, qt) if layout else None))
         if len(path) > 1:
             out[fid] = path
     return out or None
+
+
+def _later(path: tuple[Type, ...], qt: Type, history: tuple[Type, ...] | None
+           ) -> tuple[Type, ...]:
+    """The types after ``path`` (a snapshot's own) on the way to the query's type ``qt``:
+    ``qt`` alone where one type change leads there (``ALTER`` allows it), else the types of
+    the query's ``history`` after the snapshot's last one (the column went through them: a
+    ``decimal(38,6)`` value that became text, then ``decimal(5,2)``, is read as that text is,
+    not dropped as a narrowing)."""
+    last = path[-1]
+    if can_change_type(last, qt) or history is None or last not in history:
+        return (qt,)
+    rest = _steps(history, path, last)
+    return rest if rest and rest[-1] == qt else (qt,)
 
 
 def read_paths(versions: Callable[[str], tuple[Schema, Layout]], query: Schema,
@@ -306,12 +333,12 @@ def read_paths(versions: Callable[[str], tuple[Schema, Layout]], query: Schema,
     ``query``, with ``versions`` looking a version and its layout up (a query that is not a
     stored version, as a schema made for one read, knows no histories; a damaged layout
     raises, never reads without its histories)."""
-    if snapshot_version != query.version_id:
-        return type_paths(query, None, *versions(snapshot_version))
     try:
         _, layout = versions(query.version_id)
     except CommitNotFoundError:
         layout = None
+    if snapshot_version != query.version_id:
+        return type_paths(query, layout, *versions(snapshot_version))
     return type_paths(query, layout)
 
 

@@ -19,6 +19,7 @@ from evonb.schema import Schema, SchemaUpdate
 from evonb.schema.promotion import (
     allowed_targets,
     can_change_type,
+    casts_directly,
     check_type_change,
     is_narrowing,
     reconcile_write_type,
@@ -315,3 +316,44 @@ def test_reconcile_write_type_rejects(table: Type, incoming: Type) -> None:
     )
     assert (err.path, err.old, err.new) == ("a.b", table, incoming)
     assert isinstance(err, SchemaEvolutionError)
+
+
+def test_a_cast_a_read_cannot_make_directly_is_one_the_type_rules_reach_through_text():
+    """``casts_directly``: every change ALTER allows is one cast; a pair the rules reach only
+    in steps and no cast joins (a number and a date) is reached only through ``string``, so a
+    read that casts such a value through text takes the column's own way."""
+    from evonb.schema.types import (
+        DOUBLE,
+        FLOAT,
+        INT,
+        SMALLINT,
+        STRING,
+        TIMESTAMP_NTZ,
+        TINYINT,
+        DecimalType,
+    )
+
+    types = [TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, STRING, DATE, TIMESTAMP_NTZ,
+             DecimalType(5, 2), DecimalType(12, 2), DecimalType(38, 6)]
+
+    def reach(start, without=None):
+        seen, todo = set(), [start]
+        while todo:
+            a = todo.pop()
+            for b in types:
+                if b not in seen and b != without and b != a and can_change_type(a, b):
+                    seen.add(b)
+                    todo.append(b)
+        return seen
+
+    indirect = 0
+    for a in types:
+        for b in reach(a):
+            if can_change_type(a, b):
+                assert casts_directly(a, b), (a, b)
+            if not casts_directly(a, b):
+                indirect += 1
+                assert a is not STRING and b not in reach(a, without=STRING), (a, b)
+    assert indirect >= 10  # numbers to dates and timestamps, dates to numbers
+    assert not casts_directly(INT, DATE) and not casts_directly(DATE, DecimalType(5, 2))
+    assert casts_directly(DecimalType(38, 6), DecimalType(5, 2)) and casts_directly(INT, STRING)
