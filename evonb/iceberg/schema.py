@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from evonb.errors import EvoError
@@ -138,7 +138,8 @@ def default_json(kind: str, value: Any) -> Any:
     ice_type = IceField.model_validate(
         {"id": 1, "name": "v", "type": kind, "required": False}).field_type
     if kind.startswith("decimal("):
-        value = Decimal(value).quantize(Decimal(1).scaleb(-ice_type.scale))
+        value = Decimal(value).quantize(Decimal(1).scaleb(-ice_type.scale),
+                                        context=Context(prec=80))
     return to_json(ice_type, value)
 
 

@@ -38,7 +38,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -242,7 +242,7 @@ def _manifest_value(kind: str, value: Any) -> Any:
         return (naive - _EPOCH_UTC.replace(tzinfo=None)) // _MICRO
     if kind.startswith("decimal("):
         scale = int(kind[8:-1].split(",")[1])
-        return Decimal(value).quantize(Decimal(1).scaleb(-scale))
+        return Decimal(value).quantize(Decimal(1).scaleb(-scale), context=Context(prec=80))
     return value
 
 

@@ -85,3 +85,20 @@ def test_text_read_as_numbers_and_dates_as_spark_casts_it(spark, tmp_path):
     _same(t.to_arrow(), t.read().toArrow())
     got = {r["id"]: r for r in spark_rows.to_pylist()}
     assert got[0]["i"] == 12 and got[3]["i"] is None and got[6]["i"] is None  # not every null
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_a_decimal_of_more_than_28_digits_read_from_a_double(spark, tmp_path, table_type):
+    """``1e30`` read as ``decimal(38,6)`` has 37 digits: the JVM-free reader read null
+    (Python's default decimal context holds 28); Spark reads the value. Found by
+    tests/model/test_type_chains.py."""
+    t = evonb.create_table(tmp_path / "t", "id int not null, x double, f float",
+                           primary_key="id", table_type=table_type)
+    t.write(spark.createDataFrame([(1, 1e30, 1e30), (2, -1.5e31, 2.5), (3, 1e33, None)],
+                                  "id int, x double, f float"))
+    t.alter("ALTER TABLE t ALTER COLUMN x TYPE decimal(38,6); "
+            "ALTER TABLE t ALTER COLUMN f TYPE decimal(38,4)")
+    got = t.to_arrow()
+    _same(got, t.read().toArrow())
+    assert got.sort_by("id").column("x").to_pylist() == [
+        Decimal("1" + "0" * 30 + ".000000"), Decimal("-15" + "0" * 30 + ".000000"), None]

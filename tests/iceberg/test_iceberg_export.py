@@ -474,3 +474,21 @@ def test_states_a_clean_removed_are_dropped_and_sequence_numbers_kept(spark, tmp
     assert _rows(table.scan().to_arrow()) == _rows(t.to_arrow())
     for instant, sid in after.snapshots.items():
         assert _rows(table.scan(snapshot_id=sid).to_arrow()) == _rows(t.to_arrow(as_of=instant))
+
+
+def test_decimals_of_more_than_28_digits_in_partitions_and_defaults(spark, tmp_path):
+    """A ``decimal(38,2)`` partition value and a ``decimal(38,4)`` read default of 31 integer
+    digits: the export failed with Python's ``decimal.InvalidOperation`` (its default context
+    holds 28 digits)."""
+    t = evonb.create_table(tmp_path / "t", "id int, p decimal(38,2)", partition_by=["p"])
+    big = "123456789012345678901234567890.25"
+    t.write(spark.sql(f"select cast(id as int) id, cast('{big}' as decimal(38,2)) p "
+                      "from range(2)"))
+    t.alter("ALTER TABLE t ADD COLUMN d decimal(38,4) DEFAULT 1234567890123456789012345678901.5")
+    assert sync(t).blocked is None
+    ice = _iceberg(t)
+    rows = _rows(ice.scan().to_arrow())
+    assert rows == _rows(t.to_arrow())
+    assert [(str(r["p"]), str(r["d"])) for r in rows] == [
+        (big, "1234567890123456789012345678901.5000")] * 2
+    assert [r["id"] for r in ice.scan(row_filter=f"p = {big}").to_arrow().to_pylist()] == [0, 1]
