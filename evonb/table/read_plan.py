@@ -247,8 +247,11 @@ class _Project(PartnerVisitor[_Found, Expr]):
         src = found.src
         path = self.via.get(found.field.id)
         if path:  # through each type the value had since the file stored it
-            for t in _steps(path, self.layout.history(found.field.id, ft), ft):
-                if t != ft and t != qt:
+            steps = _steps(path, self.layout.history(found.field.id, ft), ft)
+            # the last step is the query's type (cast below); an earlier one may be it too
+            # (string -> decimal(5,2) -> string), and is a step of its own
+            for t in steps[:-1] if steps and steps[-1] == qt else steps:
+                if t != ft:
                     src, ft = _cast(src, ft, t), t
         if ft == qt:
             return src

@@ -1,12 +1,13 @@
 """Random chains of the type changes ALTER allows, against Spark's own casts as the oracle.
 
-Hypothesis draws a column's first type and up to four changes that ``ALTER COLUMN ... TYPE``
-allows (every type of :data:`TYPES`: the integers, floats, text, dates, timestamps and
-decimals), rows written in each type in between (inserts, upserts and deletes of a few keys,
-copy-on-write or merge-on-read, with compactions), and checks three reads of the table:
+Hypothesis draws a field (a column, a struct member, a list element or a map value), its first
+type and up to four changes that ``ALTER COLUMN ... TYPE`` allows between the types of
+:data:`TYPES` (the integers, floats, text, dates, timestamps and decimals), rows written in
+each type in between (upserts and deletes of a few keys, copy-on-write or merge-on-read, with
+compactions), and checks two reads of the table:
 
 - the latest snapshot through Spark and through the JVM-free reader: each value is the one
-  Spark's ``try_cast`` gives when it carries the stored value through every type its column had
+  Spark's ``try_cast`` gives when it carries the stored value through every type its field had
   since it was stored (``docs/schema-evolution.md``, "A value read through every type");
 - every commit read in the latest schema, both readers: the value as the commit showed it
   (carried through the types up to that commit) then cast once to the latest type, or, where
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -51,6 +54,30 @@ TIMES = (dt.datetime(2024, 1, 1, 12, 30), dt.datetime(1970, 1, 1), dt.datetime(1
 BOUNDS = {"tinyint": 1 << 7, "smallint": 1 << 15, "int": 1 << 31, "bigint": 1 << 63}
 KEYS = 8
 EXAMPLES = int(os.environ.get("EVONB_TYPE_CHAINS", "8"))
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the changing field is: its column's type for a field type, its ``ALTER`` path,
+    a stored value wrapped in its column, and the field's value taken out of a row's column
+    as Spark and the JVM-free reader give it."""
+
+    column: Callable[[str], str]
+    path: str
+    wrap: Callable[[Any], Any]
+    spark: Callable[[Any], Any]
+    arrow: Callable[[Any], Any]
+
+
+PLACES = {
+    "column": Place(lambda t: t, "v", lambda v: v, lambda c: c, lambda c: c),
+    "struct member": Place(lambda t: f"struct<x:{t},y:int>", "v.x", lambda v: (v, 1),
+                           lambda c: c["x"], lambda c: c["x"]),
+    "list element": Place(lambda t: f"array<{t}>", "v.element", lambda v: [v],
+                          lambda c: c[0], lambda c: c[0]),
+    "map value": Place(lambda t: f"map<string,{t}>", "v.value", lambda v: {"k": v},
+                       lambda c: c["k"], lambda c: dict(c)["k"]),
+}
 
 
 def values(t: str) -> st.SearchStrategy[Any]:
@@ -98,7 +125,8 @@ def histories(draw: st.DrawFn) -> dict[str, Any]:
                                      unique=True))
                 ops.append(("upsert", [(k, draw(values(t))) for k in keys]))
         stages.append((t, ops))
-    return {"table_type": draw(st.sampled_from(("cow", "mor"))), "stages": stages}
+    return {"table_type": draw(st.sampled_from(("cow", "mor"))),
+            "place": draw(st.sampled_from(tuple(PLACES))), "stages": stages}
 
 
 def _norm(v: Any) -> Any:
@@ -145,12 +173,13 @@ def _expected(spark: Any, state: dict[int, tuple[int, Any]], chain: list[str],
     return _rows(out)
 
 
-def _read(t: Any, as_of: str | None) -> tuple[list[tuple[int, Any]], list[tuple[int, Any]]]:
+def _read(t: Any, as_of: str | None, place: Place
+          ) -> tuple[list[tuple[int, Any]], list[tuple[int, Any]]]:
     df = t.read(as_of, schema="latest") if as_of else t.read()
-    spark_rows = [(r["k"], r["v"]) for r in df.collect()]
+    spark_rows = [(r["k"], place.spark(r["v"])) for r in df.collect()]
     table = t.to_arrow(as_of, schema="latest") if as_of else t.to_arrow()
-    arrow_rows = list(zip(table.column("k").to_pylist(), table.column("v").to_pylist(),
-                          strict=True))
+    arrow_rows = [(k, place.arrow(v)) for k, v in zip(
+        table.column("k").to_pylist(), table.column("v").to_pylist(), strict=True)]
     return _rows(spark_rows), _rows(arrow_rows)
 
 
@@ -160,14 +189,15 @@ def _read(t: Any, as_of: str | None) -> tuple[list[tuple[int, Any]], list[tuple[
 @given(history=histories())
 def test_a_value_reads_as_spark_carries_it_through_every_type(spark, tmp_path_factory, history):
     chain = [t for t, _ in history["stages"]]
+    place = PLACES[history["place"]]
     where = tmp_path_factory.mktemp("chain") / "t"
-    t = evonb.create_table(where, f"k bigint not null, v {chain[0]}", primary_key="k",
-                           table_type=history["table_type"])
+    t = evonb.create_table(where, f"k bigint not null, v {place.column(chain[0])}",
+                           primary_key="k", table_type=history["table_type"])
     state: dict[int, tuple[int, Any]] = {}
     commits: list[tuple[str, int, dict[int, tuple[int, Any]]]] = []
     for stage, (typ, ops) in enumerate(history["stages"]):
         if stage:
-            t.alter(f"ALTER TABLE t ALTER COLUMN v TYPE {typ}")
+            t.alter(f"ALTER TABLE t ALTER COLUMN {place.path} TYPE {typ}")
         for op in ops:
             if op[0] == "compact":
                 if t.compact() is None:
@@ -177,16 +207,18 @@ def test_a_value_reads_as_spark_carries_it_through_every_type(spark, tmp_path_fa
                 for k in op[1]:
                     state.pop(k, None)
             else:
-                t.write(spark.createDataFrame(op[1], f"k bigint, v {typ}"), mode="upsert")
+                rows = [(k, place.wrap(v)) for k, v in op[1]]
+                t.write(spark.createDataFrame(rows, f"k bigint, v {place.column(typ)}"),
+                        mode="upsert")
                 state.update({k: (stage, v) for k, v in op[1]})
             commits.append((t.history()[-1].instant, stage, dict(state)))
-    spark_rows, arrow_rows = _read(t, None)
+    spark_rows, arrow_rows = _read(t, None, place)
     expected = _expected(spark, state, chain, len(chain) - 1)
-    context = f"chain {chain}, {history['table_type']}"
+    context = f"chain {chain} of a {history['place']}, {history['table_type']}"
     assert spark_rows == expected, f"Spark read, {context}"
     assert arrow_rows == expected, f"JVM-free read, {context}"
     for instant, stage, at in commits:
-        spark_rows, arrow_rows = _read(t, instant)
+        spark_rows, arrow_rows = _read(t, instant, place)
         expected = _expected(spark, at, chain, stage)
         assert spark_rows == expected, f"Spark read as of {instant} (stage {stage}), {context}"
         assert arrow_rows == expected, f"JVM-free read as of {instant} (stage {stage}), {context}"
