@@ -4,11 +4,13 @@ Hypothesis draws a field (a column, a struct member, a list element or a map val
 type and up to four changes that ``ALTER COLUMN ... TYPE`` allows between the types of
 :data:`TYPES` (the integers, floats, text, dates, timestamps and decimals), rows written in
 each type in between (upserts and deletes of a few keys, copy-on-write or merge-on-read, with
-compactions), and checks two reads of the table:
+compactions), and checks these reads of the table:
 
 - the latest snapshot through Spark and through the JVM-free reader: each value is the one
   Spark's ``try_cast`` gives when it carries the stored value through every type its field had
   since it was stored (``docs/schema-evolution.md``, "A value read through every type");
+- for a column, the filters ``v = <a value read>`` and ``v is null``, pushed into the files,
+  through both readers: the rows of that full read;
 - every commit read in the latest schema, both readers: the value as the commit showed it
   (carried through the types up to that commit) then cast once to the latest type, or, where
   no one type change leads there (a number read as a date, a decimal that went through text
@@ -183,6 +185,42 @@ def _read(t: Any, as_of: str | None, place: Place
     return _rows(spark_rows), _rows(arrow_rows)
 
 
+def _arrow_type(t: str) -> Any:
+    import pyarrow as pa
+
+    if t.startswith("decimal("):
+        return pa.decimal128(*(int(x) for x in t[len("decimal("):-1].split(",")))
+    return {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
+            "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(),
+            "string": pa.string(), "date": pa.date32(), "timestamp_ntz": pa.timestamp("us")}[t]
+
+
+def _check_filters(t: Any, expected: list[tuple[int, Any]], typ: str, context: str) -> None:
+    """``v = <a value the table reads>`` and ``v is null`` through both readers (filters are
+    pushed into the files, each stored in its own type): the rows the full read gives."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+
+    found = [v for _, v in expected if v is not None and v != "NaN"]
+    if found:
+        target = found[len(found) // 2]
+        want = [(k, v) for k, v in expected if v == target]
+        got = [(r["k"], r["v"]) for r in
+               t.read().filter(F.col("v") == F.lit(target).cast(typ)).collect()]
+        assert _rows(got) == want, f"Spark filter v = {target!r}, {context}"
+        table = t.to_arrow(filter=pc.field("v") == pa.scalar(target, _arrow_type(typ)))
+        got = list(zip(table.column("k").to_pylist(), table.column("v").to_pylist(),
+                       strict=True))
+        assert _rows(got) == want, f"JVM-free filter v = {target!r}, {context}"
+    want = [(k, v) for k, v in expected if v is None]
+    got = [(r["k"], r["v"]) for r in t.read().filter(F.col("v").isNull()).collect()]
+    assert _rows(got) == want, f"Spark filter v is null, {context}"
+    table = t.to_arrow(filter=pc.field("v").is_null())
+    assert _rows(list(zip(table.column("k").to_pylist(), table.column("v").to_pylist(),
+                          strict=True))) == want, f"JVM-free filter v is null, {context}"
+
+
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
@@ -217,6 +255,8 @@ def test_a_value_reads_as_spark_carries_it_through_every_type(spark, tmp_path_fa
     context = f"chain {chain} of a {history['place']}, {history['table_type']}"
     assert spark_rows == expected, f"Spark read, {context}"
     assert arrow_rows == expected, f"JVM-free read, {context}"
+    if history["place"] == "column":
+        _check_filters(t, expected, chain[-1], context)
     for instant, stage, at in commits:
         spark_rows, arrow_rows = _read(t, instant, place)
         expected = _expected(spark, at, chain, stage)
