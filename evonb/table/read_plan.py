@@ -265,11 +265,29 @@ class _Project(PartnerVisitor[_Found, Expr]):
         if found is None:
             return Lit(None, qt)
         ft = found.field.type
-        if _same(physical_type(ft, self.layout), qt):
+        if _same(physical_type(ft, self.layout), qt) and not self._carries(ft):
             return found.src
         if isinstance(ft, kind):
             return None
         return Cast(found.src, qt)  # pragma: no cover - type rules never change nested kinds
+
+
+    def _carries(self, nested: Type) -> bool:
+        """Whether a primitive inside the file's ``nested`` type passes through a type
+        between its own and the query's (``string -> decimal(5,2) -> string``): then the
+        value is rebuilt from its parts, not taken whole, although the types are the same."""
+        if not self.via:
+            return False
+        todo = list(nested.children())
+        while todo:
+            f = todo.pop()
+            if not f.type.is_primitive:
+                todo.extend(f.type.children())
+                continue
+            path = self.via.get(f.id)
+            if path and len(_steps(path, self.layout.history(f.id, f.type), f.type)) > 1:
+                return True
+        return False
 
 
 def _cast(src: Expr, ft: Type, t: Type) -> Expr:

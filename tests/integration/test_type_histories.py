@@ -193,3 +193,35 @@ def test_a_chain_that_comes_back_to_the_latest_type(spark, warehouse, table_type
     assert values(t.read()) == arrow_values(t.to_arrow()) == expected
     assert values(t.read(as_of=third, schema="latest")) == expected
     assert arrow_values(t.to_arrow(third, schema="latest")) == expected
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_nested_values_of_a_chain_that_comes_back_to_the_latest_type(spark, warehouse,
+                                                                     table_type) -> None:
+    """A list element, a map value and a struct member ``string -> decimal(5,2) -> string``:
+    a file stored while they were ``string`` has the latest types, and its nested values
+    were taken whole (``"abc"``, ``"1.234"``) instead of carried through ``decimal(5,2)``
+    (null, ``"1.23"``). Found by tests/model/test_type_chains.py."""
+    t = evonb.create_table(warehouse / "t", "id bigint not null, arr array<string>, "
+                           "m map<string,string>, s struct<x:string, y:int>", primary_key="id",
+                           table_type=table_type)
+    t.write(spark.sql("select 1L id, array('abc', '1.234') arr, map('k', '1.234') m, "
+                      "named_struct('x', 'abc', 'y', 1) s"))
+    paths = ("arr.element", "m.value", "s.x")
+    t.alter("; ".join(f"ALTER TABLE t ALTER COLUMN {p} TYPE decimal(5,2)" for p in paths))
+    t.write(spark.sql("select 2L id, array(2.5BD) arr, map('k', 2.5BD) m, "
+                      "named_struct('x', 2.5BD, 'y', 2) s"))
+    second = t.history()[-1].instant
+    t.alter("; ".join(f"ALTER TABLE t ALTER COLUMN {p} TYPE string" for p in paths))
+    expected = [([None, "1.23"], {"k": "1.23"}, None), (["2.50"], {"k": "2.50"}, "2.50")]
+
+    def rows(spark_df, arrow_table):
+        got = [(list(r.arr), dict(r.m), r.s.x) for r in spark_df.orderBy("id").collect()]
+        arrow = [(r["arr"], dict(r["m"]), r["s"]["x"])
+                 for r in arrow_table.sort_by("id").to_pylist()]
+        return got, arrow
+
+    assert rows(t.read(), t.to_arrow()) == (expected, expected)
+    assert rows(t.read(as_of=second, schema="latest"),
+                t.to_arrow(second, schema="latest")) == (expected, expected)
