@@ -8,7 +8,12 @@ values (about an eighth more for a whole log-block read of the benchmark's rows)
 writer (parquet-mr) falls back to plain encoding when a dictionary does not pay; this module
 decides the same from the first rows written: a primitive column is dictionary-encoded when
 at most half of its sampled values are distinct. Columns of nested types keep dictionaries
-on every leaf, as before.
+on every leaf, but for a list's element of a fixed-width type other than a decimal (integers,
+floats, dates, timestamps): Spark's vectorized reader fails on such an element column whose
+dictionary is empty (a row group where every element is null) when a read transforms the list
+(``ArrayIndexOutOfBoundsException`` in ``PlainValuesDictionary.decodeToInt``, measured on
+Spark 4 with the files pyarrow writes; map values, struct members in lists, decimals and text
+read fine), and which row group will be all null is not known when the writer opens.
 """
 
 from __future__ import annotations
@@ -35,13 +40,36 @@ def dictionary_columns(data: pa.Table | pa.RecordBatch) -> list[str]:
     rows = min(data.num_rows, SAMPLE_ROWS)
     chosen: list[str] = []
     for i, (field, paths) in enumerate(zip(data.schema, leaf_paths(data.schema), strict=True)):
+        if pt.is_nested(field.type):
+            plain = set(_plain_elements(field.name, field.type))
+            chosen.extend(p for p in paths if p not in plain)
+            continue
         column = data.column(i).slice(0, rows)
         values = rows - column.null_count
-        if (pt.is_nested(field.type) or values == 0
-                or pc.count_distinct(column, mode="only_valid").as_py()
+        if (values == 0 or pc.count_distinct(column, mode="only_valid").as_py()
                 <= values * DISTINCT_SHARE):
-            chosen.extend(paths)
+            chosen.append(field.name)
     return chosen
+
+
+def _plain_elements(prefix: str, t: pa.DataType) -> list[str]:
+    """The paths under ``prefix`` of list elements of a fixed-width type other than a
+    decimal (see the module docstring)."""
+    import pyarrow.types as pt
+
+    if pt.is_struct(t):
+        return [p for i in range(t.num_fields)
+                for p in _plain_elements(f"{prefix}.{t.field(i).name}", t.field(i).type)]
+    if pt.is_map(t):
+        return (_plain_elements(f"{prefix}.key_value.key", t.key_type)
+                + _plain_elements(f"{prefix}.key_value.value", t.item_type))
+    if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
+        element = t.value_type
+        if (pt.is_integer(element) or pt.is_floating(element) or pt.is_temporal(element)
+                or pt.is_boolean(element)):
+            return [f"{prefix}.list.element"]
+        return _plain_elements(f"{prefix}.list.element", element)
+    return []
 
 
 def leaf_paths(schema: pa.Schema) -> tuple[tuple[str, ...], ...]:
