@@ -12,6 +12,8 @@ which changes the field's type as ``ALTER`` would), and checks these reads of th
   since it was stored (``docs/schema-evolution.md``, "A value read through every type");
 - for a column, the filters ``v = <a value read>`` and ``v is null``, pushed into the files,
   through both readers: the rows of that full read;
+- for copy-on-write, the Iceberg metadata read by pyiceberg (an independent reader), latest and
+  as of every published commit, when the export can express the latest state;
 - every commit read in the latest schema, both readers: the value as the commit showed it
   (carried through the types up to that commit) then cast once to the latest type, or, where
   no one type change leads there (a number read as a date, a decimal that went through text
@@ -20,7 +22,8 @@ which changes the field's type as ``ALTER`` would), and checks these reads of th
 The oracle is computed by Spark SQL from the values as written, not by evonb's read plans.
 Float and double values are drawn from a few that print the same in Spark and Python (a double
 read as text may differ in its last digit between the readers, ``docs/schema-evolution.md``).
-``EVONB_TYPE_CHAINS`` sets the number of examples (default 8; `make stress-full` plays 30).
+``EVONB_TYPE_CHAINS`` sets the number of examples (default 8; `make stress-full` plays 30);
+``--hypothesis-show-statistics`` counts what they checked.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import evonb
@@ -206,6 +209,7 @@ def _check_filters(t: Any, expected: list[tuple[int, Any]], typ: str, context: s
     from pyspark.sql import functions as F
 
     found = [v for _, v in expected if v is not None and v != "NaN"]
+    event(f"filters on a {typ} column" + ("" if found else " (is null only)"))
     if found:
         target = found[len(found) // 2]
         want = [(k, v) for k, v in expected if v == target]
@@ -224,6 +228,31 @@ def _check_filters(t: Any, expected: list[tuple[int, Any]], typ: str, context: s
                           strict=True))) == want, f"JVM-free filter v is null, {context}"
 
 
+def _check_iceberg(t: Any, expected: list[tuple[int, Any]], place: Place, context: str) -> None:
+    """The table's Iceberg metadata read by pyiceberg: the latest snapshot as expected and
+    each published commit as evonb's JVM-free reader reads it (in the commit's own schema),
+    when the export can express the latest state (type changes Iceberg promotes)."""
+    from pyiceberg.table import StaticTable
+
+    from evonb.iceberg import sync
+
+    result = sync(t)
+    if result.blocked is not None:
+        event("Iceberg export blocked")
+        return
+    event("read by pyiceberg")
+    ice = StaticTable.from_metadata(result.metadata_file)
+
+    def rows(table: Any) -> list[tuple[int, Any]]:
+        return _rows([(k, place.arrow(v)) for k, v in zip(
+            table.column("k").to_pylist(), table.column("v").to_pylist(), strict=True)])
+
+    assert rows(ice.scan().to_arrow()) == expected, f"pyiceberg read, {context}"
+    for commit, sid in result.snapshots.items():
+        assert rows(ice.scan(snapshot_id=sid).to_arrow()) == rows(t.to_arrow(as_of=commit)), (
+            f"pyiceberg read as of {commit}, {context}")
+
+
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
@@ -231,6 +260,7 @@ def _check_filters(t: Any, expected: list[tuple[int, Any]], typ: str, context: s
 def test_a_value_reads_as_spark_carries_it_through_every_type(spark, tmp_path_factory, history):
     chain = [t for t, _ in history["stages"]]
     place = PLACES[history["place"]]
+    event(f"{len(chain) - 1} type changes")
     where = tmp_path_factory.mktemp("chain") / "t"
     t = evonb.create_table(where, f"k bigint not null, v {place.column(chain[0])}",
                            primary_key="k", table_type=history["table_type"])
@@ -262,6 +292,8 @@ def test_a_value_reads_as_spark_carries_it_through_every_type(spark, tmp_path_fa
     assert arrow_rows == expected, f"JVM-free read, {context}"
     if history["place"] == "column":
         _check_filters(t, expected, chain[-1], context)
+    if history["table_type"] == "cow":
+        _check_iceberg(t, expected, place, context)
     for instant, stage, at in commits:
         spark_rows, arrow_rows = _read(t, instant, place)
         expected = _expected(spark, at, chain, stage)
