@@ -41,7 +41,7 @@ def dictionary_columns(data: pa.Table | pa.RecordBatch) -> list[str]:
     chosen: list[str] = []
     for i, (field, paths) in enumerate(zip(data.schema, leaf_paths(data.schema), strict=True)):
         if pt.is_nested(field.type):
-            plain = set(_plain_elements(field.name, field.type))
+            plain = set(_paths(field.name, field.type, plain_elements=True))
             chosen.extend(p for p in paths if p not in plain)
             continue
         column = data.column(i).slice(0, rows)
@@ -52,26 +52,6 @@ def dictionary_columns(data: pa.Table | pa.RecordBatch) -> list[str]:
     return chosen
 
 
-def _plain_elements(prefix: str, t: pa.DataType) -> list[str]:
-    """The paths under ``prefix`` of list elements of a fixed-width type other than a
-    decimal (see the module docstring)."""
-    import pyarrow.types as pt
-
-    if pt.is_struct(t):
-        return [p for i in range(t.num_fields)
-                for p in _plain_elements(f"{prefix}.{t.field(i).name}", t.field(i).type)]
-    if pt.is_map(t):
-        return (_plain_elements(f"{prefix}.key_value.key", t.key_type)
-                + _plain_elements(f"{prefix}.key_value.value", t.item_type))
-    if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
-        element = t.value_type
-        if (pt.is_integer(element) or pt.is_floating(element) or pt.is_temporal(element)
-                or pt.is_boolean(element)):
-            return [f"{prefix}.list.element"]
-        return _plain_elements(f"{prefix}.list.element", element)
-    return []
-
-
 def leaf_paths(schema: pa.Schema) -> tuple[tuple[str, ...], ...]:
     """Per top-level field of ``schema``, the dotted paths of its Parquet leaf columns, as
     pyarrow names them (lists ``<name>.list.element``, maps ``<name>.key_value.key`` and
@@ -79,18 +59,24 @@ def leaf_paths(schema: pa.Schema) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(_paths(field.name, field.type)) for field in schema)
 
 
-def _paths(prefix: str, t: pa.DataType) -> list[str]:
+def _paths(prefix: str, t: pa.DataType, plain_elements: bool = False) -> list[str]:
+    """The leaf paths under ``prefix``; with ``plain_elements``, only those of list elements
+    of a fixed-width type other than a decimal (see the module docstring)."""
     import pyarrow.types as pt
 
     if pt.is_struct(t):
         return [p for i in range(t.num_fields)
-                for p in _paths(f"{prefix}.{t.field(i).name}", t.field(i).type)]
+                for p in _paths(f"{prefix}.{t.field(i).name}", t.field(i).type, plain_elements)]
     if pt.is_map(t):
-        return (_paths(f"{prefix}.key_value.key", t.key_type)
-                + _paths(f"{prefix}.key_value.value", t.item_type))
+        return (_paths(f"{prefix}.key_value.key", t.key_type, plain_elements)
+                + _paths(f"{prefix}.key_value.value", t.item_type, plain_elements))
     if pt.is_list(t) or pt.is_large_list(t) or pt.is_fixed_size_list(t):
-        return _paths(f"{prefix}.list.element", t.value_type)
-    return [prefix]
+        element = t.value_type
+        if plain_elements and (pt.is_integer(element) or pt.is_floating(element)
+                               or pt.is_temporal(element) or pt.is_boolean(element)):
+            return [f"{prefix}.list.element"]
+        return _paths(f"{prefix}.list.element", element, plain_elements)
+    return [] if plain_elements else [prefix]
 
 
 __all__ = ["DISTINCT_SHARE", "SAMPLE_ROWS", "dictionary_columns", "leaf_paths"]
