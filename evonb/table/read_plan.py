@@ -15,7 +15,7 @@ from typing import Any
 
 from evonb.errors import CommitNotFoundError, EvoError
 from evonb.schema.partner import FieldPartners, PartnerVisitor, by_id, visit_field
-from evonb.schema.promotion import can_change_type, casts_directly, narrows_number
+from evonb.schema.promotion import casts_directly, narrows_number
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BINARY,
@@ -285,7 +285,11 @@ class _Project(PartnerVisitor[_Found, Expr]):
                 todo.extend(f.type.children())
                 continue
             path = self.via.get(f.id)
-            if path and len(_steps(path, self.layout.history(f.id, f.type), f.type)) > 1:
+            stored = self.layout.history(f.id, f.type)
+            # only where the file's own types lead into the path: then the steps after them
+            # are the ones the value takes (elsewhere the value is taken whole, as before)
+            if (path and stored is not None and path[:len(stored)] == stored
+                    and len(path) - len(stored) > 1):
                 return True
         return False
 
@@ -309,9 +313,9 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
 
     A snapshot read in another schema (``snapshot``, its version's ``snapshot_layout``; time
     travel in the latest schema, say): each value as the snapshot shows it (through the
-    snapshot's own types), then cast to ``query``'s type; where no one type change leads
-    there (a snapshot's ``int`` read in a ``date`` column that was ``string`` in between),
-    through the types the column had after the snapshot's (``layout``'s history).
+    snapshot's own types), then cast to ``query``'s type; where no cast leads there (a
+    snapshot's ``int`` read in a ``date`` column that was ``string`` in between), through the
+    types the column had after the snapshot's (``layout``'s history).
     Layouts written before histories were kept know no history: a value is cast to the
     snapshot's type, then to the query's. None when nothing passes through more than one
     type."""
@@ -337,12 +341,11 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
 def _later(path: tuple[Type, ...], qt: Type, history: tuple[Type, ...] | None
            ) -> tuple[Type, ...]:
     """The types after ``path`` (a snapshot's own) on the way to the query's type ``qt``:
-    ``qt`` alone where one type change leads there (``ALTER`` allows it), else the types of
-    the query's ``history`` after the snapshot's last one (the column went through them: a
-    ``decimal(38,6)`` value that became text, then ``decimal(5,2)``, is read as that text is,
-    not dropped as a narrowing)."""
+    ``qt`` alone where a cast leads there (the value as the commit showed it, cast once),
+    else the types of the query's ``history`` after the snapshot's last one (a number of a
+    column that became text, then a date, goes through the text, as the column did)."""
     last = path[-1]
-    if can_change_type(last, qt) or history is None or last not in history:
+    if casts_directly(last, qt) or history is None or last not in history:
         return (qt,)
     rest = _steps(history, path, last)
     return rest if rest and rest[-1] == qt else (qt,)

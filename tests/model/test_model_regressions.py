@@ -311,3 +311,26 @@ def test_a_struct_added_again_has_members_without_defaults(state) -> None:
     state.insert(vseed=113748)
     assert all(m.default is None for m in state.field("s").type.fields)
     state.drop_write_and_revert(pick=107, vseed=80613)
+
+
+@pytest.mark.spark
+def test_a_list_of_structs_read_as_of_a_commit_after_rewrites_and_reverts(state) -> None:
+    """A list of structs whose member was narrowed by rewrites, its schema reverted and its
+    type changed again, read as of a commit in the latest schema: the member read null
+    (-9.25 is right) when the read rebuilt the list from its parts through a type path that
+    the file's own types did not lead into. Found by the model test (seed 343455582)."""
+    state.create(flavour=0, vseed=794)
+    state.rollback()
+    state.rename_into_freed_name(other=270, pick=2384)
+    state.change_type_more(pick=5944, to=570)
+    state.overwrite(vseed=693)
+    state.sql_delete(pick=10542, vseed=0)
+    state.narrow_by_rewrite(pick=6973, to=20631, vseed=47692)
+    state.narrow_by_rewrite(pick=402, to=187, vseed=214672876)
+    state.upsert(vseed=1651)
+    state.revert(pick=10700)
+    state.revert(pick=4002)
+    state.sql_merge_star(vseed=137006417)
+    state.revert(pick=14)
+    state.revert(pick=14935)
+    state.change_type_more(pick=4786, to=20602)
