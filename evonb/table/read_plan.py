@@ -15,7 +15,7 @@ from typing import Any
 
 from evonb.errors import CommitNotFoundError, EvoError
 from evonb.schema.partner import FieldPartners, PartnerVisitor, by_id, visit_field
-from evonb.schema.promotion import casts_directly, narrows_number
+from evonb.schema.promotion import can_change_type, casts_directly, is_number, narrows_number
 from evonb.schema.schema import Schema
 from evonb.schema.types import (
     BINARY,
@@ -341,11 +341,13 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
 def _later(path: tuple[Type, ...], qt: Type, history: tuple[Type, ...] | None
            ) -> tuple[Type, ...]:
     """The types after ``path`` (a snapshot's own) on the way to the query's type ``qt``:
-    ``qt`` alone where a cast leads there (the value as the commit showed it, cast once),
-    else the types of the query's ``history`` after the snapshot's last one (a number of a
-    column that became text, then a date, goes through the text, as the column did)."""
+    ``qt`` alone where one type change leads there or both are numbers (the value as the
+    commit showed it, cast once; a narrowing keeps only a value that fits exactly), else the
+    types of the query's ``history`` after the snapshot's last one (a number of a column that
+    became text, then a date, goes through the text, as the column did)."""
     last = path[-1]
-    if casts_directly(last, qt) or history is None or last not in history:
+    once = can_change_type(last, qt) or (is_number(last) and is_number(qt))
+    if once or history is None or last not in history:
         return (qt,)
     rest = _steps(history, path, last)
     return rest if rest and rest[-1] == qt else (qt,)

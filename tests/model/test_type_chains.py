@@ -164,10 +164,11 @@ def _carried(spark: Any, rows: list[tuple[int, Any]], types: list[str]) -> list[
 
 
 def _direct(a: str, b: str) -> bool:
-    """Whether a cast leads from ``a`` to ``b`` (else a time-travel read goes on through the
-    types the column had after the commit): numbers and dates never cast into each other."""
-    temporal = {"date", "timestamp_ntz"}
-    return a == b or "string" in (a, b) or (a in temporal) == (b in temporal)
+    """Whether a time-travel read casts ``a`` to ``b`` once: one type change leads there, or
+    both are numbers (else it goes on through the types the column had after the commit)."""
+    numbers = {"tinyint", "smallint", "int", "bigint", "float", "double"}
+    both = all(x in numbers or x.startswith("decimal(") for x in (a, b))
+    return both or can_change_type(parse_type(a), parse_type(b))
 
 
 def _expected(spark: Any, state: dict[int, tuple[int, Any]], chain: list[str],
