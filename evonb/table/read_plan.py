@@ -313,9 +313,10 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
 
     A snapshot read in another schema (``snapshot``, its version's ``snapshot_layout``; time
     travel in the latest schema, say): each value as the snapshot shows it (through the
-    snapshot's own types), then cast to ``query``'s type; where no cast leads there (a
-    snapshot's ``int`` read in a ``date`` column that was ``string`` in between), through the
-    types the column had after the snapshot's (``layout``'s history).
+    snapshot's own types), then cast to ``query``'s type; where no one type change leads
+    there and the two are not both numbers (a snapshot's ``int`` read in a ``date`` column that
+    was ``string`` in between), through the types the column had after the snapshot's
+    (``layout``'s history, :func:`_later`).
     Layouts written before histories were kept know no history: a value is cast to the
     snapshot's type, then to the query's. None when nothing passes through more than one
     type."""
