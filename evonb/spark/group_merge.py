@@ -5,9 +5,10 @@ version, and whose blocks list the base rows they replace (see :func:`evonb.spar
 position_drops`), needs no projection and no join: the new base file is the old one without
 the listed rows, plus the winning log records. Each Spark task here does that for a bin of
 file groups with Arrow: it reads the base files with pyarrow, decodes the blocks with the
-columnar Avro decoder, resolves them per key (:func:`evonb.spark.avro_log.resolve_group`, the same
-code the snapshot read uses) and writes one Parquet file with the base files' own Parquet
-schema (names, field IDs, Spark's metadata), so no row crosses into the JVM.
+columnar Avro decoder, resolves them per key and base row
+(:func:`evonb.spark.avro_log.resolve_group`, as the snapshot read does) and writes one Parquet
+file with the base files' own Parquet schema (names, field IDs, Spark's metadata), so no row
+crosses into the JVM.
 
 A group this cannot merge exactly (INT96 timestamps mixed with other timestamps, a column
 missing from a base file, a type Arrow cannot cast, a record whose partition columns differ
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
 from evonb.schema.types import StructType
-from evonb.spark.avro_log import arrow_schema, block_struct, resolve_group, winners
+from evonb.spark.avro_log import POS, arrow_schema, block_struct, resolve_group, winners
 from evonb.spark.parquet_encoding import dictionary_columns
 from evonb.spark.task_attempts import note_if_retried
 from evonb.table.fileio import file_io
@@ -151,8 +152,10 @@ def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
     keep = np.ones(base.num_rows, dtype=bool)
     keep[drops] = False
     kept = base.filter(pa.array(keep))
+    # resolved per key and base position, as the snapshot read does: a key stored twice in
+    # the base file has one record per stored row, and each replaces its own row
     resolved = resolve_group(list(spec.logs), layout.struct, layout.block_arrow,
-                        list(layout.keys), layout.precombine)
+                             [*layout.keys, POS], layout.precombine)
     added = winners(resolved).select(list(base.column_names))
     if base.num_rows and added.num_rows:
         for name in layout.partition_columns:

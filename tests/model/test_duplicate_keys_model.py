@@ -165,3 +165,22 @@ def test_keys_stored_twice_against_the_model(spark: Any, path: str) -> None:
         raise
     print(f"duplicate keys model, {path}: {SEEN[path]} checks with a key stored twice")
     assert SEEN[path] >= histories  # every history stored a key twice
+
+
+def test_a_compaction_after_an_upsert_of_a_key_stored_twice_in_one_file(spark: Any) -> None:
+    """CI seed 3317903070, shrunk: the Arrow compaction kept one of two rows of a key an
+    insert stored twice in one base file."""
+    SPARK[:], PATH[:] = [spark], ["mor-driver"]
+    s = DuplicateKeys()
+    try:
+        s.create(allow=True)
+        s.delete(vseed=0)
+        s.service()
+        s.insert(vseed=0)
+        s.insert(vseed=9402951)  # key 0 twice in one file
+        s.delete(vseed=0)
+        s.upsert(vseed=324)
+        assert len(s.model[0]) == 4
+        s.service()
+    finally:
+        s.teardown()

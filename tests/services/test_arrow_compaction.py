@@ -254,3 +254,25 @@ def test_pack_balances_bins():
     assert pack([3, 3, 3, 3], 2) == [[0, 2], [1, 3]]
     assert pack([1, 2], 4) == [[1], [0]]
     assert pack([], 3) == []
+
+
+def test_a_key_stored_twice_in_one_base_file_keeps_both_rows(spark, tmp_path):
+    """Each stored row of a key has its own log record (its base position); the Arrow merge
+    resolves records per key and position like the read, so a compaction keeps them all (it
+    kept one of the two: the duplicate-keys model, seed 3317903070)."""
+    props = {"evonb.write.insert_duplicates": "allow"}
+    arrow, spark_side = _pair(tmp_path, "id bigint not null, ts bigint, v string", props)
+    both = (arrow, spark_side)
+    cols = "id long, ts long, v string"
+    stored = spark.createDataFrame([(0, 1, "a"), (0, 1, "b"), (1, 1, "c")], cols).coalesce(1)
+    for t in both:
+        t.write(stored, "insert")  # one base file
+    _write(both, spark, [(0, 2, "new")], cols)  # one record per stored row of key 0
+    want = [(0, 2, "new"), (0, 2, "new"), (1, 1, "c")]
+    assert _rows(arrow.read()) == _rows(spark_side.read()) == want
+
+    arrow.compact()
+    spark_side.compact()
+    assert _meta(arrow)["groups_in_tasks"] == 1 and _meta(spark_side)["groups_in_tasks"] == 0
+    assert _rows(arrow.read()) == _rows(spark_side.read()) == want
+    assert sorted(r["v"] for r in arrow.to_arrow().to_pylist()) == ["c", "new", "new"]
