@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import date
-from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 import numpy as np
@@ -29,12 +29,12 @@ from evonb.schema.types import (
     DOUBLE,
     FLOAT,
     INT,
-    MAX_DECIMAL_PRECISION,
     SMALLINT,
     STRING,
     TIMESTAMP,
     TIMESTAMP_NTZ,
     TINYINT,
+    WIDE_DECIMALS,
     ArrayType,
     DecimalType,
     MapType,
@@ -309,17 +309,12 @@ def _parse_float(text: str) -> float | None:
     return _FLOAT_WORDS.get(s.lower())
 
 
-_WIDE = Context(prec=2 * MAX_DECIMAL_PRECISION + 2)
-"""Room for every digit of a value of any decimal type (Python's default context keeps 28,
-which made a double such as ``1e30`` read as ``decimal(38,6)`` null)."""
-
-
 def _to_decimal(value: Decimal, target: Type) -> Decimal | None:
     """``value`` rounded half up to ``target``'s scale; None when it does not fit."""
     assert isinstance(target, DecimalType)
     try:
         q = value.quantize(Decimal(1).scaleb(-target.scale), rounding=ROUND_HALF_UP,
-                           context=_WIDE)
+                           context=WIDE_DECIMALS)
     except InvalidOperation:  # more digits than any decimal holds
         return None
     digits = len(q.as_tuple().digits) if q != 0 else 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Context, Decimal
+from decimal import Decimal
 from typing import Any
 
 from evonb.errors import EvoError
@@ -31,6 +31,7 @@ from evonb.schema.types import (
     TIMESTAMP,
     TIMESTAMP_NTZ,
     TINYINT,
+    WIDE_DECIMALS,
     ArrayType,
     DecimalType,
     MapType,
@@ -139,7 +140,7 @@ def default_json(kind: str, value: Any) -> Any:
         {"id": 1, "name": "v", "type": kind, "required": False}).field_type
     if kind.startswith("decimal("):
         value = Decimal(value).quantize(Decimal(1).scaleb(-ice_type.scale),
-                                        context=Context(prec=80))
+                                        context=WIDE_DECIMALS)
     return to_json(ice_type, value)
 
 

@@ -38,7 +38,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from decimal import Context, Decimal
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ from evonb.iceberg.schema import (
 )
 from evonb.schema.paths import walk
 from evonb.schema.schema import Schema
+from evonb.schema.types import WIDE_DECIMALS
 from evonb.table.data_file import DataFile
 from evonb.table.fileio import file_io, object_store
 from evonb.table.fsutil import location_uri, table_path
@@ -242,7 +243,7 @@ def _manifest_value(kind: str, value: Any) -> Any:
         return (naive - _EPOCH_UTC.replace(tzinfo=None)) // _MICRO
     if kind.startswith("decimal("):
         scale = int(kind[8:-1].split(",")[1])
-        return Decimal(value).quantize(Decimal(1).scaleb(-scale), context=Context(prec=80))
+        return Decimal(value).quantize(Decimal(1).scaleb(-scale), context=WIDE_DECIMALS)
     return value
 
 

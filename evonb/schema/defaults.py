@@ -27,6 +27,7 @@ from evonb.schema.types import (
     TIMESTAMP,
     TIMESTAMP_NTZ,
     TINYINT,
+    WIDE_DECIMALS,
     DecimalType,
     Type,
 )
@@ -87,7 +88,7 @@ def _coerce(value: Any, t: Type) -> Any:
         d = decimal.Decimal(str(value).strip()) if not isinstance(value, decimal.Decimal) else value
         if not d.is_finite():
             raise ValueError("not a finite number")
-        q = d.quantize(decimal.Decimal(1).scaleb(-t.scale), context=decimal.Context(prec=80))
+        q = d.quantize(decimal.Decimal(1).scaleb(-t.scale), context=WIDE_DECIMALS)
         if q != d:
             raise ValueError(f"more than {t.scale} digits after the point")
         digits = len(q.as_tuple().digits) if q != 0 else 1

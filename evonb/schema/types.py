@@ -8,6 +8,7 @@ reserved names ``element``, ``key`` and ``value``. ``str(type)`` is Spark's simp
 from __future__ import annotations
 
 import dataclasses
+import decimal
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -79,6 +80,11 @@ INTEGRAL = (TINYINT, SMALLINT, INT, BIGINT)
 FRACTIONAL = (FLOAT, DOUBLE)
 
 MAX_DECIMAL_PRECISION = 38
+
+WIDE_DECIMALS = decimal.Context(prec=2 * MAX_DECIMAL_PRECISION + 2)
+"""A decimal context with room for every digit of a value of any decimal type, to quantize
+and compare in (Python's default context keeps 28 digits: a double such as ``1e30`` cast to
+``decimal(38,6)`` did not fit it)."""
 
 
 @dataclass(frozen=True, slots=True)
