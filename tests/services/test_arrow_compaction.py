@@ -256,11 +256,14 @@ def test_pack_balances_bins():
     assert pack([], 3) == []
 
 
-def test_a_key_stored_twice_in_one_base_file_keeps_both_rows(spark, tmp_path):
-    """Each stored row of a key has its own log record (its base position); the Arrow merge
-    resolves records per key and position like the read, so a compaction keeps them all (it
-    kept one of the two: the duplicate-keys model, seed 3317903070)."""
-    props = {"evonb.write.insert_duplicates": "allow"}
+@pytest.mark.parametrize("lookup", [{}, {"evonb.mor.driver_lookup.rows": "0"}],
+                         ids=["driver-lookup", "spark-lookup"])
+def test_a_key_stored_twice_in_one_base_file_keeps_both_rows(spark, tmp_path, lookup):
+    """Each stored row of a key has its own log record (its base position), whichever path
+    looked the keys up; the Arrow merge resolves records per key and position like the read,
+    so a compaction keeps them all (it kept one of the two: the duplicate-keys model, seed
+    3317903070)."""
+    props = {"evonb.write.insert_duplicates": "allow", **lookup}
     arrow, spark_side = _pair(tmp_path, "id bigint not null, ts bigint, v string", props)
     both = (arrow, spark_side)
     cols = "id long, ts long, v string"
