@@ -14,7 +14,9 @@ histories each, 3 by default):
 - a delete removes every row of its keys;
 - compaction and clustering change no row.
 
-After every step Spark's read and the JVM-free reader must both equal the model. A failure
+After every step Spark's read and the JVM-free reader must both equal the model; after a
+compaction or clustering, their reads as of every earlier commit must equal the model's rows
+at that commit (the service replaced the files those commits wrote). A failure
 prints the seed (``EVONB_DUPLICATES_SEED`` replays it) and hypothesis's shortest steps.
 """
 
@@ -49,6 +51,7 @@ SPARK: list[Any] = []
 PATH: list[str] = []  # the merge path of the histories being played
 VALUES = itertools.count()
 SEEN: Counter[str] = Counter()  # checks made with a key stored twice, per merge path
+AS_OF: Counter[str] = Counter()  # reads as of an earlier commit after a service, per path
 
 
 class DuplicateKeys(RuleBasedStateMachine):
@@ -59,6 +62,7 @@ class DuplicateKeys(RuleBasedStateMachine):
         self.folder = tempfile.mkdtemp(prefix="evonb-dups-")
         self.model: dict[int, list[str]] = {}
         self.table: Any = None
+        self.states: list[tuple[str, Counter[tuple[int, str]]]] = []  # commit -> its rows
         self.path = ""
         self.allow = False
 
@@ -129,16 +133,25 @@ class DuplicateKeys(RuleBasedStateMachine):
             self.table.compact()
         else:
             self.table.cluster()
-        self.check("compaction" if self.table.table_type == "mor" else "clustering")
+        step = "compaction" if self.table.table_type == "mor" else "clustering"
+        self.check(step)
+        for instant, want in self.states[:-1]:
+            self.check_rows(f"{step}, as of {instant}", want, instant)
+            AS_OF[self.path] += 1
 
     def check(self, step: str) -> None:
         want = Counter((k, v) for k, vs in self.model.items() for v in vs)
-        spark_rows = Counter((r.id, r.v) for r in self.table.read().collect())
-        arrow_rows = Counter((r["id"], r["v"]) for r in self.table.to_arrow().to_pylist())
-        assert spark_rows == want, f"{self.path} after {step}: Spark read {sorted(spark_rows)}"
-        assert arrow_rows == want, f"{self.path} after {step}: Arrow read {sorted(arrow_rows)}"
+        self.check_rows(step, want)
+        self.states.append((self.table.timeline.last_completed().instant, want))
         if any(len(vs) > 1 for vs in self.model.values()):
             SEEN[self.path] += 1
+
+    def check_rows(self, step: str, want: Counter[tuple[int, str]],
+                   as_of: str | None = None) -> None:
+        spark_rows = Counter((r.id, r.v) for r in self.table.read(as_of).collect())
+        arrow_rows = Counter((r["id"], r["v"]) for r in self.table.to_arrow(as_of).to_pylist())
+        assert spark_rows == want, f"{self.path} after {step}: Spark read {sorted(spark_rows)}"
+        assert arrow_rows == want, f"{self.path} after {step}: Arrow read {sorted(arrow_rows)}"
 
     def teardown(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -148,6 +161,7 @@ class DuplicateKeys(RuleBasedStateMachine):
 def test_keys_stored_twice_against_the_model(spark: Any, path: str) -> None:
     SPARK[:], PATH[:] = [spark], [path]
     SEEN.clear()
+    AS_OF.clear()
     histories = int(os.environ.get("EVONB_DUPLICATES_HISTORIES") or 3)
     seed = int(os.environ.get("EVONB_DUPLICATES_SEED") or random.SystemRandom().randrange(2**32))
     print(f"duplicate keys model, {path}: seed {seed}; replay with "
@@ -163,7 +177,8 @@ def test_keys_stored_twice_against_the_model(spark: Any, path: str) -> None:
     except BaseException as err:
         err.add_note(f"duplicate keys model seed: EVONB_DUPLICATES_SEED={seed}")
         raise
-    print(f"duplicate keys model, {path}: {SEEN[path]} checks with a key stored twice")
+    print(f"duplicate keys model, {path}: {SEEN[path]} checks with a key stored twice, "
+          f"{AS_OF[path]} reads as of an earlier commit after a service")
     assert SEEN[path] >= histories  # every history stored a key twice
 
 
