@@ -4,8 +4,8 @@ The main model (:mod:`tests.model.machine`) keeps one row per key. A key can be 
 an insert checks only its own rows, so inserting a key the table holds stores it again (and
 ``evonb.write.insert_duplicates = 'allow'`` takes repeated keys in one insert). This model
 keeps a multiset of rows per key and plays inserts of stored and new keys, upserts, deletes,
-compaction and clustering on every merge path of both table types (``EVONB_DUPLICATES_HISTORIES``
-histories each, 3 by default):
+compaction and clustering on every merge path of both table types, merge-on-read tables with
+Avro or Parquet log blocks (``EVONB_DUPLICATES_HISTORIES`` histories each, 3 by default):
 
 - an insert adds its rows;
 - an upsert of a key changes only that key: a new key gets the row; a stored key reads the
@@ -66,12 +66,14 @@ class DuplicateKeys(RuleBasedStateMachine):
         self.path = ""
         self.allow = False
 
-    @initialize(allow=st.booleans())
-    def create(self, allow: bool) -> None:
+    @initialize(allow=st.booleans(), parquet_logs=st.booleans())
+    def create(self, allow: bool, parquet_logs: bool = False) -> None:
         path = PATH[0]
         table_type, props = MERGE_PATHS[path]
         if allow:
             props = props | {"evonb.write.insert_duplicates": "allow"}
+        if parquet_logs and table_type == "mor":
+            props = props | {"evonb.mor.log_format": "parquet"}
         self.path, self.allow = path, allow
         self.table = evonb.create_table(
             os.path.join(self.folder, "t"), "id bigint not null, v string", primary_key="id",
