@@ -75,16 +75,18 @@ class Table(SparkTable):
     def read_object_files(self, files: Sequence[DataFile], query: Schema, *,
                           meta: bool = False, with_file: bool = False,
                           with_position: bool = False,
-                          logs: Sequence[DataFile] | None = None) -> DataFrame:
+                          logs: Sequence[DataFile] | None = None,
+                          snapshot: Snapshot | None = None) -> DataFrame:
         """The stored rows of the base files an upsert or delete of a table in object storage
         rewrites or adds log blocks to (with ``logs``: the file groups merged with them, what
-        compaction and clustering read), read by Spark tasks with the JVM-free reader
-        (:func:`evonb.arrow.spark_source.read_object_files`)."""
+        compaction, clustering and incremental reads read), read by Spark tasks with the
+        JVM-free reader (:func:`evonb.arrow.spark_source.read_object_files`); ``snapshot``:
+        the snapshot the files are of (default: the latest)."""
         from evonb.arrow.spark_source import read_object_files  # pyspark and pyarrow
 
         return read_object_files(self, files, query, meta=meta, with_file=with_file,
                                  with_position=with_position, spark=self.spark_session(),
-                                 logs=logs)
+                                 logs=logs, snapshot=snapshot)
 
     reads_in_driver = True
 

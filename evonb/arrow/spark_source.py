@@ -64,7 +64,7 @@ from evonb.spark.mor import FILE
 from evonb.table.fsutil import location_uri
 from evonb.table.key_stats import KeyRange, prune
 from evonb.table.partition_pruning import may_match
-from evonb.table.snapshot import DataFile
+from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.table import open_table
 
@@ -440,8 +440,8 @@ def snapshot_read_options(table: BaseTable, as_of: CommitRef | None,
 
 def read_object_files(table: BaseTable, files: Sequence[DataFile], query: Schema, *,
                       meta: bool, with_file: bool, with_position: bool,
-                      spark: SparkSession, logs: Sequence[DataFile] | None = None
-                      ) -> DataFrame:
+                      spark: SparkSession, logs: Sequence[DataFile] | None = None,
+                      snapshot: Snapshot | None = None) -> DataFrame:
     """The rows stored in data ``files`` of ``table`` (in object storage; without their log
     blocks) in ``query``'s columns, as :func:`evonb.spark.reader.read_files` gives them on
     local disk (each file read in its own schema version; ``meta``: the commit-time column;
@@ -451,15 +451,19 @@ def read_object_files(table: BaseTable, files: Sequence[DataFile], query: Schema
 
     With ``logs`` (the log blocks of ``files``, possibly none), each file is read merged with
     its blocks instead, as a snapshot read sees it (:func:`evonb.spark.mor.read_snapshot` on
-    local disk): what compaction, clustering and rewrites read; file and position columns
-    are then refused, as they name stored rows."""
+    local disk): what compaction, clustering, rewrites and incremental reads read; file and
+    position columns are then refused, as they name stored rows.
+
+    ``snapshot`` is the snapshot the files are of (default: the latest): its commit, sent to
+    the tasks, sets the schema version whose type history values go through, as on local
+    disk (:func:`evonb.table.read_plan.read_paths`)."""
     merged = logs is not None
     if merged and (with_file or with_position):
         raise ValueError("a merged read has no file or position columns")
     groups: dict[str, list[str]] = {}
     for log in sorted(logs or (), key=lambda f: (f.instant, f.path)):  # oldest first
         groups.setdefault(str(log.base), []).append(log.path)
-    plan = ArrowRead(table, schema=query, meta_columns=meta)
+    plan = ArrowRead(table, schema=query, meta_columns=meta, snapshot=snapshot)
     _register(spark)
     output = plan.output
     if with_file:

@@ -60,8 +60,10 @@ class SparkTableHandle(TableHandle, Protocol):
     def read_object_files(self, files: Sequence[DataFile], query: Schema, *,
                           meta: bool = False, with_file: bool = False,
                           with_position: bool = False,
-                          logs: Sequence[DataFile] | None = None) -> DataFrame:
-        """The files of a table in object storage, read for Spark."""
+                          logs: Sequence[DataFile] | None = None,
+                          snapshot: Snapshot | None = None) -> DataFrame:
+        """The files of a table in object storage (of ``snapshot``, else the latest), read
+        for Spark."""
         ...
 
     def stored_rows_reader(self, query: Schema, *, meta: bool = False,

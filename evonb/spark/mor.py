@@ -439,7 +439,7 @@ def read_snapshot(table: SparkTableHandle, snap: Snapshot, query: Schema, *, met
     group per task (:meth:`~evonb.spark.table.SparkTable.read_object_files`)."""
     if is_object_path(table.root):
         return table.read_object_files(snap.files, query, meta=meta,
-                                       logs=() if read_optimized else snap.logs)
+                                       logs=() if read_optimized else snap.logs, snapshot=snap)
     from pyspark.sql import functions as F
 
     spark = table.spark

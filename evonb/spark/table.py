@@ -130,7 +130,8 @@ class SparkTable(BaseTable):
     def read_object_files(self, files: Sequence[DataFile], query: Schema, *,
                           meta: bool = False, with_file: bool = False,
                           with_position: bool = False,
-                          logs: Sequence[DataFile] | None = None) -> DataFrame:
+                          logs: Sequence[DataFile] | None = None,
+                          snapshot: Snapshot | None = None) -> DataFrame:
         """What :func:`~evonb.spark.reader.read_files` reads on local disk, for a table in
         object storage (the base files an upsert or delete rewrites or adds log blocks to;
         with ``logs``, the file groups merged, as compaction and clustering read them):
