@@ -13,7 +13,8 @@ A task applies the object-store settings of the process that planned the write
 (:mod:`evonb.table.store_settings`), so executors need no configuration of their own, and
 need evonb and pyarrow installed. A task that fails removes what it wrote; a write whose job
 fails removes every file named with its instant once its attempt is off the timeline
-(:meth:`~evonb.table.transaction.Transaction.tasks_place_files`), and a task that finishes after
+(:meth:`~evonb.table.transaction.Transaction.tasks_place_files`) and the job's other tasks have
+ended (:func:`~evonb.spark.task_attempts.collect_settled`), and a task that finishes after
 that finds the attempt gone and removes its own files.
 """
 
@@ -30,7 +31,7 @@ from urllib.parse import quote
 
 from evonb.errors import EvoError
 from evonb.spark.parquet_encoding import dictionary_columns
-from evonb.spark.task_attempts import note_if_retried
+from evonb.spark.task_attempts import collect_settled, note_if_retried
 from evonb.spark.writer import (
     ROW_GROUP_ROWS,
     ROW_GROUP_ROWS_OPTION,
@@ -273,7 +274,7 @@ def write_object_files(
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return write_task(batches, **job)
 
-    rows = df.mapInArrow(task, _RESULT).collect()
+    rows = collect_settled(df.mapInArrow(task, _RESULT), f"evonb-write-{instant}")
     return sorted((DataFile.from_dict(json.loads(row["entry"])) for row in rows),
                   key=lambda f: f.path)
 

@@ -18,9 +18,18 @@ log block's name is the same in every attempt of its task (the rerun replaces it
 from __future__ import annotations
 
 import os
+import time
+from typing import TYPE_CHECKING, Any
 
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import retry_note
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark import SparkContext
+    from pyspark.sql import DataFrame
+
+SETTLE_SECONDS = 30.0
+"""How long a failed job's driver waits, at most, for the job's other running tasks to end."""
 
 
 def is_retry() -> bool:
@@ -39,4 +48,37 @@ def note_if_retried(root: str | os.PathLike[str], instant: str) -> None:
         file_io().write(retry_note(root, instant), b"")
 
 
-__all__ = ["is_retry", "note_if_retried"]
+def collect_settled(df: DataFrame, tag: str) -> list[Any]:
+    """``df.collect()`` as a job tagged ``tag``. When the job fails, the tasks still running
+    are killed, but a task's Python worker may yet store a file until it ends: the error is
+    raised only once no task of the job runs (at most :data:`SETTLE_SECONDS`), so that the
+    write's clean-up, which lists the files named with its instant, sees all of them."""
+    sc = df.sparkSession.sparkContext
+    sc.addJobTag(tag)
+    try:
+        return df.collect()
+    except BaseException:
+        wait_for_tasks(sc, tag, SETTLE_SECONDS)
+        raise
+    finally:
+        sc.removeJobTag(tag)
+
+
+def wait_for_tasks(sc: SparkContext, tag: str, seconds: float) -> bool:
+    """Wait until no task of the jobs tagged ``tag`` runs, at most ``seconds``; whether none
+    does."""
+    tracker = sc.statusTracker()
+    jobs = sc._jsc.sc().statusTracker()  # type: ignore[attr-defined] # by tag: JVM side only
+    deadline = time.monotonic() + seconds
+    while True:
+        stages = [s for j in jobs.getJobIdsForTag(tag)
+                  if (job := tracker.getJobInfo(j)) is not None for s in job.stageIds]
+        if not any((stage := tracker.getStageInfo(s)) is not None and stage.numActiveTasks > 0
+                   for s in stages):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
+__all__ = ["collect_settled", "is_retry", "note_if_retried", "wait_for_tasks"]
