@@ -39,6 +39,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +57,13 @@ from evonb.iceberg.schema import (
 )
 from evonb.schema.paths import walk
 from evonb.schema.schema import Schema
-from evonb.schema.types import WIDE_DECIMALS
+from evonb.schema.types import WIDE_DECIMALS, Type
 from evonb.table.data_file import DataFile
 from evonb.table.fileio import file_io, object_store
 from evonb.table.fsutil import location_uri, table_path
 from evonb.table.instants import parse_instant
 from evonb.table.layout import META_COMMIT_TIME, Layout
-from evonb.table.read_plan import physical_struct
+from evonb.table.read_plan import physical_struct, types_after
 from evonb.table.retention import check_readable as check_retained
 from evonb.table.table import BaseTable, open_table
 from evonb.table.timeline import CommitRecord
@@ -176,12 +177,13 @@ class Versions:
 
     def check_readable(self, file_version: str, version: str) -> None:
         """:class:`IcebergExportError` unless Iceberg reads files of ``file_version`` as
-        ``version`` exactly (same or promoted types; a column the files lack is optional or
-        has a read default)."""
+        ``version`` exactly (same or promoted types, and so is every type a value passes
+        through in between: ``string`` to ``decimal(5,2)`` and back reads ``" 12 "`` as
+        ``"12.00"``; a column the files lack is optional or has a read default)."""
         if (file_version, version) in self._checked:
             return
-        old, _ = self.get(file_version)
-        new, _ = self.get(version)
+        old, old_layout = self.get(file_version)
+        new, new_layout = self.get(version)
         for info in walk(new.fields):
             f = info.field
             column = ".".join(info.path)
@@ -194,6 +196,11 @@ class Versions:
                         iceberg_type(before, column), iceberg_type(f.type, column)):
                     reason = (f"its type changed from {before} to {f.type}, which is not an "
                               "Iceberg type promotion")
+                elif f.type.is_primitive and (step := _unpromoted_step(
+                        before, new_layout.history(f.id, f.type),
+                        old_layout.history(f.id, before), column)) is not None:
+                    reason = (f"its values went from {step[0]} to {step[1]} in between, "
+                              "which is not an Iceberg type promotion")
                 else:
                     continue
             elif f.default is not None:
@@ -209,6 +216,20 @@ class Versions:
                 hint="rewrite the table's data files in the current schema (t.rewrite()), "
                 "then sync again")
         self._checked.add((file_version, version))
+
+
+def _unpromoted_step(stored: Type, path: tuple[Type, ...] | None,
+                     own: tuple[Type, ...] | None, column: str) -> tuple[Type, Type] | None:
+    """The first type change a value stored as ``stored`` goes through on its way along the
+    column's type history ``path`` (``own``: the history its file's version knew) that is
+    not an Iceberg promotion; None when every one is (or no history is known)."""
+    if path is None:
+        return None
+    chain = (stored, *types_after(path, own, stored))
+    for a, b in pairwise(chain):
+        if a != b and not promotable(iceberg_type(a, column), iceberg_type(b, column)):
+            return a, b
+    return None
 
 
 _EPOCH = date(1970, 1, 1)

@@ -247,7 +247,7 @@ class _Project(PartnerVisitor[_Found, Expr]):
         src = found.src
         path = self.via.get(found.field.id)
         if path:  # through each type the value had since the file stored it
-            steps = _steps(path, self.layout.history(found.field.id, ft), ft)
+            steps = types_after(path, self.layout.history(found.field.id, ft), ft)
             # the last step is the query's type (cast below); an earlier one may be it too
             # (string -> decimal(5,2) -> string), and is a step of its own
             for t in steps[:-1] if steps and steps[-1] == qt else steps:
@@ -350,7 +350,7 @@ def _later(path: tuple[Type, ...], qt: Type, history: tuple[Type, ...] | None
     once = can_change_type(last, qt) or (is_number(last) and is_number(qt))
     if once or history is None or last not in history:
         return (qt,)
-    rest = _steps(history, path, last)
+    rest = types_after(history, path, last)
     return rest if rest and rest[-1] == qt else (qt,)
 
 
@@ -369,7 +369,7 @@ def read_paths(versions: Callable[[str], tuple[Schema, Layout]], query: Schema,
     return type_paths(query, layout)
 
 
-def _steps(path: tuple[Type, ...], stored: tuple[Type, ...] | None, ft: Type
+def types_after(path: tuple[Type, ...], stored: tuple[Type, ...] | None, ft: Type
            ) -> tuple[Type, ...]:
     """The types of ``path`` a value of ``ft`` passes through after it: those after the
     file's own history (``stored``) where the path continues it, else those after the last
