@@ -370,7 +370,7 @@ def read_paths(versions: Callable[[str], tuple[Schema, Layout]], query: Schema,
 
 
 def types_after(path: tuple[Type, ...], stored: tuple[Type, ...] | None, ft: Type
-           ) -> tuple[Type, ...]:
+                ) -> tuple[Type, ...]:
     """The types of ``path`` a value of ``ft`` passes through after it: those after the
     file's own history (``stored``) where the path continues it, else those after the last
     ``ft`` in the path, else all of them."""
