@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evonb.errors import EvoError
+from evonb.spark.arrow_collect import to_arrow
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -360,7 +361,7 @@ class SparkDiff:
         """The :class:`DataDiff` (rows collected to Arrow, in ``schema``: the Arrow reader's
         schema of the compared columns, so both engines' diffs have the same types)."""
         def arrow(df: DataFrame, target: pa.Schema) -> pa.Table:
-            rows = df.toArrow()
+            rows = to_arrow(df)
             return pa.Table.from_arrays(
                 [rows.column(i).cast(f.type) for i, f in enumerate(target)], schema=target)
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import evonb.notebook.html as H
 from evonb.spark import session as managed
+from evonb.spark.arrow_collect import to_arrow
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -71,7 +72,7 @@ class Preview:
         shown = df.orderBy(*keys) if keys else df
         n = min(limit + 1, 2**31 - 1)  # Spark's limit is an int
         with _top_k_within(df.sparkSession, TOP_K_MAX if n > TOP_K_MAX else None):
-            rows = shown.limit(n).toArrow()
+            rows = to_arrow(shown.limit(n))
         return cls._from_arrow(df, rows, limit, caption)
 
     @classmethod

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evonb.schema.types import Type
+from evonb.spark.arrow_collect import nullable_schema
 from evonb.spark.mor_driver import (
     BASE_PRE,
     KeyMatcher,
@@ -150,7 +151,7 @@ def rewrite_here(root: Path, read_keys: Callable[[DataFile], pa.Table],
     if mode == "upsert":
         # Spark's types, every field nullable: Spark marks a column of a literal (or a
         # struct of literals) as never null, a stored column of the same field may hold nulls
-        written = _nullable(rows.schema)
+        written = nullable_schema(rows.schema)
         rows = one_per_key(rows.cast(written), keys, precombine)
     matcher = KeyMatcher(rows, keys)
 
@@ -259,27 +260,6 @@ def _deleted(stored: Iterable[pa.Table], positions: np.ndarray) -> Iterator[pa.T
             table = table.filter(pa.array(keep))
         yield table
         start = end
-
-
-def _nullable(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with every field nullable, nested ones too (map keys stay required)."""
-    import pyarrow as pa
-
-    def field(f: pa.Field) -> pa.Field:
-        return f.with_type(kind(f.type)).with_nullable(True)
-
-    def kind(t: pa.DataType) -> pa.DataType:
-        if pa.types.is_struct(t):
-            return pa.struct([field(t.field(i)) for i in range(t.num_fields)])
-        if pa.types.is_map(t):
-            return pa.map_(t.key_field.with_type(kind(t.key_type)), field(t.item_field))
-        if pa.types.is_large_list(t):
-            return pa.large_list(field(t.value_field))
-        if pa.types.is_list(t):
-            return pa.list_(field(t.value_field))
-        return t
-
-    return pa.schema([field(f) for f in schema], metadata=schema.metadata)
 
 
 __all__ = [

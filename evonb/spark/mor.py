@@ -32,6 +32,7 @@ from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import StructType
 from evonb.spark import position_source
+from evonb.spark.arrow_collect import to_arrow
 from evonb.spark.avro_fast import read_header_sync
 from evonb.spark.avro_log import (
     BASE,
@@ -711,7 +712,7 @@ def _live_keys(table: SparkTableHandle, snap: Snapshot, query: Schema,
               .select(*[F.col(f"`{f.name}`") for f in query.fields],
                       F.lit(i).alias(_GROUP_INDEX))
               for i, base in enumerate(names)]
-    collected = reduce(lambda a, b: a.unionByName(b), frames).toArrow()
+    collected = to_arrow(reduce(lambda a, b: a.unionByName(b), frames))
     rows, keep = typed(collected)
     index = collected.column(_GROUP_INDEX)
     if keep is not None:
@@ -864,7 +865,7 @@ def _live_matches_only(table: SparkTableHandle, snap: Snapshot, located: DataFra
     cols = [F.col(f"`{k}`") for k in keys]
     several = (located.groupBy(*cols).agg(F.countDistinct(FILE).alias(_GROUPS))
                .filter(F.col(_GROUPS) > 1).select(*cols))
-    found = located.join(several, list(keys)).select(*cols, F.col(FILE).alias(BASE)).toArrow()
+    found = to_arrow(located.join(several, list(keys)).select(*cols, F.col(FILE).alias(BASE)))
     if not found.num_rows:
         return located
     stale = stale_matches(table, snap, found, keys, key_ids)

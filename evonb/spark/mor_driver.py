@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from evonb.schema.schema import Schema
 from evonb.schema.types import DOUBLE, FLOAT, PrimitiveType, Type
+from evonb.spark.arrow_collect import nullable_schema, relaxed_columns, to_arrow
 from evonb.spark.avro_log import (
     BASE,
     DELETED,
@@ -175,8 +176,8 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
 
     spark = incoming.sparkSession
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    block_arrow = arrow_schema(block_struct(physical), tz)
-    rows = incoming.toArrow() if collected is None else collected
+    block_arrow = nullable_schema(arrow_schema(block_struct(physical), tz))
+    rows = to_arrow(incoming) if collected is None else collected
     typed = set(block_arrow.names)
     rows = rows.cast(pa.schema([block_arrow.field(f.name) if f.name in typed else f
                                 for f in rows.schema]))
@@ -198,7 +199,7 @@ def write_delta_here(root: Any, read: Callable[[DataFile], pa.Table], incoming: 
         new = rows.filter(pc.invert(pc.is_in(pa.array(range(rows.num_rows), pa.int64()),
                                              value_set=found)))
         if new.num_rows:
-            fresh = spark.createDataFrame(new, schema=incoming.schema)
+            fresh = spark.createDataFrame(new, schema=relaxed_columns(incoming.schema))
     return DriverDelta(logs=[f for f in logs if f.rows > 0], fresh=fresh)
 
 

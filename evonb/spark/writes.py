@@ -16,6 +16,7 @@ from evonb.schema.defaults import sql_literal
 from evonb.schema.diffing import diff
 from evonb.schema.schema import Schema, walk
 from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
+from evonb.spark.arrow_collect import to_arrow
 from evonb.spark.columns import to_column
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
 from evonb.spark.mor import write_delta
@@ -305,7 +306,7 @@ class WriteJob:
         size = estimated_bytes(limited, below_limit=True)
         if size is None or size > DRIVER_COLLECT_BYTES:
             return False
-        rows = limited.toArrow()
+        rows = to_arrow(limited)
         if rows.num_rows > max_rows:
             return False
         key_ids = set(self.config.primary_key_ids)
@@ -416,7 +417,7 @@ class WriteJob:
                                            snapshot=snapshot)
         if read_keys is None or read is None:
             return None
-        rows = self.collected if self.collected is not None else incoming.toArrow()
+        rows = self.collected if self.collected is not None else to_arrow(incoming)
         pre_id = config.precombine_id
         done = rewrite_here(
             table.root, read_keys, read, rows, mode=self.mode,

@@ -334,3 +334,23 @@ def test_a_list_of_structs_read_as_of_a_commit_after_rewrites_and_reverts(state)
     state.revert(pick=14)
     state.revert(pick=14935)
     state.change_type_more(pick=4786, to=20602)
+
+
+@pytest.mark.spark
+def test_a_merge_collects_a_null_struct_with_a_required_member(state) -> None:
+    """A ``MERGE ... UPDATE SET * INSERT *`` small enough for the driver path, after a struct
+    member was added as required: collecting the incoming rows as Arrow failed ("nulls in
+    input cannot be viewed as non-nullable") on a row whose struct is null, whose required
+    member Spark sends as null under it. Found by the model test (seed 3639926308)."""
+    state.create(flavour=413, vseed=0)
+    state.sql_delete(pick=6559, vseed=16777216)
+    state.sql_insert(pick=1298, vseed=52676)
+    state.rename_into_freed_name(other=7855, pick=4394)
+    state.compact()
+    state.change_type_more(pick=1970, to=2330)
+    state.sql_insert(pick=24, vseed=2097152)
+    state.cluster(how=0, pick=3063)
+    state.change_type_more(pick=5372, to=15240)
+    state.add_column(default=0, name=0, pos=0, type_pick=0, where=2165)
+    state.drop_and_add_again(pick=0, pos=0, type_pick=0)
+    state.sql_merge_star(vseed=0)

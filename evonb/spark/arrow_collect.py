@@ -1,0 +1,82 @@
+"""Collect a Spark DataFrame as an Arrow table on the driver, also when a null struct has
+required members.
+
+Spark sends a null struct's required member as null under it, which Arrow allows; but
+pyarrow's cast refuses such a child ("nulls in input cannot be viewed as non-nullable",
+apache/arrow#37072 and #50515), and ``DataFrame.toArrow`` casts. :func:`to_arrow` therefore
+collects every nested field as nullable (:func:`relaxed_type`), as the driver paths write
+them (:func:`nullable_schema`); top-level columns keep Spark's nullability. The module
+loads no engine: Spark and pyarrow are imported by the functions that use them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType, StructType
+
+
+def relaxed_type(t: DataType) -> DataType:
+    """``t`` with every nested field, list element and map value nullable (map keys stay
+    required); field names and metadata kept."""
+    from pyspark.sql.types import ArrayType, MapType, StructField, StructType
+
+    if isinstance(t, StructType):
+        return StructType([StructField(f.name, relaxed_type(f.dataType), True, f.metadata)
+                           for f in t.fields])
+    if isinstance(t, ArrayType):
+        return ArrayType(relaxed_type(t.elementType), True)
+    if isinstance(t, MapType):
+        return MapType(relaxed_type(t.keyType), relaxed_type(t.valueType), True)
+    return t
+
+
+def relaxed_columns(schema: StructType) -> StructType:
+    """``schema`` (a DataFrame's) with every nested field nullable (:func:`relaxed_type`),
+    its columns' own nullability kept: the Spark schema of rows :func:`to_arrow` collected,
+    for ``createDataFrame``."""
+    from pyspark.sql.types import StructField, StructType
+
+    return StructType([StructField(f.name, relaxed_type(f.dataType), f.nullable, f.metadata)
+                       for f in schema.fields])
+
+
+def to_arrow(df: DataFrame) -> pa.Table:
+    """``df.toArrow()`` with nested fields collected as nullable (see the module): the
+    columns whose types have a required nested field are cast to :func:`relaxed_type` in
+    the same plan, keeping their names and metadata."""
+    fields = df.schema.fields
+    relaxed = [relaxed_type(f.dataType) for f in fields]
+    if all(r == f.dataType for r, f in zip(relaxed, fields, strict=True)):
+        return df.toArrow()
+    cols = [df[i] if r == f.dataType
+            else df[i].cast(r).alias(f.name, metadata=f.metadata)
+            for i, (r, f) in enumerate(zip(relaxed, fields, strict=True))]
+    return df.select(*cols).toArrow()
+
+
+def nullable_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with every field nullable, nested ones too (map keys stay required)."""
+    import pyarrow as pa
+
+    def field(f: pa.Field) -> pa.Field:
+        return f.with_type(kind(f.type)).with_nullable(True)
+
+    def kind(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_struct(t):
+            return pa.struct([field(t.field(i)) for i in range(t.num_fields)])
+        if pa.types.is_map(t):
+            return pa.map_(t.key_field.with_type(kind(t.key_type)), field(t.item_field))
+        if pa.types.is_large_list(t):
+            return pa.large_list(field(t.value_field))
+        if pa.types.is_list(t):
+            return pa.list_(field(t.value_field))
+        return t
+
+    return pa.schema([field(f) for f in schema], metadata=schema.metadata)
+
+
+__all__ = ["nullable_schema", "relaxed_columns", "relaxed_type", "to_arrow"]
