@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from evonb.errors import EvoError
 from evonb.schema.types import StructType
 from evonb.spark.avro_log import POS, arrow_schema, block_struct, resolve_group, winners
 from evonb.spark.parquet_encoding import dictionary_columns
-from evonb.spark.task_attempts import note_if_retried
+from evonb.spark.task_attempts import collect_settled, note_if_retried
 from evonb.table.fileio import file_io
 from evonb.table.key_stats import KeyStats, footer_stats
 from evonb.table.layout import META_COMMIT_TIME
@@ -277,7 +278,8 @@ def merge_bins_in_tasks(sc: SparkContext, bins: Sequence[Sequence[GroupSpec]],
         return index, store_bin(groups, layout, out, root=store["root"],
                                 instant=store["instant"])
 
-    done = dict(sc.parallelize(work, len(work)).map(run).collect())
+    tag = f"evonb-merge-{uuid.uuid4().hex}"  # its tasks, if the job fails (collect_settled)
+    done = dict(collect_settled(sc.parallelize(work, len(work)).map(run), tag))
     return [done[i] for i in range(len(work))]
 
 

@@ -25,7 +25,7 @@ from evonb.table.fileio import file_io
 from evonb.table.fsutil import retry_note
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark import SparkContext
+    from pyspark import RDD, SparkContext
     from pyspark.sql import DataFrame
 
 SETTLE_SECONDS = 30.0
@@ -48,15 +48,16 @@ def note_if_retried(root: str | os.PathLike[str], instant: str) -> None:
         file_io().write(retry_note(root, instant), b"")
 
 
-def collect_settled(df: DataFrame, tag: str) -> list[Any]:
-    """``df.collect()`` as a job tagged ``tag``. When the job fails, the tasks still running
-    are killed, but a task's Python worker may yet store a file until it ends: the error is
-    raised only once no task of the job runs (at most :data:`SETTLE_SECONDS`), so that the
-    write's clean-up, which lists the files named with its instant, sees all of them."""
-    sc = df.sparkSession.sparkContext
+def collect_settled(data: DataFrame | RDD[Any], tag: str) -> list[Any]:
+    """``data.collect()`` (a DataFrame's or an RDD's) as a job tagged ``tag``. When the job
+    fails, the tasks still running are killed, but a task's Python worker may yet store a
+    file until it ends: the error is raised only once no task of the job runs (at most
+    :data:`SETTLE_SECONDS`), so that the write's clean-up, which lists the files named with
+    its instant, sees all of them."""
+    sc = data.sparkSession.sparkContext if hasattr(data, "sparkSession") else data.context
     sc.addJobTag(tag)
     try:
-        return df.collect()
+        return data.collect()
     except BaseException:
         wait_for_tasks(sc, tag, SETTLE_SECONDS)
         raise

@@ -57,3 +57,23 @@ def test_a_plain_collect_raises_while_a_task_still_runs(spark: Any) -> None:
         assert wait_for_tasks(sc, "evonb-test-plain", 30)  # until it ends
     finally:
         sc.removeJobTag("evonb-test-plain")
+
+
+def test_an_rdd_job_raises_once_its_other_tasks_have_ended(spark: Any) -> None:
+    """Compaction and clustering tasks (an RDD's job) store merged files too."""
+    def run(i: int) -> int:
+        if i == 0:
+            raise ValueError("bad bin")
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            sum(range(1000))
+        return i
+
+    sc = spark.sparkContext
+    with pytest.raises(Exception, match="bad bin"):
+        collect_settled(sc.parallelize([0, 1], 2).map(run), "evonb-test-rdd")
+    sc.addJobTag("evonb-test-rdd")
+    try:
+        assert wait_for_tasks(sc, "evonb-test-rdd", 0)
+    finally:
+        sc.removeJobTag("evonb-test-rdd")
