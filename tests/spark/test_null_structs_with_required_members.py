@@ -79,10 +79,17 @@ def test_relaxing_keeps_names_metadata_and_map_keys() -> None:
     assert loose.item_type.value_type.field("z").nullable
 
 
-@pytest.mark.parametrize("path", sorted(MERGE_PATHS))
+PATHS = [(p, None) for p in sorted(MERGE_PATHS)] + [
+    (p, "parquet") for p in sorted(MERGE_PATHS) if MERGE_PATHS[p][0] == "mor"]
+"""Every merge path; merge-on-read ones with Avro (the default) and Parquet log blocks."""
+
+
+@pytest.mark.parametrize(("path", "blocks"), PATHS, ids=[f"{p}-{b or 'default'}" for p, b in PATHS])
 def test_writes_of_null_structs_with_a_required_member(spark: Any, tmp_path: Any,
-                                                       path: str) -> None:
+                                                       path: str, blocks: str | None) -> None:
     table_type, props = MERGE_PATHS[path]
+    if blocks:
+        props = props | {"evonb.mor.log_format": blocks}
     t = evonb.create_table(tmp_path / "t", DDL, primary_key="id", table_type=table_type,
                            properties=props)
     t.write(_frame(spark, [(1, (1, 10)), (2, None), (3, (3, 30))]).coalesce(1))
