@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evonb.schema.render import backquote
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
@@ -52,9 +54,11 @@ def to_arrow(df: DataFrame) -> pa.Table:
     relaxed = [relaxed_type(f.dataType) for f in fields]
     if all(r == f.dataType for r, f in zip(relaxed, fields, strict=True)):
         return df.toArrow()
-    cols = [df[i] if r == f.dataType
-            else df[i].cast(r).alias(f.name, metadata=f.metadata)
-            for i, (r, f) in enumerate(zip(relaxed, fields, strict=True))]
+    from pyspark.sql import functions as F
+
+    cols = [F.col(backquote(f.name)) if r == f.dataType
+            else F.col(backquote(f.name)).cast(r).alias(f.name, metadata=f.metadata)
+            for r, f in zip(relaxed, fields, strict=True)]
     return df.select(*cols).toArrow()
 
 

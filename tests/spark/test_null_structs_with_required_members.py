@@ -53,6 +53,14 @@ def test_to_arrow_collects_a_null_struct_with_a_required_member(spark: Any) -> N
     assert sorted(again.collect()) == sorted(df.collect())
 
 
+def test_to_arrow_keeps_column_names_with_dots_and_backquotes(spark: Any) -> None:
+    df = _frame(spark, [(1, None)]).select(F.col("id").alias("a.b`c"),
+                                           F.col("s").alias("s.t"))
+    rows = to_arrow(df)
+    assert rows.column_names == ["a.b`c", "s.t"]
+    assert rows.to_pylist() == [{"a.b`c": 1, "s.t": None}]
+
+
 def test_relaxing_keeps_names_metadata_and_map_keys() -> None:
     import pyarrow as pa
     from pyspark.sql.types import (
