@@ -83,4 +83,14 @@ def nullable_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([field(f) for f in schema], metadata=schema.metadata)
 
 
-__all__ = ["nullable_schema", "relaxed_columns", "relaxed_type", "to_arrow"]
+def nested_nullable(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with its nested fields nullable (:func:`nullable_schema`), its top-level
+    fields as they are; field metadata (field IDs) kept."""
+    import pyarrow as pa
+
+    return pa.schema([r.with_nullable(f.nullable)
+                      for r, f in zip(nullable_schema(schema), schema, strict=True)],
+                     metadata=schema.metadata)
+
+
+__all__ = ["nested_nullable", "nullable_schema", "relaxed_columns", "relaxed_type", "to_arrow"]

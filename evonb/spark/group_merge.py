@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import EvoError
 from evonb.schema.types import StructType
+from evonb.spark.arrow_collect import nested_nullable
 from evonb.spark.avro_log import POS, arrow_schema, block_struct, resolve_group, winners
 from evonb.spark.parquet_encoding import dictionary_columns
 from evonb.spark.task_attempts import collect_settled, note_if_retried
@@ -141,8 +142,10 @@ def _has_timestamp(t: Any) -> bool:
 
 def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
     """The rows of one file group after its log blocks: the base rows not listed in
-    ``spec.drops`` and the winning log records, in the base file's Arrow schema; and whether
-    the base file stores timestamps as INT96."""
+    ``spec.drops`` and the winning log records, in the base file's Arrow schema with nested
+    fields nullable (:func:`~evonb.spark.arrow_collect.nested_nullable`: a record's null
+    struct may hold its required member as null under it, which pyarrow's cast to a required
+    member refuses); and whether the base file stores timestamps as INT96."""
     import numpy as np
     import pyarrow as pa
 
@@ -152,7 +155,10 @@ def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
         raise _Unmergeable(f"{spec.base}: a listed position is outside the file")
     keep = np.ones(base.num_rows, dtype=bool)
     keep[drops] = False
+    schema = nested_nullable(base.schema)
     kept = base.filter(pa.array(keep))
+    if not schema.equals(base.schema, check_metadata=True):
+        kept = kept.cast(schema)
     # resolved per key and base position, as the snapshot read does: a key stored twice in
     # the base file has one record per stored row, and each replaces its own row
     resolved = resolve_group(list(spec.logs), layout.struct, layout.block_arrow,
@@ -162,7 +168,7 @@ def merge_group(spec: GroupSpec, layout: MergeLayout) -> tuple[pa.Table, bool]:
         for name in layout.partition_columns:
             _same_partition(spec.base, base.column(name)[0], added.column(name))
     try:
-        added = added.cast(base.schema)
+        added = added.cast(schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise _Unmergeable(f"{spec.base}: {exc}") from exc
     return pa.concat_tables([kept, added]), int96

@@ -279,3 +279,40 @@ def test_a_key_stored_twice_in_one_base_file_keeps_both_rows(spark, tmp_path, lo
     assert _meta(arrow)["groups_in_tasks"] == 1 and _meta(spark_side)["groups_in_tasks"] == 0
     assert _rows(arrow.read()) == _rows(spark_side.read()) == want
     assert sorted(r["v"] for r in arrow.to_arrow().to_pylist()) == ["c", "new", "new"]
+
+
+@pytest.mark.parametrize("blocks", ["avro", "parquet"])
+def test_a_null_struct_with_a_required_member_merges_in_tasks(spark, tmp_path, blocks):
+    """A log record's null struct whose member is required: Parquet blocks hold the member as
+    null under it, and the cast to the base file's schema (the member required) refused it,
+    so the group went to Spark's merge. Merged in tasks now, into the base schema with nested
+    fields nullable; the rows are Spark's."""
+    from pyspark.sql import functions as F
+
+    ddl = "id bigint not null, ts bigint, s struct<z: int not null, x: int>"
+    arrow, spark_side = _pair(tmp_path, ddl, {"evonb.mor.log_format": blocks})
+    both = (arrow, spark_side)
+
+    def frame(rows):
+        df = spark.createDataFrame(rows, "id long, ts long, gone boolean, z int, x int")
+        return df.select("id", "ts", F.when(~F.col("gone"), F.struct(
+            F.coalesce("z", F.lit(0)).alias("z"), "x")).alias("s"))
+
+    for t in both:
+        t.write(frame([(1, 1, False, 1, 10), (2, 1, False, 2, 20), (3, 1, True, 0, 0)])
+                .coalesce(1))
+        t.write(frame([(2, 2, True, 0, 0), (3, 2, False, 3, 30)]), mode="upsert")
+    expected = [(1, 1, (1, 10)), (2, 2, None), (3, 2, (3, 30))]
+    for t in both:
+        assert sorted((r.id, r.ts, r.s and (r.s.z, r.s.x)) for r in t.read().collect()) == expected
+        before = _meta_rows(t)  # commit times too
+        t.compact()
+        assert _meta_rows(t) == before
+        assert sorted((r["id"], r["ts"], r["s"] and (r["s"]["z"], r["s"]["x"]))
+                      for r in t.to_arrow().to_pylist()) == expected
+    assert (_meta(arrow)["groups_in_tasks"], _meta(spark_side)["groups_in_tasks"]) == (1, 0)
+    schema = pq.read_schema(arrow.root / arrow.snapshot().files[0].path)
+    assert schema.field("s").type.field("z").nullable
+    stored = pq.read_schema(spark_side.root / spark_side.snapshot().files[0].path)
+    assert [schema.field(n).metadata for n in schema.names] == [
+        stored.field(n).metadata for n in schema.names]  # field IDs as Spark writes them
