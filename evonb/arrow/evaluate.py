@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evonb.arrow.dates import LAST_TIMESTAMP_DAY, date_text, epoch_days
 from evonb.errors import EvoError
 from evonb.schema.types import (
     BIGINT,
@@ -249,12 +250,14 @@ def cast(arr: pa.Array, target: Type) -> pa.Array:
             return _per_value(arr, at, _parse_date)
         if pa.types.is_decimal(at):
             return _per_value(arr, at, lambda v: _parse_decimal(v, target))
-    if pa.types.is_date(src) and (pa.types.is_string(at) or pa.types.is_timestamp(at)):
-        return arr.cast(at)
+    if pa.types.is_date(src) and pa.types.is_string(at):
+        return _date_strings(arr)
+    if pa.types.is_date(src) and pa.types.is_timestamp(at):
+        return _date_midnights(arr, at)
     if pa.types.is_timestamp(src) and pa.types.is_timestamp(at):
         return arr.cast(at)
     if pa.types.is_timestamp(src) and src.tz is None and pa.types.is_date(at):
-        return _per_value(arr, at, lambda v: v.date())
+        return arr.cast(at)  # the day each falls in (Arrow floors, as Spark does)
     raise EvoError(f"The Arrow reader cannot read {src} data as {target}",
                    hint="read the table with Table.read() (Spark)")
 
@@ -341,18 +344,39 @@ _DATE_TEXT = re.compile(r"([+-]?)(\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T].*)?)
                         re.S | re.ASCII)
 
 
-def _parse_date(text: str) -> date | None:
-    """A date from text as Spark's cast reads it (``yyyy``, ``yyyy-[m]m``, ``yyyy-[m]m-[d]d``
-    with an optional time part); None when it is not one."""
+def _parse_date(text: str) -> int | None:
+    """The day number of a date in text as Spark's cast reads it (``yyyy``, ``yyyy-[m]m``,
+    ``yyyy-[m]m-[d]d`` with an optional time part; a year of 4 to 7 digits with an optional
+    sign); None when it is not one or falls outside a Spark date."""
     m = _DATE_TEXT.fullmatch(text.strip(_SPARK_TRIM))
     if m is None:
         return None
     sign, year, month, day = m.groups()
-    try:
-        y = int(year) * (-1 if sign == "-" else 1)
-        return date(y, int(month or 1), int(day or 1))
-    except ValueError:
-        return None
+    return epoch_days(int(year) * (-1 if sign == "-" else 1), int(month or 1), int(day or 1))
+
+
+_PRINTABLE_DAYS = (date(1, 1, 1).toordinal() - date(1970, 1, 1).toordinal(),
+                   date(9999, 12, 31).toordinal() - date(1970, 1, 1).toordinal())
+"""The day numbers of years 1 to 9999, which Arrow's text cast prints as Spark does."""
+
+
+def _date_strings(arr: pa.Array) -> pa.Array:
+    """Dates as Spark prints them: Arrow's cast for years 1 to 9999, else :func:`date_text`."""
+    days = arr.cast(pa.int32())
+    low, high = pc.min_max(days).values()
+    if low.as_py() is None or (low.as_py() >= _PRINTABLE_DAYS[0]
+                               and high.as_py() <= _PRINTABLE_DAYS[1]):
+        return arr.cast(pa.string())
+    return _per_value(days, pa.string(), date_text)
+
+
+def _date_midnights(arr: pa.Array, at: pa.DataType) -> pa.Array:
+    """Dates as timestamps of their midnight (UTC); null for a date whose midnight no
+    timestamp in microseconds holds (Spark's ``try_cast``), where Arrow's cast would fail."""
+    days = arr.cast(pa.int32())
+    fits = pc.less_equal(pc.abs(days.cast(pa.int64())), LAST_TIMESTAMP_DAY)
+    kept = pc.if_else(fits, arr, pa.scalar(None, arr.type))
+    return kept.cast(at)
 
 
 def _java_digits(text: str) -> str:

@@ -287,7 +287,10 @@ def _from_footer(footer: Any, column: int, kind: str) -> Any:
         if stats.null_count < footer.row_group(i).num_rows:
             if not stats.has_min_max:
                 return _UNSET
-            seen += [stats.min, stats.max]
+            try:
+                seen += [stats.min, stats.max]
+            except OverflowError:  # a date past year 9999: read from the data instead
+                return _UNSET
     if nulls == footer.num_rows:
         return None
     if nulls or kind in ("float", "double") or any(v != seen[0] for v in seen) or not all(
@@ -313,7 +316,12 @@ def _from_data(table: BaseTable, f: DataFile, physical: str, kind: str) -> Any:
         if len(pc.unique(col.view(bits))) != 1:
             return _UNSET
     values = pc.unique(col)
-    return values[0].as_py() if len(values) == 1 else _UNSET
+    if len(values) != 1:
+        return _UNSET
+    try:
+        return values[0].as_py()
+    except OverflowError:  # a date past year 9999: the file is listed unpartitioned
+        return _UNSET
 
 
 def partition_values(table: BaseTable, f: DataFile, versions: Versions, footer: Any
@@ -439,7 +447,8 @@ def _file_stats(f: DataFile, versions: Versions, footer: Any) -> dict[str, Any]:
         stats = data_file_statistics_from_parquet_metadata(
             footer, compute_statistics_plan(ice, {}), parquet_path_to_id_mapping(ice))
         out = stats.to_serialized_dict()
-    except (ValueError, KeyError, TypeError, NotImplementedError) as exc:
+    except (ValueError, KeyError, TypeError, NotImplementedError, OverflowError) as exc:
+        # OverflowError: a date past year 9999, which Python's dates do not hold
         logger.info("no column statistics for %s: %s", f.path, exc)
         return {}
     if out.pop("record_count") != f.rows:

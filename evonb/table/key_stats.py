@@ -136,8 +136,8 @@ def _column_range(metadata: pq.FileMetaData, pos: int) -> tuple[Any, Any] | None
             if not s.has_min_max:
                 return None
             a, b = s.min, s.max
-        except (ValueError, UnicodeDecodeError, NotImplementedError):
-            return None  # statistics pyarrow cannot decode
+        except (ValueError, OverflowError, UnicodeDecodeError, NotImplementedError):
+            return None  # statistics pyarrow cannot decode (a date past year 9999: Overflow)
         if a is None or b is None:
             return None
         lo = a if lo is None or a < lo else lo

@@ -81,6 +81,23 @@ def _element_readable(a: Type, b: Type) -> bool:
     return natively_readable(a, b)
 
 
+def keeps_physical_name(old: Type, new: Type) -> bool:
+    """Whether a field changed from ``old`` to ``new`` keeps its physical name: Spark's Parquet
+    readers read ``old`` data as ``new`` by themselves, and give every value what ``try_cast``
+    gives. Not date -> timestamp_ntz (in a list or map too): Spark's native widening fails the
+    whole read on a date whose midnight no timestamp holds (past year 294247), where
+    ``try_cast`` reads null, so that change starts a generation that reads cast."""
+    return natively_readable(old, new) and not _date_to_timestamp(old, new)
+
+
+def _date_to_timestamp(a: Type, b: Type) -> bool:
+    if isinstance(a, ArrayType) and isinstance(b, ArrayType):
+        return _date_to_timestamp(a.element.type, b.element.type)
+    if isinstance(a, MapType) and isinstance(b, MapType):
+        return _date_to_timestamp(a.value.type, b.value.type)
+    return a is DATE and b is TIMESTAMP_NTZ
+
+
 _UNSAFE = re.compile(r"[^\w]", re.UNICODE)
 
 
@@ -176,7 +193,7 @@ def derive_layout(schema: Schema, previous: tuple[Schema, Layout] | None = None)
         old_name = prev_layout.physical.get(field_id)
         if old_name is not None and prev_schema is not None and prev_schema.has_id(field_id):
             old_type = prev_schema.field_by_id(field_id).type
-            if natively_readable(old_type, t):
+            if keeps_physical_name(old_type, t):
                 physical[field_id] = old_name
                 continue
         elif old_name is not None:

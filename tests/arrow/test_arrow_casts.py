@@ -102,3 +102,60 @@ def test_a_decimal_of_more_than_28_digits_read_from_a_double(spark, tmp_path, ta
     _same(got, t.read().toArrow())
     assert got.sort_by("id").column("x").to_pylist() == [
         Decimal("1" + "0" * 30 + ".000000"), Decimal("-15" + "0" * 30 + ".000000"), None]
+
+
+DATE_TEXTS = ["164111", "+10000-02-29", "-0027-01-01", "5881580-07-11", "5881580-07-12",
+              "-5877641-06-23", "-5877641-06-22", "0000-02-29", "9999-12-31", "1000000-1-1",
+              "294247-01-10", "294247-01-09", "-290308-12-22", "-290308-12-21", "-27", None]
+"""Text Spark reads as dates past year 9999 and before year 1 (or as null: past a Spark date,
+a year of fewer than 4 digits), around the last dates whose midnight a timestamp holds."""
+
+
+def _as_numbers(table: pa.Table) -> list[tuple]:
+    """(id, s as its day number, s as text, d as microseconds) of an Arrow read, sorted."""
+    s, d = table.column("s"), table.column("d")
+    return sorted(zip(table.column("id").to_pylist(), s.cast(pa.int32()).to_pylist(),
+                      d.cast(pa.int64()).to_pylist(), strict=True))
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_dates_past_year_9999_read_as_spark_reads_them(spark, tmp_path, table_type):
+    """Text read as dates Python's dates do not hold, and those dates read as text and as
+    timestamps: the JVM-free reader read them as null (it parsed text into Python dates), and
+    a date read as ``timestamp_ntz`` past year 294247 failed Spark's read (its Parquet reader
+    widened the date and overflowed). Both readers now read Spark's ``try_cast``, before and
+    after a write rewrites or merges the rows. Found by tests/model/test_type_chains.py."""
+    t = evonb.create_table(tmp_path / "t", "id int not null, s string, d string",
+                           primary_key="id", table_type=table_type)
+    rows = [(n, s, s) for n, s in enumerate(DATE_TEXTS)]
+    t.write(spark.createDataFrame(rows, "id int, s string, d string"))
+    t.alter("ALTER TABLE t ALTER COLUMN s TYPE date; ALTER TABLE t ALTER COLUMN d TYPE date")
+    t.alter("ALTER TABLE t ALTER COLUMN d TYPE timestamp_ntz")
+    oracle = spark.createDataFrame(rows, "id int, s string, d string").selectExpr(
+        "id", "unix_date(try_cast(s AS date)) AS s",
+        "unix_micros(CAST(try_cast(try_cast(d AS date) AS timestamp_ntz) AS timestamp)) AS d",
+        "CAST(try_cast(s AS date) AS string) AS text")
+    expected = sorted((r["id"], r["s"], r["d"]) for r in oracle.collect())
+    texts = sorted((r["id"], r["text"]) for r in oracle.collect())
+    assert (3, (1 << 31) - 1, None) in expected and (14, None, None) in expected  # not every null
+
+    def spark_read() -> list[tuple]:
+        return sorted(tuple(r) for r in t.read().selectExpr(
+            "id", "unix_date(s) AS s", "unix_micros(CAST(d AS timestamp)) AS d").collect())
+
+    assert spark_read() == expected
+    assert _as_numbers(t.to_arrow()) == expected
+    t.write(spark.createDataFrame([(0, None, None)], "id int, s date, d timestamp_ntz"),
+            mode="upsert")  # rewrites the file (copy-on-write) or logs the row (merge-on-read)
+    expected[0] = (0, None, None)
+    assert spark_read() == expected
+    assert _as_numbers(t.to_arrow()) == expected
+    if table_type == "mor":
+        t.compact()
+        assert spark_read() == expected
+    t.alter("ALTER TABLE t ALTER COLUMN s TYPE string")
+    texts[0] = (0, None)
+    got = t.to_arrow()
+    assert sorted(zip(got.column("id").to_pylist(), got.column("s").to_pylist(),
+                      strict=True)) == texts
+    assert sorted((r["id"], r["s"]) for r in t.read().select("id", "s").collect()) == texts

@@ -6,7 +6,14 @@ from __future__ import annotations
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import Schema
 from evonb.schema.types import BIGINT, DATE, DOUBLE, INT, STRING, TIMESTAMP_NTZ, DecimalType
-from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout, natively_readable, sanitize
+from evonb.table.layout import (
+    META_COMMIT_TIME,
+    Layout,
+    derive_layout,
+    keeps_physical_name,
+    natively_readable,
+    sanitize,
+)
 
 
 def _next(schema: Schema, layout: Layout, change) -> tuple[Schema, Layout]:
@@ -50,3 +57,20 @@ def test_native_reads_follow_what_spark_widens():
     assert natively_readable(DATE, TIMESTAMP_NTZ)
     assert natively_readable(DecimalType(5, 2), DecimalType(7, 3))
     assert not natively_readable(DecimalType(5, 2), DecimalType(6, 1))
+
+
+def test_a_date_read_as_a_timestamp_starts_a_new_generation():
+    """Spark widens a date to ``timestamp_ntz`` natively but fails the read on a date whose
+    midnight no timestamp holds, where ``try_cast`` reads null: the change starts a generation
+    (a top-level column, a list element and a map value alike)."""
+    s0 = Schema.from_ddl("id int, d date, ds array<date>, dm map<string,date>, n int")
+    l0 = derive_layout(s0)
+    s1, l1 = s0, l0
+    for path in ("d", "ds.element", "dm.value"):
+        s1, l1 = _next(s1, l1, lambda u, p=path: u.update_column_type(p, TIMESTAMP_NTZ))
+    s1, l1 = _next(s1, l1, lambda u: u.update_column_type("n", BIGINT))
+    for name in ("d", "ds", "dm"):
+        assert l1.name(s1.find_id(name)) == f"{name}__{s1.find_id(name)}", name
+    assert l1.name(s1.find_id("n")) == "n"  # int -> bigint stays native
+    assert natively_readable(DATE, TIMESTAMP_NTZ) and not keeps_physical_name(DATE, TIMESTAMP_NTZ)
+    assert keeps_physical_name(INT, BIGINT)
