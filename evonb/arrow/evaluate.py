@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evonb.arrow.dates import LAST_TIMESTAMP_DAY, date_text, epoch_days
 from evonb.errors import EvoError
+from evonb.schema.dates import LAST_TIMESTAMP_DAY, date_text, epoch_days
 from evonb.schema.types import (
     BIGINT,
     BINARY,

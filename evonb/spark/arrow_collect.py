@@ -11,7 +11,7 @@ loads no engine: Spark and pyarrow are imported by the functions that use them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evonb.schema.render import backquote
 
@@ -93,4 +93,18 @@ def nested_nullable(schema: pa.Schema) -> pa.Schema:
                      metadata=schema.metadata)
 
 
-__all__ = ["nested_nullable", "nullable_schema", "relaxed_columns", "relaxed_type", "to_arrow"]
+def key_list(column: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """A key column's values as Python values that compare and hash as the keys do, with
+    dates and timestamps as their numbers (days, or the timestamp's unit, since 1970-01-01):
+    Python's dates and date-times stop at year 9999, a Spark date or timestamp does not."""
+    import pyarrow as pa
+
+    if pa.types.is_date32(column.type):
+        column = column.cast(pa.int32())
+    elif pa.types.is_timestamp(column.type) or pa.types.is_date64(column.type):
+        column = column.cast(pa.int64())
+    return column.to_pylist()
+
+
+__all__ = ["key_list", "nested_nullable", "nullable_schema", "relaxed_columns", "relaxed_type",
+           "to_arrow"]

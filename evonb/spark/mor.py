@@ -32,7 +32,7 @@ from evonb.errors import EvoError
 from evonb.schema.schema import Schema
 from evonb.schema.types import StructType
 from evonb.spark import position_source
-from evonb.spark.arrow_collect import to_arrow
+from evonb.spark.arrow_collect import key_list, to_arrow
 from evonb.spark.avro_fast import read_header_sync
 from evonb.spark.avro_log import (
     BASE,
@@ -645,7 +645,7 @@ def stale_matches(table: SparkTableHandle, snap: Snapshot, found: pa.Table, keys
     query = Schema(fields=tuple(schema.field_by_id(i) for i in key_ids),
                    version_id=snap.schema_version, max_column_id=schema.max_column_id)
     key_types = found.select(list(keys)).schema
-    pairs = list(zip(zip(*(found.column(k).to_pylist() for k in keys), strict=True),
+    pairs = list(zip(zip(*(key_list(found.column(k)) for k in keys), strict=True),
                      found.column(BASE).to_pylist(), strict=True))
     # each base as a path in the table or as the file's URL (Spark's): its file, found once
     by_path = {f.path: f for f in snap.files}
@@ -676,7 +676,8 @@ def _live_keys(table: SparkTableHandle, snap: Snapshot, query: Schema,
     from pyspark.sql import functions as F
 
     # a single key: only the rows of the keys asked about are kept (a group may hold millions)
-    wanted = (pa.array(sorted({k[0] for k in asked}), key_types.field(0).type)
+    wanted = (pa.array(sorted({k[0] for k in asked}), key_types.field(0).type)  # (numbers:
+              # dates and timestamps as key_list gives them)
               if len(keys) == 1 else None)
 
     def typed(rows: pa.Table) -> tuple[pa.Table, pa.Array | None]:
@@ -688,7 +689,7 @@ def _live_keys(table: SparkTableHandle, snap: Snapshot, query: Schema,
         return out, None if wanted is None else pc.is_in(out.column(0), value_set=wanted)
 
     def listed(rows: pa.Table) -> list[tuple[Any, ...]]:
-        return list(zip(*(rows.column(k).to_pylist() for k in keys), strict=True))
+        return list(zip(*(key_list(rows.column(k)) for k in keys), strict=True))
 
     names = sorted(file_of)
     read = table.group_rows_reader(query, snapshot=snap)

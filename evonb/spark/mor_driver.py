@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from evonb.schema.schema import Schema
 from evonb.schema.types import DOUBLE, FLOAT, PrimitiveType, Type
-from evonb.spark.arrow_collect import nullable_schema, relaxed_columns, to_arrow
+from evonb.spark.arrow_collect import key_list, nullable_schema, relaxed_columns, to_arrow
 from evonb.spark.avro_log import (
     BASE,
     DELETED,
@@ -359,7 +359,7 @@ def _without_stale(located: pa.Table, rows: pa.Table, keys: Sequence[str],
     drop = stale(found)
     if not drop:
         return located
-    pairs = zip(zip(*(found.column(k).to_pylist() for k in keys), strict=True),
+    pairs = zip(zip(*(key_list(found.column(k)) for k in keys), strict=True),
                 found.column(BASE).to_pylist(), strict=True)
     keep = np.ones(located.num_rows, dtype=bool)
     keep[[int(several[j]) for j, pair in enumerate(pairs) if pair in drop]] = False

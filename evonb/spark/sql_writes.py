@@ -844,14 +844,17 @@ class _Run:
         def number(condition: Any) -> Any:
             return F.sum(F.when(condition, 1).otherwise(0))
 
+        # per key: its rows (n), inserted (i), updated (u), deleted (d) and moved (m), named
+        # apart from the key columns (a key may be called ``d``)
+        n, i, u, d, m = (f"__evo_tally_{c}" for c in "niudm")
         per_key = rows.groupBy(*[F.col(backquote(k)) for k in keys]).agg(
-            F.count(F.lit(1)).alias("n"), number(kind == "insert").alias("i"),
-            number(kind == "update").alias("u"), number(kind == "delete").alias("d"),
-            number((kind == "update") & F.coalesce(moved, F.lit(True))).alias("m"))
+            F.count(F.lit(1)).alias(n), number(kind == "insert").alias(i),
+            number(kind == "update").alias(u), number(kind == "delete").alias(d),
+            number((kind == "update") & F.coalesce(moved, F.lit(True))).alias(m))
         total = per_key.agg(
-            F.sum("i").alias("insert"), F.sum("u").alias("update"), F.sum("d").alias("delete"),
-            F.sum("m").alias("moved"),
-            number((F.col("n") > 1) & (F.col("i") + F.col("u") + F.col("d") > 0)
+            F.sum(i).alias("insert"), F.sum(u).alias("update"), F.sum(d).alias("delete"),
+            F.sum(m).alias("moved"),
+            number((F.col(n) > 1) & (F.col(i) + F.col(u) + F.col(d) > 0)
                    ).alias("shared")).collect()[0]
         counts = {k: int(total[k] or 0) for k in ("insert", "update", "delete")}
         return counts, not (total["moved"] or total["shared"])

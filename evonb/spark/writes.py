@@ -15,7 +15,7 @@ from evonb.errors import DataValidationError, WriteSchemaError
 from evonb.schema.defaults import sql_literal
 from evonb.schema.diffing import diff
 from evonb.schema.schema import Schema, walk
-from evonb.schema.types import TIMESTAMP, TIMESTAMP_NTZ, StructType
+from evonb.schema.types import DATE, TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.arrow_collect import to_arrow
 from evonb.spark.columns import to_column
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
@@ -88,6 +88,23 @@ def _refuse_nulls(name: str, nulls: int) -> None:
             count=nulls,
             hint="fill or filter the nulls before writing",
         )
+
+
+_PYTHON_RANGE = {DATE: ("DATE '0001-01-01'", "DATE '9999-12-31'"),
+                 TIMESTAMP_NTZ: ("TIMESTAMP_NTZ '0001-01-01 00:00:00'",
+                                 "TIMESTAMP_NTZ '9999-12-31 23:59:59.999999'")}
+"""The dates and date-times Python holds (a Spark date or timestamp_ntz reaches further)."""
+
+
+def _python_bound(t: Any, bound: Column) -> Column:
+    """A key column's ``bound`` (its min or max), or null where Python's dates cannot hold it
+    (the range is then left out: no file is pruned by it)."""
+    from pyspark.sql import functions as F
+
+    if t not in _PYTHON_RANGE:
+        return bound
+    first, last = _PYTHON_RANGE[t]
+    return F.when(bound.between(F.expr(first), F.expr(last)), bound)
 
 
 class WriteJob:
@@ -319,7 +336,10 @@ class WriteJob:
             column = rows.column(physical[fid])
             if t is TIMESTAMP:  # instants as numbers (microseconds), as the Spark check has them
                 column = column.cast(pa.timestamp("us", "UTC")).cast(pa.int64())
-            low, high = (v.as_py() for v in pc.min_max(column).values())
+            try:
+                low, high = (v.as_py() for v in pc.min_max(column).values())
+            except (OverflowError, ValueError):
+                continue  # a date or time past Python's year 9999: no range, no file pruned
             if low is not None and high is not None:
                 ranges.append(KeyRange(fid, t, low, high))
         self.incoming_rows = rows.num_rows
@@ -345,7 +365,8 @@ class WriteJob:
         aggs = [c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]
         for fid, (t, col) in keys.items():
             value = F.unix_micros(col) if t is TIMESTAMP else col  # instants as numbers
-            aggs += [F.min(value).alias(f"lo{fid}"), F.max(value).alias(f"hi{fid}")]
+            aggs += [_python_bound(t, F.min(value)).alias(f"lo{fid}"),
+                     _python_bound(t, F.max(value)).alias(f"hi{fid}")]
         if count:
             aggs.append(F.count(F.lit(1)).alias("rows"))
         if not aggs:
@@ -517,8 +538,10 @@ class WriteJob:
         names = {c.lower(): c for c in self.df.columns}
         keys = [schema.field_by_id(i).name for i in self.config.primary_key_ids]
         refs = [F.col("`" + names.get(k.lower(), k).replace("`", "``") + "`") for k in keys]
-        repeated = (self.df.groupBy(*refs).count().filter("count > 1"))
-        found = repeated.agg(F.count(F.lit(1)).alias("n"), F.sum("count").alias("rows"),
+        # the count named apart from the key columns (a key may be called ``count``)
+        repeated = self.df.groupBy(*refs).agg(F.count(F.lit(1)).alias("__evo_count")).filter(
+            "__evo_count > 1")
+        found = repeated.agg(F.count(F.lit(1)).alias("n"), F.sum("__evo_count").alias("rows"),
                              F.slice(F.collect_list(F.struct(*refs)), 1, 3).alias("ex")
                              ).collect()[0]
         if found["n"]:

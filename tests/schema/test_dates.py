@@ -1,4 +1,4 @@
-"""Dates over Spark's whole range (:mod:`evonb.arrow.dates`) against Spark's own: the day
+"""Dates over Spark's whole range (:mod:`evonb.schema.dates`) against Spark's own: the day
 number of a date and the text Spark prints for it, years past 9999 and before 1 included."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from evonb.arrow.dates import LAST_TIMESTAMP_DAY, civil, date_text, epoch_days
+from evonb.schema.dates import LAST_TIMESTAMP_DAY, civil, date_text, epoch_days
 
 FIRST_DAY, LAST_DAY = -(1 << 31), (1 << 31) - 1
 
