@@ -19,6 +19,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 import evonb.notebook.html as H
+from evonb.schema.dates import MICROS_PER_DAY, date_text
 from evonb.spark import session as managed
 from evonb.spark.arrow_collect import to_arrow
 
@@ -216,9 +217,47 @@ def _pandas(rows: pa.Table, zone: str | None = None) -> pd.DataFrame:
             column = column.cast(zoned)
         if pa.types.is_timestamp(column.type) and column.type.tz is not None:
             column = pc.local_timestamp(column)
-        columns.append(column)
+        columns.append(_beyond_pandas_as_text(column))
     table = pa.Table.from_arrays(columns, names=rows.column_names)
     return table.to_pandas(maps_as_pydicts="strict", coerce_temporal_nanoseconds=True)
+
+
+_PANDAS_DAYS = (-106_751, 106_750)
+"""The days (since 1970-01-01) whose every instant pandas' nanosecond timestamps hold."""
+_PYTHON_DAYS = (-719_162, 2_932_896)
+"""The days of years 1 to 9999, which Python's dates hold."""
+
+
+def _beyond_pandas_as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A date or timestamp column with a value past what pandas holds (a date past year 9999,
+    a timestamp past 2262; Spark's reach further) as the text Spark prints for each value;
+    other columns as they are."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_date32(column.type):
+        days, (low, high), scale = column.cast(pa.int32()), _PYTHON_DAYS, 1
+    elif pa.types.is_timestamp(column.type) and column.type.unit == "us":
+        days, (low, high), scale = column.cast(pa.int64()), _PANDAS_DAYS, MICROS_PER_DAY
+    else:
+        return column
+    first, last = (v.as_py() for v in pc.min_max(days).values())
+    if first is None or (first >= low * scale and last < (high + 1) * scale):
+        return column
+    text = date_text if scale == 1 else _timestamp_text
+    return pa.chunked_array([pa.array([None if v is None else text(v) for v in days.to_pylist()],
+                                      pa.string())])
+
+
+def _timestamp_text(micros: int) -> str:
+    """Microseconds since 1970-01-01 as Spark prints a timestamp (``+294247-01-10 04:00:54``,
+    fractions of a second only where there are some)."""
+    days, rest = divmod(micros, MICROS_PER_DAY)
+    seconds, fraction = divmod(rest, 1_000_000)
+    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    if fraction:
+        clock += f".{fraction:06d}".rstrip("0")
+    return f"{date_text(days)} {clock}"
 
 
 def _cell(value: Any, whole: bool) -> Any:

@@ -54,7 +54,7 @@ NEXT = {a: tuple(b for b in TYPES if b != a and can_change_type(parse_type(a), p
 
 FLOATS = (0.5, -1.25, 3.0, 0.1, 1e7, 1e-3, -0.0, float("nan"), float("inf"), 1e30, 99.995)
 TEXTS = (" 12 ", "1.5", "abc", "2024-03-01", "1e2", "-0", "", "99999999999", "123.456",
-         "2024-02-29 10:00:00", "\t7\n")
+         "2024-02-29 10:00:00", "\t7\n", "+10000-02-29", "-0027-01-01")
 DATES = (dt.date(1969, 12, 31), dt.date(2024, 2, 29), dt.date(2000, 1, 1), dt.date(1900, 1, 1))
 TIMES = (dt.datetime(2024, 1, 1, 12, 30), dt.datetime(1970, 1, 1), dt.datetime(1999, 12, 31, 23,
                                                                                  59, 59, 999999))

@@ -1,0 +1,47 @@
+"""Dates and times past what pandas holds (a date past year 9999, a timestamp past 2262:
+Spark's reach further) shown by ``%evo read``: both engines failed with ``ValueError: year
+164111 is out of range`` when the preview made pandas rows. Such a column now shows the text
+Spark prints for each value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evonb
+
+pytestmark = pytest.mark.spark
+
+FAR = 59220784
+"""+164111-01-01 as days since 1970-01-01."""
+
+
+def test_far_dates_and_times_show_as_spark_prints_them(ip: Any, evo: Any, spark: Any,
+                                                        warehouse: Path) -> None:
+    t = evonb.create_table(warehouse / "t", "id int not null, d date, at timestamp, "
+                           "ntz timestamp_ntz, near date", primary_key="id")
+    rows = spark.sql(
+        f"SELECT 1 AS id, date_from_unix_date({FAR}) AS d, "
+        "timestamp_micros(9000000000000000000 + 1500) AS at, "
+        "CAST(timestamp_micros(-9000000000000000000) AS timestamp_ntz) AS ntz, "
+        "DATE '2024-02-29' AS near "
+        "UNION ALL SELECT 2, DATE '-0027-01-01', NULL, TIMESTAMP_NTZ '2024-01-01 10:00:00', NULL")
+    t.write(rows)
+    want = {r["id"]: r for r in t.read().selectExpr(
+        "id", "CAST(d AS string) AS d", "CAST(at AS string) AS at",
+        "CAST(ntz AS string) AS ntz").collect()}
+    assert want[1]["d"] == "+164111-01-01" and want[2]["d"] == "-0027-01-01"
+    assert want[1]["at"] == "+287168-08-24 16:00:00.0015"  # Spark prints to its last digit
+    shown = {}
+    for engine in ("arrow", "spark"):
+        ip.run_line_magic("config", f"Evo.engine = {engine!r}")
+        shown[engine] = evo("read t")
+        frame = shown[engine].pandas.set_index("id")
+        for i in (1, 2):
+            assert frame.loc[i, "d"] == want[i]["d"], engine
+            assert frame.loc[i, "ntz"] == want[i]["ntz"], engine
+        assert frame.loc[1, "at"] == want[1]["at"], engine
+        assert str(frame.loc[1, "near"]) == "2024-02-29", engine  # within reach: a date
+    assert shown["arrow"]._repr_html_() == shown["spark"]._repr_html_()
