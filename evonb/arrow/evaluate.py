@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -21,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from evonb.errors import EvoError
-from evonb.schema.dates import LAST_TIMESTAMP_DAY, date_text, epoch_days
+from evonb.schema.dates import LAST_TIMESTAMP_DAY, PYTHON_DAYS, date_text, epoch_days
 from evonb.schema.types import (
     BIGINT,
     BINARY,
@@ -355,17 +354,13 @@ def _parse_date(text: str) -> int | None:
     return epoch_days(int(year) * (-1 if sign == "-" else 1), int(month or 1), int(day or 1))
 
 
-_PRINTABLE_DAYS = (date(1, 1, 1).toordinal() - date(1970, 1, 1).toordinal(),
-                   date(9999, 12, 31).toordinal() - date(1970, 1, 1).toordinal())
-"""The day numbers of years 1 to 9999, which Arrow's text cast prints as Spark does."""
-
-
 def _date_strings(arr: pa.Array) -> pa.Array:
-    """Dates as Spark prints them: Arrow's cast for years 1 to 9999, else :func:`date_text`."""
+    """Dates as Spark prints them: Arrow's cast where every one is of years 1 to 9999 (which
+    it prints as Spark does), else :func:`date_text`."""
     days = arr.cast(pa.int32())
     low, high = pc.min_max(days).values()
-    if low.as_py() is None or (low.as_py() >= _PRINTABLE_DAYS[0]
-                               and high.as_py() <= _PRINTABLE_DAYS[1]):
+    if low.as_py() is None or (low.as_py() >= PYTHON_DAYS[0]
+                               and high.as_py() <= PYTHON_DAYS[1]):
         return arr.cast(pa.string())
     return _per_value(days, pa.string(), date_text)
 

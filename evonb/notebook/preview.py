@@ -19,7 +19,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 import evonb.notebook.html as H
-from evonb.schema.dates import MICROS_PER_DAY, date_text
+from evonb.schema.dates import MICROS_PER_DAY, PYTHON_DAYS, date_text
 from evonb.spark import session as managed
 from evonb.spark.arrow_collect import to_arrow
 
@@ -224,8 +224,6 @@ def _pandas(rows: pa.Table, zone: str | None = None) -> pd.DataFrame:
 
 _PANDAS_DAYS = (-106_751, 106_750)
 """The days (since 1970-01-01) whose every instant pandas' nanosecond timestamps hold."""
-_PYTHON_DAYS = (-719_162, 2_932_896)
-"""The days of years 1 to 9999, which Python's dates hold."""
 
 
 def _beyond_pandas_as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -236,7 +234,7 @@ def _beyond_pandas_as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
     import pyarrow.compute as pc
 
     if pa.types.is_date32(column.type):
-        days, (low, high), scale = column.cast(pa.int32()), _PYTHON_DAYS, 1
+        days, (low, high), scale = column.cast(pa.int32()), PYTHON_DAYS, 1
     elif pa.types.is_timestamp(column.type) and column.type.unit == "us":
         days, (low, high), scale = column.cast(pa.int64()), _PANDAS_DAYS, MICROS_PER_DAY
     else:

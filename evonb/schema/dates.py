@@ -18,6 +18,9 @@ _ANCHOR = date(2000, 1, 1)
 _ANCHOR_DAYS = (_ANCHOR - date(1970, 1, 1)).days
 _INT32 = 1 << 31
 
+PYTHON_DAYS = ((date.min - date(1970, 1, 1)).days, (date.max - date(1970, 1, 1)).days)
+"""The first and last day numbers Python's dates hold (years 1 to 9999)."""
+
 MICROS_PER_DAY = 86_400_000_000
 LAST_TIMESTAMP_DAY = ((1 << 63) - 1) // MICROS_PER_DAY
 """The last day (and, negated, the first) whose midnight a timestamp in microseconds holds:
@@ -56,5 +59,5 @@ def date_text(days: int) -> str:
     return f"{shown}-{month:02d}-{day:02d}"
 
 
-__all__ = ["CYCLE_DAYS", "LAST_TIMESTAMP_DAY", "MICROS_PER_DAY", "civil", "date_text",
-           "epoch_days"]
+__all__ = ["CYCLE_DAYS", "LAST_TIMESTAMP_DAY", "MICROS_PER_DAY", "PYTHON_DAYS", "civil",
+           "date_text", "epoch_days"]
