@@ -70,6 +70,11 @@ def to_sql(expr: Expr, depth_names: dict[int, str] | None = None) -> str:
         # float beyond a decimal's range) reads as null instead of failing the whole query.
         src = to_sql(expr.src, env)
         cast = f"try_cast({src} AS {expr.type})"
+        if expr.type == FLOAT:
+            # Spark's optimizer (SimplifyCasts) takes an integer -> float -> double chain for
+            # one integer -> double cast, dropping the float's rounding (80208124 read through
+            # float is 80208128): the product with 1, exact for every float, keeps the step.
+            cast = f"({cast} * CAST(1 AS FLOAT))"
         if expr.exact is None:
             return cast
         if expr.type in (FLOAT, DOUBLE):  # a narrowed number: null where it overflows

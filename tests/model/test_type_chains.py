@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
@@ -197,13 +198,17 @@ def _carried(spark: Any, rows: list[tuple[int, Any]], types: list[str]) -> list[
     the later ``types`` in turn, by Spark SQL (dates and timestamps as numbers, both ways)."""
     if not rows:
         return []
+    df = spark.createDataFrame(rows, f"k bigint, v {_PLAIN_SQL.get(types[0], types[0])}")
     expr = _FROM_PLAIN.get(types[0], "{}").format("v")
     for old, t in pairwise(types):
+        if old == "float" and expr != "v":
+            # Spark's optimizer takes int -> float -> double for one int -> double cast (its
+            # SimplifyCasts): each step is taken on its own, past a materialized frame
+            df, expr = df.selectExpr("k", f"{expr} AS v").localCheckpoint(), "v"
         cast = f"try_cast({expr} AS {t})"
         if narrows_number(parse_type(old), parse_type(t)):  # a value that fits exactly only
             cast = f"CASE WHEN try_cast({cast} AS {old}) = {expr} THEN {cast} END"
         expr = cast
-    df = spark.createDataFrame(rows, f"k bigint, v {_PLAIN_SQL.get(types[0], types[0])}")
     expr = _TO_PLAIN.get(types[-1], "{}").format(expr)
     return [(r[0], r[1]) for r in df.selectExpr("k", f"{expr} AS v").collect()]
 
@@ -250,22 +255,54 @@ def _arrow_type(t: str) -> Any:
             "string": pa.string(), "date": pa.date32(), "timestamp_ntz": pa.timestamp("us")}[t]
 
 
-def _check_filters(t: Any, expected: list[tuple[int, Any]], typ: str, context: str) -> None:
+def _same_number_text(got: Any, want: Any, chain: list[str]) -> bool:
+    """Whether ``got`` is the JVM-free reader's text of the float or double Spark printed as
+    ``want``: the shortest digits that read back as the same number, where Spark on Java 17
+    prints some numbers with a digit more (``8.0208128E7`` for the float nearest 80208124; the
+    known difference of ``docs/schema-evolution.md``)."""
+    if not (isinstance(got, str) and isinstance(want, str)) or len(got) >= len(want):
+        return False
+    try:
+        a, b = float(got), float(want)
+    except ValueError:
+        return False
+    return a == b or ("float" in chain and np.float32(a) == np.float32(b))
+
+
+def _as_spark_prints(rows: list[tuple[int, Any]], expected: list[tuple[int, Any]],
+                     chain: list[str]) -> list[tuple[int, Any]]:
+    """The JVM-free reader's ``rows`` with each number text that differs from Spark's only as
+    :func:`_same_number_text` allows taken as Spark's."""
+    want = dict(expected)
+    out = []
+    for k, v in rows:
+        if k in want and _same_number_text(v, want[k], chain):
+            event("a float or double as text, shorter than Java 17 prints it")
+            v = want[k]
+        out.append((k, v))
+    return out
+
+
+def _check_filters(t: Any, expected: list[tuple[int, Any]], arrow_rows: list[tuple[int, Any]],
+                   typ: str, context: str) -> None:
     """``v = <a value the table reads>`` and ``v is null`` through both readers (filters are
-    pushed into the files, each stored in its own type): the rows the full read gives."""
+    pushed into the files, each stored in its own type): the rows the full read gives (the
+    JVM-free reader's filter matches its own text of a number, ``arrow_rows``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    found = [v for _, v in expected if v is not None and v != "NaN"]
+    found = [(k, v) for k, v in expected if v is not None and v != "NaN"]
     event(f"filters on a {typ} column" + ("" if found else " (is null only)"))
     if found:
-        target = found[len(found) // 2]
+        key, target = found[len(found) // 2]
         want = [(k, v) for k, v in expected if v == target]
         value = (F.expr(_FROM_PLAIN[typ].format(target)) if typ in _FROM_PLAIN
                  else F.lit(target).cast(typ))
         got = _pairs(t.read().filter(F.col("v") == value).toArrow(), PLACES["column"])
         assert _rows(got) == want, f"Spark filter v = {target!r}, {context}"
+        target = dict(arrow_rows)[key]
+        want = [(k, v) for k, v in arrow_rows if v == target]
         table = t.to_arrow(filter=pc.field("v") == pa.scalar(target, _arrow_type(typ)))
         got = _pairs(table, PLACES["column"])
         assert _rows(got) == want, f"JVM-free filter v = {target!r}, {context}"
@@ -321,6 +358,22 @@ def _check_iceberg(t: Any, expected: list[tuple[int, Any]], place: Place, contex
     ("date", [("compact",), ("upsert", [(6, dt.date(1900, 1, 1))])]),
     ("timestamp_ntz", [("upsert", [(7, None)]), ("compact",)])],
     "by_write": [False, True, False, False]})
+# Found by a local run: an int read through float then double keeps the float's rounding
+# (Spark's optimizer took the two casts for one); a float read as text by the JVM-free reader
+# is the shortest text of the number.
+@example(history={"table_type": "mor", "place": "struct member", "stages": [
+    ("bigint", [("compact",), ("upsert", [(3, None), (1, -17_113_637_995_921_916),
+                                          (6, -2724), (2, None)])]),
+    ("float", [("upsert", [(6, 1e30)])]), ("double", [("compact",)])],
+    "by_write": [False, True, True]})
+@example(history={"table_type": "cow", "place": "column", "stages": [
+    ("bigint", [("upsert", [(0, None), (1, None), (2, None), (3, 80208124)])]),
+    ("float", [("upsert", [(0, None)])]), ("string", [("compact",)])],
+    "by_write": [False, False, False]})
+@example(history={"table_type": "cow", "place": "column", "stages": [
+    ("bigint", [("upsert", [(0, None), (1, None), (2, None), (3, 80208124)])]),
+    ("float", [("upsert", [(0, None)])]), ("double", [("compact",)])],
+    "by_write": [False, False, False]})
 def test_a_value_reads_as_spark_carries_it_through_every_type(spark, tmp_path_factory, history):
     chain = [t for t, _ in history["stages"]]
     place = PLACES[history["place"]]
@@ -353,13 +406,14 @@ def test_a_value_reads_as_spark_carries_it_through_every_type(spark, tmp_path_fa
     spark_rows, arrow_rows = _read(t, None, place)
     expected = _expected(spark, state, chain, len(chain) - 1)
     assert spark_rows == expected, f"Spark read, {context}"
-    assert arrow_rows == expected, f"JVM-free read, {context}"
+    assert _as_spark_prints(arrow_rows, expected, chain) == expected, f"JVM-free read, {context}"
     if history["place"] == "column":
-        _check_filters(t, expected, chain[-1], context)
+        _check_filters(t, expected, arrow_rows, chain[-1], context)
     if history["table_type"] == "cow":
         _check_iceberg(t, expected, place, context)
     for instant, stage, at in commits:
         spark_rows, arrow_rows = _read(t, instant, place)
         expected = _expected(spark, at, chain, stage)
         assert spark_rows == expected, f"Spark read as of {instant} (stage {stage}), {context}"
-        assert arrow_rows == expected, f"JVM-free read as of {instant} (stage {stage}), {context}"
+        assert _as_spark_prints(arrow_rows, expected, chain) == expected, (
+            f"JVM-free read as of {instant} (stage {stage}), {context}")
