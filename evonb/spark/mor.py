@@ -675,9 +675,9 @@ def _live_keys(table: SparkTableHandle, snap: Snapshot, query: Schema,
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    # a single key: only the rows of the keys asked about are kept (a group may hold millions)
-    wanted = (pa.array(sorted({k[0] for k in asked}), key_types.field(0).type)  # (numbers:
-              # dates and timestamps as key_list gives them)
+    # a single key: only the rows of the keys asked about are kept (a group may hold millions);
+    # a date or timestamp key is asked about as the number key_list gives for it
+    wanted = (pa.array(sorted({k[0] for k in asked}), key_types.field(0).type)
               if len(keys) == 1 else None)
 
     def typed(rows: pa.Table) -> tuple[pa.Table, pa.Array | None]:
