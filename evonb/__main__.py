@@ -42,6 +42,7 @@ from decimal import Decimal
 from typing import Any
 
 from evonb.api import Table, open_table
+from evonb.arrow.python_values import python_rows
 from evonb.errors import EvoError
 from evonb.iceberg import iceberg_status, sync_and_record
 from evonb.table.check import check_table, repair_table
@@ -181,7 +182,7 @@ def _read(t: Table, args: argparse.Namespace) -> int:
             raise _Usage("--columns names no column")
     data = t.to_arrow(args.as_of, schema=args.schema, columns=columns,
                       limit=args.limit or None)
-    rows = data.to_pylist()
+    rows = python_rows(data)
     if args.json:
         _print_json(rows)
         return 0

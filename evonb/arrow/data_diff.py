@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evonb.arrow.python_values import python_rows
 from evonb.errors import EvoError
 from evonb.spark.arrow_collect import to_arrow
 
@@ -102,12 +103,12 @@ class DataDiff:
         records: list[dict[str, Any]] = []
         for kind, rows in (("added", self.added), ("removed", self.removed)):
             side = "new" if kind == "added" else "old"
-            for row in rows.to_pylist():
+            for row in python_rows(rows):
                 record = {"change": kind, **{k: row[k] for k in self.key},
                           "changed": list(values)}
                 record.update({f"{c}__{side}": row[c] for c in values})
                 records.append(record)
-        records += [{"change": "changed", **row} for row in self.changed.to_pylist()]
+        records += [{"change": "changed", **row} for row in python_rows(self.changed)]
         return pd.DataFrame.from_records(records, columns=order)
 
     # ------------------------------------------------------------------ display
@@ -129,11 +130,11 @@ class DataDiff:
         if self.note:
             lines.append(self.note)
         for sign, rows in (("+", self.added), ("-", self.removed)):
-            for row in rows.slice(0, SAMPLE_ROWS).to_pylist():
+            for row in python_rows(rows.slice(0, SAMPLE_ROWS)):
                 lines.append(f"{sign} " + ", ".join(f"{k}={v!r}" for k, v in row.items()))
             if rows.num_rows > SAMPLE_ROWS:
                 lines.append(f"{sign} ... {rows.num_rows - SAMPLE_ROWS} more")
-        for row in self.changed.slice(0, SAMPLE_ROWS).to_pylist():
+        for row in python_rows(self.changed.slice(0, SAMPLE_ROWS)):
             what = "; ".join(f"{c}: {o!r} -> {n!r}" for c, o, n in self._changes(row))
             lines.append(f"~ {self._key_text(row)}: {what}")
         if self.changed.num_rows > SAMPLE_ROWS:
@@ -165,12 +166,12 @@ class DataDiff:
             parts.append(f"<div>{e(self.note)}</div>")
         for kind, rows in (("added", self.added), ("removed", self.removed)):
             if rows.num_rows:
-                sample = rows.slice(0, SAMPLE_ROWS).to_pylist()
+                sample = python_rows(rows.slice(0, SAMPLE_ROWS))
                 parts.append(f"<div>{e(kind)} ({rows.num_rows}, first "
                              f"{len(sample)})</div>")
                 parts.append(grid(rows.column_names, [list(r.values()) for r in sample]))
         if self.changed.num_rows:
-            sample = self.changed.slice(0, SAMPLE_ROWS).to_pylist()
+            sample = python_rows(self.changed.slice(0, SAMPLE_ROWS))
             parts.append(f"<div>changed ({self.changed.num_rows}, first {len(sample)})</div>")
             rows = [[self._key_text(r), c, o, n] for r in sample for c, o, n in self._changes(r)]
             parts.append(grid(["key", "column", "old", "new"], rows))
@@ -226,7 +227,7 @@ def diff_tables(before: pa.Table, after: pa.Table, key: Sequence[str] = (), *,
 
 
 def _key_index(table: pa.Table, key: Sequence[str]) -> dict[tuple[Any, ...], int]:
-    columns = [table.column(k).to_pylist() for k in key]
+    columns = [_times_as_numbers(table.column(k)).to_pylist() for k in key]
     return {_freeze(k): i for i, k in enumerate(zip(*columns, strict=True))}
 
 
@@ -240,8 +241,33 @@ def _differs(a: pa.ChunkedArray, b: pa.ChunkedArray) -> list[bool]:
         if pa.types.is_floating(t):
             same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
         return [not s for s in same.to_pylist()]
-    return [_freeze(x) != _freeze(y)
-            for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)]
+    a_values, b_values = _times_as_numbers(a).to_pylist(), _times_as_numbers(b).to_pylist()
+    return [_freeze(x) != _freeze(y) for x, y in zip(a_values, b_values, strict=True)]
+
+
+def _times_as_numbers(values: pa.ChunkedArray) -> pa.ChunkedArray:
+    """``values`` with every date and timestamp field (at any depth) as its number (days,
+    or units since 1970-01-01), which Python holds over Spark's whole range where its dates
+    stop at year 9999; equal values give equal numbers."""
+    plain = _numbers_for_times(values.type)
+    return values if plain == values.type else values.cast(plain)
+
+
+def _numbers_for_times(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_date32(t):
+        return pa.int32()
+    if pa.types.is_timestamp(t) or pa.types.is_date64(t):
+        return pa.int64()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_numbers_for_times(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_numbers_for_times(t.key_type)),
+                       t.item_field.with_type(_numbers_for_times(t.item_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_numbers_for_times(t.value_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_numbers_for_times(t.value_type)))
+    return t
 
 
 def _freeze(value: Any) -> Any:
@@ -256,8 +282,8 @@ def _freeze(value: Any) -> Any:
 
 
 def _multiset(before: pa.Table, after: pa.Table, common: dict[str, Any]) -> DataDiff:
-    a_rows = [_freeze(tuple(r.values())) for r in before.to_pylist()]
-    b_rows = [_freeze(tuple(r.values())) for r in after.to_pylist()]
+    a_rows = [_freeze(tuple(r.values())) for r in _comparable_rows(before)]
+    b_rows = [_freeze(tuple(r.values())) for r in _comparable_rows(after)]
     surplus_a = Counter(a_rows)
     surplus_a.subtract(Counter(b_rows))
     surplus_b = Counter({k: -v for k, v in surplus_a.items() if v < 0})
@@ -279,6 +305,13 @@ def _multiset(before: pa.Table, after: pa.Table, common: dict[str, Any]) -> Data
     return DataDiff(added=_sorted(after.take(pa.array(added, pa.int64())), order),
                     removed=_sorted(before.take(pa.array(removed, pa.int64())), order),
                     changed=pa.schema(fields).empty_table(), **common)
+
+
+def _comparable_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """The rows of ``table`` as Python values, dates and timestamps as numbers
+    (:func:`_times_as_numbers`)."""
+    return pa.Table.from_arrays([_times_as_numbers(c) for c in table.columns],
+                                names=table.column_names).to_pylist()
 
 
 def sort_columns(schema: pa.Schema) -> tuple[str, ...]:

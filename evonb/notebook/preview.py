@@ -19,7 +19,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 import evonb.notebook.html as H
-from evonb.schema.dates import MICROS_PER_DAY, PYTHON_DAYS, date_text
+from evonb.arrow.python_values import beyond_python_as_text
 from evonb.spark import session as managed
 from evonb.spark.arrow_collect import to_arrow
 
@@ -227,35 +227,11 @@ _PANDAS_DAYS = (-106_751, 106_750)
 
 
 def _beyond_pandas_as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A date or timestamp column with a value past what pandas holds (a date past year 9999,
-    a timestamp past 2262; Spark's reach further) as the text Spark prints for each value;
-    other columns as they are."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if pa.types.is_date32(column.type):
-        days, (low, high), scale = column.cast(pa.int32()), PYTHON_DAYS, 1
-    elif pa.types.is_timestamp(column.type) and column.type.unit == "us":
-        days, (low, high), scale = column.cast(pa.int64()), _PANDAS_DAYS, MICROS_PER_DAY
-    else:
-        return column
-    first, last = (v.as_py() for v in pc.min_max(days).values())
-    if first is None or (first >= low * scale and last < (high + 1) * scale):
-        return column
-    text = date_text if scale == 1 else _timestamp_text
-    return pa.chunked_array([pa.array([None if v is None else text(v) for v in days.to_pylist()],
-                                      pa.string())])
-
-
-def _timestamp_text(micros: int) -> str:
-    """Microseconds since 1970-01-01 as Spark prints a timestamp (``+294247-01-10 04:00:54``,
-    fractions of a second only where there are some)."""
-    days, rest = divmod(micros, MICROS_PER_DAY)
-    seconds, fraction = divmod(rest, 1_000_000)
-    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-    if fraction:
-        clock += f".{fraction:06d}".rstrip("0")
-    return f"{date_text(days)} {clock}"
+    """A column with a date or timestamp past what pandas holds (a date past year 9999, a
+    timestamp past 2262 at the top level, past 9999 inside a struct, list or map; Spark's
+    reach further) as the text Spark prints for each value of that field; other columns and
+    fields as they are."""
+    return beyond_python_as_text(column, top_timestamp_days=_PANDAS_DAYS)
 
 
 def _cell(value: Any, whole: bool) -> Any:

@@ -156,6 +156,30 @@ def test_read_prints_a_table_and_json_records(people):
     assert capped.splitlines()[-1] == "(1 row; --limit 1 reached)"
 
 
+def test_read_shows_dates_past_year_9999_as_spark_prints_them(tmp_path):
+    """Spark's dates reach past year 9999, where Python's stop: such a value (a column, a
+    struct member, a list element) is listed as Spark's text; before, the listing failed
+    with ``ValueError: year 164111 is out of range``."""
+    root = tmp_path / "far"
+    root.mkdir()
+    far = pa.array([59220784, None], pa.int32()).cast(pa.date32())  # +164111-01-01
+    pq.write_table(pa.table({
+        "id": pa.array([1, 2], pa.int64()),
+        "d": far,
+        "s": pa.StructArray.from_arrays([far], names=["d"]),
+        "l": pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), far),
+        "near": pa.array([datetime.date(2024, 2, 29), None]),
+    }), root / "part-0.parquet")
+    t = evonb.convert(root, primary_key="id")
+    assert data("read", t.path) == [
+        {"id": 1, "d": "+164111-01-01", "s": {"d": "+164111-01-01"}, "l": ["+164111-01-01"],
+         "near": "2024-02-29"},
+        {"id": 2, "d": None, "s": {"d": None}, "l": [None], "near": None}]
+    listing = run("read", t.path, "--columns", "id,d")
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.splitlines()[2].split() == ["1", "+164111-01-01"]
+
+
 def test_check_and_iceberg_sync_from_the_console_script(fresh):
     ok = evonb_cli("check", fresh.path)
     assert ok.returncode == 0 and "OK: no problems" in ok.stdout

@@ -45,3 +45,31 @@ def test_far_dates_and_times_show_as_spark_prints_them(ip: Any, evo: Any, spark:
         assert frame.loc[1, "at"] == want[1]["at"], engine
         assert str(frame.loc[1, "near"]) == "2024-02-29", engine  # within reach: a date
     assert shown["arrow"]._repr_html_() == shown["spark"]._repr_html_()
+
+
+def test_far_dates_inside_structs_lists_and_maps(ip: Any, evo: Any, spark: Any,
+                                                 warehouse: Path) -> None:
+    """The same inside a struct, a list and a map (the preview failed before): the field
+    that holds such a value shows Spark's text for each of its values, in both engines."""
+    t = evonb.create_table(warehouse / "nested", "id int not null, s struct<d: date, n: int>, "
+                           "l array<date>, m map<string, timestamp_ntz>", primary_key="id")
+    t.write(spark.sql(
+        f"SELECT 1 AS id, named_struct('d', date_from_unix_date({FAR}), 'n', 7) AS s, "
+        f"array(date_from_unix_date({FAR}), DATE '2024-02-29') AS l, "
+        "map('far', CAST(timestamp_micros(-9000000000000000000) AS timestamp_ntz)) AS m "
+        "UNION ALL SELECT 2, named_struct('d', DATE '2024-02-29', 'n', 8), array(), "
+        "map('near', TIMESTAMP_NTZ '2024-01-01 10:00:00')"))
+    want = {r["id"]: r for r in t.read().selectExpr(
+        "id", "CAST(s.d AS string) AS d", "transform(l, x -> CAST(x AS string)) AS l",
+        "transform_values(m, (k, v) -> CAST(v AS string)) AS m").collect()}
+    assert want[1]["d"] == "+164111-01-01" and want[1]["m"]["far"] == "-283229-05-10 08:00:00"
+    shown = {}
+    for engine in ("arrow", "spark"):
+        ip.run_line_magic("config", f"Evo.engine = {engine!r}")
+        shown[engine] = evo("read nested")
+        frame = shown[engine].pandas.set_index("id")
+        for i in (1, 2):
+            assert frame.loc[i, "s"] == {"d": want[i]["d"], "n": 6 + i}, engine
+            assert list(frame.loc[i, "l"]) == list(want[i]["l"]), engine
+            assert dict(frame.loc[i, "m"]) == dict(want[i]["m"]), engine
+    assert shown["arrow"]._repr_html_() == shown["spark"]._repr_html_()
