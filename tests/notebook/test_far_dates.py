@@ -18,6 +18,17 @@ FAR = 59220784
 """+164111-01-01 as days since 1970-01-01."""
 
 
+def _previews(ip: Any, evo: Any, table: str) -> dict[str, Any]:
+    """``%evo read <table>`` with each engine: its rows as pandas, by ``id``; both engines
+    must render the same preview."""
+    shown = {}
+    for engine in ("arrow", "spark"):
+        ip.run_line_magic("config", f"Evo.engine = {engine!r}")
+        shown[engine] = evo(f"read {table}")
+    assert shown["arrow"]._repr_html_() == shown["spark"]._repr_html_()
+    return {engine: preview.pandas.set_index("id") for engine, preview in shown.items()}
+
+
 def test_far_dates_and_times_show_as_spark_prints_them(ip: Any, evo: Any, spark: Any,
                                                         warehouse: Path) -> None:
     t = evonb.create_table(warehouse / "t", "id int not null, d date, at timestamp, "
@@ -34,17 +45,12 @@ def test_far_dates_and_times_show_as_spark_prints_them(ip: Any, evo: Any, spark:
         "CAST(ntz AS string) AS ntz").collect()}
     assert want[1]["d"] == "+164111-01-01" and want[2]["d"] == "-0027-01-01"
     assert want[1]["at"] == "+287168-08-24 16:00:00.0015"  # Spark prints to its last digit
-    shown = {}
-    for engine in ("arrow", "spark"):
-        ip.run_line_magic("config", f"Evo.engine = {engine!r}")
-        shown[engine] = evo("read t")
-        frame = shown[engine].pandas.set_index("id")
+    for engine, frame in _previews(ip, evo, "t").items():
         for i in (1, 2):
             assert frame.loc[i, "d"] == want[i]["d"], engine
             assert frame.loc[i, "ntz"] == want[i]["ntz"], engine
         assert frame.loc[1, "at"] == want[1]["at"], engine
         assert str(frame.loc[1, "near"]) == "2024-02-29", engine  # within reach: a date
-    assert shown["arrow"]._repr_html_() == shown["spark"]._repr_html_()
 
 
 def test_far_dates_inside_structs_lists_and_maps(ip: Any, evo: Any, spark: Any,
@@ -63,13 +69,8 @@ def test_far_dates_inside_structs_lists_and_maps(ip: Any, evo: Any, spark: Any,
         "id", "CAST(s.d AS string) AS d", "transform(l, x -> CAST(x AS string)) AS l",
         "transform_values(m, (k, v) -> CAST(v AS string)) AS m").collect()}
     assert want[1]["d"] == "+164111-01-01" and want[1]["m"]["far"] == "-283229-05-10 08:00:00"
-    shown = {}
-    for engine in ("arrow", "spark"):
-        ip.run_line_magic("config", f"Evo.engine = {engine!r}")
-        shown[engine] = evo("read nested")
-        frame = shown[engine].pandas.set_index("id")
+    for engine, frame in _previews(ip, evo, "nested").items():
         for i in (1, 2):
             assert frame.loc[i, "s"] == {"d": want[i]["d"], "n": 6 + i}, engine
             assert list(frame.loc[i, "l"]) == list(want[i]["l"]), engine
             assert dict(frame.loc[i, "m"]) == dict(want[i]["m"]), engine
-    assert shown["arrow"]._repr_html_() == shown["spark"]._repr_html_()
