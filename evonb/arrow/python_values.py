@@ -61,8 +61,9 @@ def text_beyond_python(table: pa.Table) -> pa.Table:
     when no column changes)."""
     import pyarrow as pa
 
-    columns = [beyond_python_as_text(c) for c in table.columns]
-    if all(a is b for a, b in zip(columns, table.columns, strict=True)):
+    stored = table.columns
+    columns = [beyond_python_as_text(c) for c in stored]
+    if all(a is b for a, b in zip(columns, stored, strict=True)):
         return table
     return pa.Table.from_arrays(columns, names=table.column_names)
 
@@ -87,16 +88,17 @@ def _rebuild(arr: pa.Array, days: Days, timestamp_days: Days) -> pa.Array:
         fields = [t.field(i).with_type(c.type) for i, c in enumerate(rebuilt)]
         return pa.StructArray.from_arrays(rebuilt, fields=fields, mask=_nulls(arr))
     if pa.types.is_map(t):
-        entries = arr.values
-        keys = _rebuild(entries.field(0), days, days)
-        items = _rebuild(entries.field(1), days, days)
-        if keys is entries.field(0) and items is entries.field(1):
+        stored_keys, stored_items = arr.values.field(0), arr.values.field(1)
+        keys = _rebuild(stored_keys, days, days)
+        items = _rebuild(stored_items, days, days)
+        if keys is stored_keys and items is stored_items:
             return arr
         kind = pa.map_(t.key_field.with_type(keys.type), t.item_field.with_type(items.type))
         return pa.MapArray.from_arrays(arr.offsets, keys, items, type=kind, mask=_nulls(arr))
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        inner = _rebuild(arr.values, days, days)
-        if inner is arr.values:
+        stored = arr.values
+        inner = _rebuild(stored, days, days)
+        if inner is stored:
             return arr
         make = pa.list_ if pa.types.is_list(t) else pa.large_list
         cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray

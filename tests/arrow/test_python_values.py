@@ -11,7 +11,12 @@ import pyarrow as pa
 import pytest
 
 from evonb.arrow.data_diff import diff_tables
-from evonb.arrow.python_values import beyond_python_as_text, python_rows, timestamp_text
+from evonb.arrow.python_values import (
+    beyond_python_as_text,
+    python_rows,
+    text_beyond_python,
+    timestamp_text,
+)
 from evonb.schema.dates import MICROS_PER_DAY
 
 FAR = 59220784
@@ -26,10 +31,14 @@ def _dates(*days: int | None) -> pa.Array:
 
 def test_a_table_python_holds_is_left_as_it_is() -> None:
     t = pa.table({"d": _dates(NEAR, None),
-                  "s": pa.array([{"x": dt.date(2024, 1, 1)}, None])})
+                  "s": pa.array([{"x": dt.date(2024, 1, 1)}, None]),
+                  "l": pa.array([[dt.date(2024, 1, 1)], None]),
+                  "m": pa.array([[("k", dt.date(2024, 1, 1))], None],
+                                pa.map_(pa.string(), pa.date32()))})
     assert python_rows(t) == t.to_pylist()
-    column = t.column("d")
-    assert beyond_python_as_text(column) is column
+    for column in t.columns:  # not rebuilt
+        assert beyond_python_as_text(column) is column
+    assert text_beyond_python(t) is t
 
 
 def test_far_dates_at_every_depth_read_as_spark_prints_them() -> None:
