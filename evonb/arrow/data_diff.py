@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from evonb.arrow.python_values import python_rows
 from evonb.errors import EvoError
-from evonb.spark.arrow_collect import to_arrow
+from evonb.spark.arrow_collect import key_list, times_as_numbers, to_arrow
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -227,7 +227,7 @@ def diff_tables(before: pa.Table, after: pa.Table, key: Sequence[str] = (), *,
 
 
 def _key_index(table: pa.Table, key: Sequence[str]) -> dict[tuple[Any, ...], int]:
-    columns = [_times_as_numbers(table.column(k)).to_pylist() for k in key]
+    columns = [key_list(table.column(k)) for k in key]
     return {_freeze(k): i for i, k in enumerate(zip(*columns, strict=True))}
 
 
@@ -246,28 +246,11 @@ def _differs(a: pa.ChunkedArray, b: pa.ChunkedArray) -> list[bool]:
 
 
 def _times_as_numbers(values: pa.ChunkedArray) -> pa.ChunkedArray:
-    """``values`` with every date and timestamp field (at any depth) as its number (days,
-    or units since 1970-01-01), which Python holds over Spark's whole range where its dates
-    stop at year 9999; equal values give equal numbers."""
-    plain = _numbers_for_times(values.type)
+    """``values`` with every date and timestamp field (at any depth) as its number
+    (:func:`~evonb.spark.arrow_collect.times_as_numbers`): Python holds those over Spark's
+    whole range, where its dates stop at year 9999; equal values give equal numbers."""
+    plain = times_as_numbers(values.type)
     return values if plain == values.type else values.cast(plain)
-
-
-def _numbers_for_times(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_date32(t):
-        return pa.int32()
-    if pa.types.is_timestamp(t) or pa.types.is_date64(t):
-        return pa.int64()
-    if pa.types.is_struct(t):
-        return pa.struct([f.with_type(_numbers_for_times(f.type)) for f in t])
-    if pa.types.is_map(t):
-        return pa.map_(t.key_field.with_type(_numbers_for_times(t.key_type)),
-                       t.item_field.with_type(_numbers_for_times(t.item_type)))
-    if pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(_numbers_for_times(t.value_type)))
-    if pa.types.is_list(t):
-        return pa.list_(t.value_field.with_type(_numbers_for_times(t.value_type)))
-    return t
 
 
 def _freeze(value: Any) -> Any:

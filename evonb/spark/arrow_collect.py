@@ -97,14 +97,31 @@ def key_list(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     """A key column's values as Python values that compare and hash as the keys do, with
     dates and timestamps as their numbers (days, or the timestamp's unit, since 1970-01-01):
     Python's dates and date-times stop at year 9999, a Spark date or timestamp does not."""
+    plain = times_as_numbers(column.type)
+    return (column if plain == column.type else column.cast(plain)).to_pylist()
+
+
+def times_as_numbers(t: pa.DataType) -> pa.DataType:
+    """``t`` with every date and timestamp in it (at any depth) as the integer type that
+    holds its number (days, or the timestamp's unit, since 1970-01-01): what a column is cast
+    to so that Python compares and hashes its values over Spark's whole range."""
     import pyarrow as pa
 
-    if pa.types.is_date32(column.type):
-        column = column.cast(pa.int32())
-    elif pa.types.is_timestamp(column.type) or pa.types.is_date64(column.type):
-        column = column.cast(pa.int64())
-    return column.to_pylist()
+    if pa.types.is_date32(t):
+        return pa.int32()
+    if pa.types.is_timestamp(t) or pa.types.is_date64(t):
+        return pa.int64()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(times_as_numbers(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(times_as_numbers(t.key_type)),
+                       t.item_field.with_type(times_as_numbers(t.item_type)))
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(times_as_numbers(t.value_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(times_as_numbers(t.value_type)))
+    return t
 
 
 __all__ = ["key_list", "nested_nullable", "nullable_schema", "relaxed_columns", "relaxed_type",
-           "to_arrow"]
+           "times_as_numbers", "to_arrow"]
