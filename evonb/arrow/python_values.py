@@ -33,10 +33,10 @@ def timestamp_text(micros: int) -> str:
     return f"{date_text(days)} {clock}"
 
 
-def beyond_python_as_text(values: pa.Array | pa.ChunkedArray, *, days: Days = PYTHON_DAYS,
-                          top_timestamp_days: Days | None = None
+def beyond_python_as_text(values: pa.Array | pa.ChunkedArray, *,
+                          top_timestamp_days: Days = PYTHON_DAYS
                           ) -> pa.Array | pa.ChunkedArray:
-    """``values`` with each date or timestamp field that holds a day outside ``days`` (at any
+    """``values`` with each date or timestamp field that holds a day Python cannot (at any
     depth) made text, as Spark prints each value; a timestamp with a time zone is printed as
     the wall-clock time in its zone. ``top_timestamp_days``: the days allowed for timestamps
     at the top level only (pandas holds fewer there than in nested values). The same object
@@ -45,9 +45,9 @@ def beyond_python_as_text(values: pa.Array | pa.ChunkedArray, *, days: Days = PY
 
     if isinstance(values, pa.ChunkedArray):
         whole = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
-        out = _rebuild(whole, days, top_timestamp_days or days)
+        out = _rebuild(whole, PYTHON_DAYS, top_timestamp_days)
         return values if out is whole else pa.chunked_array([out], out.type)
-    return _rebuild(values, days, top_timestamp_days or days)
+    return _rebuild(values, PYTHON_DAYS, top_timestamp_days)
 
 
 def python_rows(table: pa.Table) -> list[dict[str, Any]]:
