@@ -39,7 +39,11 @@ META_COMMIT_TIME = "_evo_commit_time"
 RESERVED = frozenset({META_COMMIT_TIME.lower()})
 
 _INTEGRAL_RANK = {TINYINT: 1, SMALLINT: 2, INT: 3, BIGINT: 4}
-_INTEGER_DIGITS = {TINYINT: 3, SMALLINT: 5, INT: 10, BIGINT: 19}
+_DECIMAL_DIGITS_READ = {TINYINT: 10, SMALLINT: 10, INT: 10, BIGINT: 20}
+"""The integer digits a decimal needs for Spark's vectorized Parquet reader to read an integer
+column as it: a Parquet ``INT32`` (tinyint, smallint and int alike) as ``decimal(10,0)`` or
+wider, an ``INT64`` as ``decimal(20,0)`` or wider. A narrower decimal fails the read, even one
+that holds every value of the integer type (``tinyint`` as ``decimal(5,2)``)."""
 
 
 # Not on the partner visitor: it compares two types' kinds only, and a struct ends the comparison.
@@ -47,9 +51,10 @@ def natively_readable(file_type: Type, read_type: Type) -> bool:
     """Whether Spark's Parquet readers read ``file_type`` data as ``read_type`` by themselves.
 
     Measured on Spark 4 (vectorized and row readers): wider integers, int -> double,
-    float -> double, integers -> decimals with enough integer digits, decimal widening that
-    keeps every integer digit and does not drop scale, date -> timestamp_ntz; nested types
-    when their parts are. Anything else is read in its own type and cast.
+    float -> double, integers -> decimals with the integer digits the vectorized reader asks
+    (:data:`_DECIMAL_DIGITS_READ`), decimal widening that keeps every integer digit and does
+    not drop scale, date -> timestamp_ntz; nested types when their parts are. Anything else is
+    read in its own type and cast.
     """
     if file_type == read_type:
         return True
@@ -67,8 +72,9 @@ def natively_readable(file_type: Type, read_type: Type) -> bool:
         return True
     if file_type is FLOAT and read_type is DOUBLE:
         return True
-    if file_type in _INTEGER_DIGITS and isinstance(read_type, DecimalType):
-        return read_type.precision - read_type.scale >= _INTEGER_DIGITS[file_type]  # type: ignore[index]
+    if file_type in _DECIMAL_DIGITS_READ and isinstance(read_type, DecimalType):
+        digits = _DECIMAL_DIGITS_READ[file_type]  # type: ignore[index]
+        return read_type.precision - read_type.scale >= digits
     if isinstance(file_type, DecimalType) and isinstance(read_type, DecimalType):
         return (read_type.scale >= file_type.scale
                 and read_type.precision - read_type.scale >= file_type.precision - file_type.scale)

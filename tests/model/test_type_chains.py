@@ -341,6 +341,11 @@ def _check_iceberg(t: Any, expected: list[tuple[int, Any]], place: Place, contex
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(history=histories())
+# Found by a local run: Spark's vectorized reader reads a tinyint file as decimal(5,2) only
+# through a cast (the change kept the physical name, and the read of the older file failed).
+@example(history={"table_type": "cow", "place": "column", "stages": [
+    ("tinyint", [("upsert", [(0, None)])]), ("decimal(5,2)", [("upsert", [(1, None)])])],
+    "by_write": [False, False]})
 # Found by CI: text that Spark reads as a date past year 9999 ('164111' is +164111-01-01).
 @example(history={"table_type": "mor", "place": "list element", "stages": [
     ("int", [("upsert", [(0, None), (7, 1788), (4, None), (3, 164111), (5, None)])]),

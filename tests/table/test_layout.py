@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import Schema
-from evonb.schema.types import BIGINT, DATE, DOUBLE, INT, STRING, TIMESTAMP_NTZ, DecimalType
+from evonb.schema.types import (
+    BIGINT,
+    DATE,
+    DOUBLE,
+    INT,
+    SMALLINT,
+    STRING,
+    TIMESTAMP_NTZ,
+    TINYINT,
+    DecimalType,
+)
 from evonb.table.layout import (
     META_COMMIT_TIME,
     Layout,
@@ -57,6 +67,25 @@ def test_native_reads_follow_what_spark_widens():
     assert natively_readable(DATE, TIMESTAMP_NTZ)
     assert natively_readable(DecimalType(5, 2), DecimalType(7, 3))
     assert not natively_readable(DecimalType(5, 2), DecimalType(6, 1))
+    # Spark's vectorized reader takes a Parquet INT32 as a decimal of 10 integer digits or
+    # more, an INT64 of 20 or more, whatever the values (tests/spark/test_native_widening.py)
+    assert natively_readable(TINYINT, DecimalType(10, 0))
+    assert natively_readable(INT, DecimalType(12, 2))
+    assert not natively_readable(TINYINT, DecimalType(5, 2))
+    assert not natively_readable(SMALLINT, DecimalType(9, 0))
+    assert not natively_readable(BIGINT, DecimalType(19, 0))
+    assert natively_readable(BIGINT, DecimalType(20, 0))
+
+
+def test_an_integer_to_a_decimal_spark_cannot_read_natively_starts_a_generation():
+    """Found by the type-chain model: ``tinyint -> decimal(5,2)`` kept the physical name, and
+    Spark's read of the older files failed (``PARQUET_COLUMN_DATA_TYPE_MISMATCH``)."""
+    s0 = Schema.from_ddl("id int, v tinyint, w int")
+    l0 = derive_layout(s0)
+    s1, l1 = _next(s0, l0, lambda u: u.update_column_type("v", DecimalType(5, 2)))
+    s2, l2 = _next(s1, l1, lambda u: u.update_column_type("w", DecimalType(10, 0)))
+    v, w = s2.find_id("v"), s2.find_id("w")
+    assert l2.name(v) == f"v__{v}" and l2.name(w) == "w"
 
 
 def test_a_date_read_as_a_timestamp_starts_a_new_generation():
