@@ -58,6 +58,11 @@ class Context:
 
     def open(self, name: str) -> Table:
         """Open a table by name: one created at a LOCATION, else one in the warehouse."""
+        return open_table(self.locate(name))
+
+    def locate(self, name: str) -> Path:
+        """The folder of an existing table of this name (see :meth:`path_for`), without
+        opening it; :class:`TableNotFoundError` naming the closest table otherwise."""
 
         path = self.path_for(name)
         if not TableConfig.exists(path):
@@ -71,7 +76,7 @@ class Context:
                 hint = "create it with %evo create table, or set %config Evo.warehouse = '...'"
             raise TableNotFoundError(f"No table {name!r} in the warehouse {self.warehouse}",
                                      hint=hint)
-        return open_table(path)
+        return path
 
 
 def _key(name: str) -> str:

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from evonb.notebook.commands import ALIASES, COMMANDS, SQL_WORDS, help_text
+from evonb.notebook.commands import ALIASES, COMMANDS, SQL_WORDS, Command, help_text
 from evonb.notebook.commands.spark import start_session
 from evonb.notebook.config import Evo
 from evonb.notebook.context import Context
 from evonb.notebook.errors import user_errors
 
 _FIRST_WORD = re.compile(r"\s*(\S+)\s*(.*)", re.DOTALL)
+_HELP = ("help", "-h", "--help", "?")
 
 
 @magics_class
@@ -49,22 +51,32 @@ class EvoMagics(Magics):
     def run(self, text: str) -> Any:
         """Dispatch ``text`` (a subcommand and its arguments) and return the result to show."""
         match = _FIRST_WORD.match(text)
-        if match is None or match.group(1).lower() in ("help", "-h", "--help", "?"):
-            print(help_text())
+        if match is None or match.group(1).lower() in _HELP:
+            about = [w.lower() for w in match.group(2).split()] if match is not None else []
+            if len(about) > 1:
+                raise UsageError("Usage: %evo help [<command>]")
+            name = about[0] if about and about[0] not in _HELP else None
+            if name is not None:
+                _command(name)
+            print(help_text(name))
             return None
         word, rest = match.group(1).lower(), match.group(2)
-        name = ALIASES.get(word, word)
-        command = COMMANDS.get(name)
-        if command is None:
-            import difflib
-
-            close = difflib.get_close_matches(word, list(COMMANDS), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise UsageError(f"Unknown %evo command {word!r}.{hint} Run %evo help for the list.")
+        command = _command(word)
         whole = command.whole or word in SQL_WORDS
         if command.spark:
             start_session()
         return command.run(self.context, text.strip() if whole else rest)
+
+
+def _command(word: str) -> Command:
+    """The subcommand ``word`` names (or an alias of it); a UsageError with the closest name
+    otherwise."""
+    command = COMMANDS.get(ALIASES.get(word, word))
+    if command is None:
+        close = difflib.get_close_matches(word, [*COMMANDS, *ALIASES], n=1)
+        hint = f" Did you mean {ALIASES.get(close[0], close[0])!r}?" if close else ""
+        raise UsageError(f"Unknown %evo command {word!r}.{hint} Run %evo help for the list.")
+    return command
 
 
 def _find_config(ipython: Any) -> Evo | None:

@@ -230,6 +230,9 @@ def test_table_services(executed):
     assert "rollback readings: done" in _text(_cell(nb, "rollback"))
     assert [r[0] for r in _table(_cell(nb, "read-rolled-back"))[1]] == [
         "1", "2", "3", "4", "5", "6"]
+    check = _result(_cell(nb, "check"))
+    assert check.data["text/plain"].endswith("OK: no problems")
+    assert "check readings (every row read): OK, no problems" in check.data["text/html"]
     history = _text(_cell(nb, "history"))
     for operation in ("compact", "rewrite", "rollback", "clean"):
         assert f" {operation} " in history
