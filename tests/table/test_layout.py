@@ -5,17 +5,8 @@ from __future__ import annotations
 
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.schema import Schema
-from evonb.schema.types import (
-    BIGINT,
-    DATE,
-    DOUBLE,
-    INT,
-    SMALLINT,
-    STRING,
-    TIMESTAMP_NTZ,
-    TINYINT,
-    DecimalType,
-)
+from evonb.schema.type_text import parse_type
+from evonb.schema.types import BIGINT, DATE, DOUBLE, INT, STRING, TIMESTAMP_NTZ, DecimalType
 from evonb.table.layout import (
     META_COMMIT_TIME,
     Layout,
@@ -69,12 +60,12 @@ def test_native_reads_follow_what_spark_widens():
     assert not natively_readable(DecimalType(5, 2), DecimalType(6, 1))
     # Spark's vectorized reader takes a Parquet INT32 as a decimal of 10 integer digits or
     # more, an INT64 of 20 or more, whatever the values (tests/spark/test_native_widening.py)
-    assert natively_readable(TINYINT, DecimalType(10, 0))
-    assert natively_readable(INT, DecimalType(12, 2))
-    assert not natively_readable(TINYINT, DecimalType(5, 2))
-    assert not natively_readable(SMALLINT, DecimalType(9, 0))
-    assert not natively_readable(BIGINT, DecimalType(19, 0))
-    assert natively_readable(BIGINT, DecimalType(20, 0))
+    def native(a: str, b: str) -> bool:
+        return natively_readable(parse_type(a), parse_type(b))
+
+    assert native("tinyint", "decimal(10,0)") and native("int", "decimal(12,2)")
+    assert not native("tinyint", "decimal(5,2)") and not native("smallint", "decimal(9,0)")
+    assert not native("bigint", "decimal(19,0)") and native("bigint", "decimal(20,0)")
 
 
 def test_an_integer_to_a_decimal_spark_cannot_read_natively_starts_a_generation():
