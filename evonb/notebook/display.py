@@ -63,7 +63,7 @@ class TableCheck:
         return self.report.ok
 
     def summary(self) -> str:
-        """``t: OK, no problems`` or ``t: 2 problems (1 repairable: ...)``."""
+        """``check t: OK, no problems`` or ``check t: 2 problems (1 repairable: ...)``."""
         how = " (every row read)" if self.deep else ""
         if self.report.ok:
             done = f", {len(self.report.repaired)} repaired" if self.report.repaired else ""

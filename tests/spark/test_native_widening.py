@@ -4,8 +4,9 @@ A type change that :func:`evonb.table.layout.natively_readable` accepts keeps th
 physical name, so Spark reads the older files straight in the new type. For every metadata type
 change among the primitive types and a spread of decimals (stored as Parquet ``INT32``,
 ``INT64`` and fixed-length bytes) that it accepts, a file of the old type holding the type's
-extremes is read in the new type by both of Spark's readers (vectorized and row by row): each
-read must succeed and give what a cast of the stored values gives. The type-chain model found
+extremes (as a column, a list element and a map value) is read in the new type by both of
+Spark's readers (vectorized and row by row): each read must succeed and give what a cast of the
+stored values gives. The type-chain model found
 the claim wrong once (``tinyint -> decimal(5,2)``: the vectorized reader takes a Parquet
 ``INT32`` as a decimal of 10 integer digits or more only)."""
 
@@ -47,20 +48,23 @@ def test_every_claimed_native_widening_reads_as_a_cast(spark, tmp_path):
     pass  # TEMP
     files = {}
     for old, values in VALUES.items():
-        rows = " union all ".join(f"select {i}L as k, cast({v} as {old}) as v"
-                                  for i, v in enumerate([*values, "null"]))
+        rows = " union all ".join(
+            f"select {i}L as k, cast({v} as {old}) as v, array(cast({v} as {old}), null) as a, "
+            f"map('x', cast({v} as {old})) as m" for i, v in enumerate([*values, "null"]))
         files[old] = str(tmp_path / old.replace("(", "_").replace(",", "_").replace(")", ""))
         spark.sql(rows).coalesce(1).write.parquet(files[old])
     wrong = []
     try:
         for old, new in claimed:
-            expected = sorted(spark.read.parquet(files[old])
-                              .selectExpr("k", f"cast(v as {new}) as v").collect())
+            expected = sorted(spark.read.parquet(files[old]).selectExpr(
+                "k", f"cast(v as {new}) as v", f"cast(a as array<{new}>) as a",
+                f"cast(m as map<string,{new}>) as m").collect())
             for vectorized in ("true", "false"):
                 spark.conf.set("spark.sql.parquet.enableVectorizedReader", vectorized)
                 try:
-                    got = sorted(spark.read.schema(f"k bigint, v {new}")
-                                 .parquet(files[old]).collect())
+                    got = sorted(spark.read.schema(
+                        f"k bigint, v {new}, a array<{new}>, m map<string,{new}>")
+                        .parquet(files[old]).collect())
                 except Exception as exc:  # the read itself fails: the claim is wrong
                     got = type(exc).__name__
                 if got != expected:

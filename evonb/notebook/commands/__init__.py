@@ -83,7 +83,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             spark=True, examples=("%evo clean trips --retain-commits 10",)),
     Command("spark", spark.spark, spark.SPARK_USAGE,
             "session status and Spark UI link; stop, start, restart",
-            examples=("%evo spark", "%evo spark restart --conf spark.driver.memory=8g")),
+            examples=("%evo spark", "%evo spark restart --master local[2]")),
 )}
 
 _CHANGES = ("insert", "update", "delete", "merge", "truncate")
