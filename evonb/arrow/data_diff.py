@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from evonb.arrow.python_values import python_rows
 from evonb.errors import EvoError
-from evonb.spark.arrow_collect import key_list, times_as_numbers, to_arrow
+from evonb.spark.arrow_collect import key_list, to_arrow, with_times_as_numbers
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -241,16 +241,8 @@ def _differs(a: pa.ChunkedArray, b: pa.ChunkedArray) -> list[bool]:
         if pa.types.is_floating(t):
             same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
         return [not s for s in same.to_pylist()]
-    a_values, b_values = _times_as_numbers(a).to_pylist(), _times_as_numbers(b).to_pylist()
+    a_values, b_values = key_list(a), key_list(b)  # dates and timestamps as numbers
     return [_freeze(x) != _freeze(y) for x, y in zip(a_values, b_values, strict=True)]
-
-
-def _times_as_numbers(values: pa.ChunkedArray) -> pa.ChunkedArray:
-    """``values`` with every date and timestamp field (at any depth) as its number
-    (:func:`~evonb.spark.arrow_collect.times_as_numbers`): Python holds those over Spark's
-    whole range, where its dates stop at year 9999; equal values give equal numbers."""
-    plain = times_as_numbers(values.type)
-    return values if plain == values.type else values.cast(plain)
 
 
 def _freeze(value: Any) -> Any:
@@ -292,8 +284,8 @@ def _multiset(before: pa.Table, after: pa.Table, common: dict[str, Any]) -> Data
 
 def _comparable_rows(table: pa.Table) -> list[dict[str, Any]]:
     """The rows of ``table`` as Python values, dates and timestamps as numbers
-    (:func:`_times_as_numbers`)."""
-    return pa.Table.from_arrays([_times_as_numbers(c) for c in table.columns],
+    (:func:`~evonb.spark.arrow_collect.with_times_as_numbers`)."""
+    return pa.Table.from_arrays([with_times_as_numbers(c) for c in table.columns],
                                 names=table.column_names).to_pylist()
 
 

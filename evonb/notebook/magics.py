@@ -55,10 +55,8 @@ class EvoMagics(Magics):
             about = [w.lower() for w in match.group(2).split()] if match is not None else []
             if len(about) > 1:
                 raise UsageError("Usage: %evo help [<command>]")
-            name = about[0] if about and about[0] not in _HELP else None
-            if name is not None:
-                _command(name)
-            print(help_text(name))
+            named = about and about[0] not in _HELP
+            print(help_text(_command(about[0]).name if named else None))
             return None
         word, rest = match.group(1).lower(), match.group(2)
         command = _command(word)

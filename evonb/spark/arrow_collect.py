@@ -97,8 +97,14 @@ def key_list(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     """A key column's values as Python values that compare and hash as the keys do, with
     dates and timestamps as their numbers (days, or the timestamp's unit, since 1970-01-01):
     Python's dates and date-times stop at year 9999, a Spark date or timestamp does not."""
+    return with_times_as_numbers(column).to_pylist()
+
+
+def with_times_as_numbers(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """``column`` cast to :func:`times_as_numbers` of its type (the same object when it holds
+    no date or timestamp): equal values give equal numbers."""
     plain = times_as_numbers(column.type)
-    return (column if plain == column.type else column.cast(plain)).to_pylist()
+    return column if plain == column.type else column.cast(plain)
 
 
 def times_as_numbers(t: pa.DataType) -> pa.DataType:
@@ -124,4 +130,4 @@ def times_as_numbers(t: pa.DataType) -> pa.DataType:
 
 
 __all__ = ["key_list", "nested_nullable", "nullable_schema", "relaxed_columns", "relaxed_type",
-           "times_as_numbers", "to_arrow"]
+           "times_as_numbers", "to_arrow", "with_times_as_numbers"]

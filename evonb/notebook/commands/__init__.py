@@ -110,10 +110,10 @@ _NOTES = (
 
 
 def help_text(command: str | None = None) -> str:
-    """The list of subcommands with their usage; with ``command`` (a name or an alias), that
-    subcommand's usage and examples."""
+    """The list of subcommands with their usage; with ``command`` (a name in
+    :data:`COMMANDS`), that subcommand's usage and examples."""
     if command is not None:
-        c = COMMANDS[ALIASES.get(command, command)]
+        c = COMMANDS[command]
         lines = [f"%evo {c.name}: {c.summary}", f"  {c.usage}"]
         if c.examples:
             lines += ["Examples:", *(f"  {x}" for x in c.examples)]
