@@ -23,6 +23,7 @@ from evonb.table.read_plan import (
     ScanGroup,
     VersionFiles,
     Via,
+    one_scan_sets,
     plan_group,
     plan_merged,
 )
@@ -42,7 +43,9 @@ def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: Ve
               native_defaults: bool = False, via: Via | None = None) -> list[ScanGroup]:
     """The scan groups that read ``files`` into ``query`` (pure: no Spark).
 
-    ``merged`` (the default) reads every file in one scan by stable physical names; ``union``
+    ``merged`` (the default) reads every file in one scan by stable physical names (more than
+    one only for a layout that shares a name across a change Spark cannot widen itself, see
+    :func:`~evonb.table.read_plan.one_scan_sets`); ``union``
     reads each schema version with its own scan and unions them (simpler, slower; kept as a
     cross-check). ``native_defaults`` lets the Parquet reader fill read defaults where it can
     (see :func:`evonb.table.read_plan.plan_merged`); ``via``: the types each value passes through
@@ -52,14 +55,18 @@ def plan_read(root: Path, files: Sequence[DataFile], query: Schema, versions: Ve
     for f in files:
         by_version.setdefault(f.version, []).append(f)
     if strategy == "merged" and by_version:
-        parts = []
+        parts: dict[int, tuple[VersionFiles, list[DataFile]]] = {}
         for version, members in by_version.items():
             schema, layout = versions(version)
-            parts.append(VersionFiles(schema, layout,
-                                      frozenset(Path(f.path).name for f in members)))
-        paths = tuple(str(root / f.path) for f in files)
-        merged = plan_merged(query, parts, paths, native_defaults=native_defaults, via=via)
-        return [_with_meta(merged, meta, files)]
+            part = VersionFiles(schema, layout, frozenset(Path(f.path).name for f in members))
+            parts[id(part)] = (part, members)
+        groups = []
+        for in_one_scan in one_scan_sets([part for part, _ in parts.values()]):
+            chosen = [f for part in in_one_scan for f in parts[id(part)][1]]
+            merged = plan_merged(query, in_one_scan, tuple(str(root / f.path) for f in chosen),
+                                 native_defaults=native_defaults, via=via)
+            groups.append(_with_meta(merged, meta, chosen))
+        return groups
     groups = []
     for version, members in sorted(by_version.items()):
         schema, layout = versions(version)

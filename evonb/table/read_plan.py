@@ -27,7 +27,7 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-from evonb.table.layout import Layout
+from evonb.table.layout import Layout, keeps_physical_name
 
 Via = Mapping[int, tuple[Type, ...]]
 """For each primitive field ID whose values may pass through more than one type, those types,
@@ -542,6 +542,50 @@ def _fillable(t: Type) -> bool:
     if isinstance(t, DecimalType):
         return t.precision <= 18
     return t.is_primitive and t is not BINARY
+
+
+def one_scan_sets(versions: Sequence[VersionFiles]) -> list[list[VersionFiles]]:
+    """``versions`` split into sets that one merged scan each reads right, newest first.
+
+    A merged scan reads every physical column in its newest type and leaves older files to
+    Spark's own widening. Layouts derived by today's rules give a column a new physical name
+    whenever Spark cannot do that (:func:`~evonb.table.layout.keeps_physical_name`), so their
+    versions form one set. A layout written before a rule was found wrong (an integer to a
+    decimal of fewer integer digits than the vectorized reader asks, a date to a timestamp)
+    shares a name across such a change: its older versions go to a set of their own, read in
+    their own type and cast.
+    """
+    sets: list[tuple[list[VersionFiles], dict[str, Type]]] = []
+    for v in sorted(versions, key=lambda v: v.schema.version_id, reverse=True):
+        columns = {f.name.lower(): f.type for f in physical_struct(v.schema, v.layout).fields}
+        for members, newest in sets:
+            if all(name not in newest or _widens_natively(t, newest[name])
+                   for name, t in columns.items()):
+                members.append(v)
+                for name, t in columns.items():
+                    newest.setdefault(name, t)
+                break
+        else:
+            sets.append(([v], dict(columns)))
+    return [members for members, _ in sets]
+
+
+def _widens_natively(file_type: Type, read_type: Type) -> bool:
+    """Whether a merged scan reads a physical column stored as ``file_type`` in ``read_type``
+    (struct members matched by physical name, as :func:`merge_types` merges them)."""
+    if isinstance(file_type, StructType) and isinstance(read_type, StructType):
+        members = {f.name.lower(): f.type for f in read_type.fields}
+        return all(f.name.lower() not in members
+                   or _widens_natively(f.type, members[f.name.lower()])
+                   for f in file_type.fields)
+    if isinstance(file_type, ArrayType) and isinstance(read_type, ArrayType):
+        return _widens_natively(file_type.element.type, read_type.element.type)
+    if isinstance(file_type, MapType) and isinstance(read_type, MapType):
+        return (file_type.key.type == read_type.key.type
+                and _widens_natively(file_type.value.type, read_type.value.type))
+    if file_type.is_primitive and read_type.is_primitive:
+        return keeps_physical_name(file_type, read_type)
+    return False
 
 
 def plan_merged(query: Schema, versions: list[VersionFiles], files: tuple[str, ...],

@@ -13,6 +13,7 @@ from evonb.table.read_plan import (
     Lit,
     StructOf,
     VersionFiles,
+    one_scan_sets,
     plan_group,
     plan_merged,
     read_paths,
@@ -147,3 +148,34 @@ def test_one_scan_plan_with_reader_filled_defaults():
     assert isinstance(cols["raw"], DefaultIn) and isinstance(cols["big"], DefaultIn)
     assert cols["small"] == Col("small")
     assert [name for name, _ in group.read_defaults] == ["b__6", "small"]
+
+
+def test_one_scan_sets_split_only_names_shared_across_a_change_spark_cannot_widen():
+    """Today's layouts read in one merged scan; a layout an older rule derived shares a name
+    across ``tinyint -> decimal(5,2)`` (in a struct member and a list element too) or
+    ``date -> timestamp_ntz``: the older version is read in a scan of its own."""
+    v1 = Schema.from_ddl("id int, v tinyint, s struct<x:tinyint>, a array<date>, n int")
+    l1 = derive_layout(v1)
+    v2 = (SchemaUpdate(v1).update_column_type("v", "decimal(5,2)")
+          .update_column_type("s.x", "decimal(5,2)")
+          .update_column_type("a.element", "timestamp_ntz")
+          .update_column_type("n", "bigint").apply(version_id="20260101000000000"))
+    l2 = derive_layout(v2, (v1, l1))
+    p1, p2 = VersionFiles(v1, l1, frozenset({"f1"})), VersionFiles(v2, l2, frozenset({"f2"}))
+    assert one_scan_sets([p1, p2]) == [[p2, p1]]  # fresh names: one scan
+
+    def sharing(*changed: str) -> Layout:
+        """``l2`` as an older rule derived it: ``changed`` keep their first physical names."""
+        ids = {v2.find_id(c) for c in changed}
+        return Layout({i: (l1.name(i) if i in ids else n) for i, n in l2.physical.items()},
+                      l2.used, l2.types)
+
+    for changed in (["v"], ["s.x"], ["a"]):
+        legacy = VersionFiles(v2, sharing(*changed), frozenset({"f2"}))
+        assert one_scan_sets([p1, legacy]) == [[legacy], [p1]], changed
+    v3 = SchemaUpdate(v2).update_column_type("n", "decimal(20,0)").apply(
+        version_id="20260102000000000")
+    l3 = derive_layout(v3, (v2, l2))
+    p3 = VersionFiles(v3, l3, frozenset({"f3"}))
+    assert l3.name(v3.find_id("n")) == "n"  # int -> bigint -> decimal(20,0): one name
+    assert one_scan_sets([p1, p3, p2]) == [[p3, p2, p1]]
