@@ -12,6 +12,7 @@ import atexit
 import contextlib
 import logging
 import os
+import site
 import sys
 import tempfile
 import threading
@@ -91,7 +92,8 @@ def session() -> SparkSession:
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             builder = SparkSession.builder.appName("evonb").master(_master)
 
-            settings = with_jar({**LOCAL_DEFAULTS, **REQUIRED_SQL_CONF, **_extra_conf})
+            settings = with_workers_path(with_jar({**LOCAL_DEFAULTS, **REQUIRED_SQL_CONF,
+                                                   **_extra_conf}))
             for key, value in settings.items():
                 builder = builder.config(key, value)
             logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -104,6 +106,29 @@ def session() -> SparkSession:
             if active.conf.get(key, None) != value:
                 active.conf.set(key, value)
         return active
+
+
+WORKERS_PATH = "spark.executorEnv.PYTHONPATH"
+
+
+def with_workers_path(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` with the folder evonb is imported from added to the Python workers'
+    ``PYTHONPATH`` (:data:`WORKERS_PATH`, after any the user gave), unless it is a site
+    folder every interpreter searches.
+
+    The workers start as ``python -m evonb.spark.worker_daemon``: evonb imported only through
+    the driver's ``sys.path`` (a script next to a source checkout, ``sys.path.insert``, an
+    editable install that moved) would leave every Python task of the session failing with
+    "No module named evonb"."""
+    folder = str(Path(__file__).resolve().parents[2])
+    searched = {str(Path(p).resolve()) for p in (*site.getsitepackages(),
+                                                 site.getusersitepackages())}
+    if folder in searched:
+        return settings
+    given = [p for p in settings.get(WORKERS_PATH, "").split(os.pathsep) if p]
+    if folder not in given:
+        settings = {**settings, WORKERS_PATH: os.pathsep.join([*given, folder])}
+    return settings
 
 
 def spark_log_path() -> Path:
