@@ -562,8 +562,8 @@ def one_scan_sets(versions: Sequence[VersionFiles]) -> list[list[VersionFiles]]:
             if all(name not in newest or _widens_natively(t, newest[name])
                    for name, t in columns.items()):
                 members.append(v)
-                for name, t in columns.items():
-                    newest.setdefault(name, t)
+                for name, t in columns.items():  # a member only older versions have, too
+                    newest[name] = merge_types([newest[name], t]) if name in newest else t
                 break
         else:
             sets.append(([v], dict(columns)))

@@ -179,3 +179,21 @@ def test_one_scan_sets_split_only_names_shared_across_a_change_spark_cannot_wide
     p3 = VersionFiles(v3, l3, frozenset({"f3"}))
     assert l3.name(v3.find_id("n")) == "n"  # int -> bigint -> decimal(20,0): one name
     assert one_scan_sets([p1, p3, p2]) == [[p3, p2, p1]]
+
+
+def test_one_scan_sets_see_a_struct_member_only_older_versions_have():
+    """A member changed under an older rule and then dropped is still in the merged scan's
+    read type (merged from the versions that have it): its oldest version reads apart."""
+    v1 = Schema.from_ddl("id int, s struct<x:int, m:tinyint>")
+    l1 = derive_layout(v1)
+    v2 = SchemaUpdate(v1).update_column_type("s.m", "decimal(5,2)").apply(
+        version_id="20260101000000000")
+    l2 = derive_layout(v2, (v1, l1))
+    m = v2.find_id("s.m")
+    l2 = Layout({i: (l1.name(i) if i == m else n) for i, n in l2.physical.items()},
+                l2.used, l2.types)
+    v3 = SchemaUpdate(v2).drop_column("s.m").apply(version_id="20260102000000000")
+    l3 = derive_layout(v3, (v2, l2))
+    p1, p2, p3 = (VersionFiles(v, lay, frozenset({f})) for v, lay, f in
+                  ((v1, l1, "f1"), (v2, l2, "f2"), (v3, l3, "f3")))
+    assert one_scan_sets([p1, p2, p3]) == [[p3, p2], [p1]]
