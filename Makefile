@@ -43,6 +43,7 @@ stress-full:
 	@bash scripts/setup.sh --test
 	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
 	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=10 EVONB_TYPE_CHAINS=30 \
+	EVONB_WRITE_MODEL_HISTORIES=2 \
 	$(PYTHON) -m pytest -m "stress or model" tests/stress tests/model -n $(WORKERS) --dist loadgroup \
 		-p no:cacheprovider --durations=10
 

@@ -1,0 +1,449 @@
+"""A reference model of schema on write, driven with random incoming schemas.
+
+The main model (:mod:`tests.model.machine`) changes the schema by DDL and writes rows in the
+table's own schema. Here every write brings a DataFrame of its own shape, drawn from the
+table's schema at that point, and evonb evolves the table by name
+(``docs/schema-evolution.md``, *Schema on write*):
+
+- columns come in any order, top-level and inside structs, list elements and map values;
+- a column or struct member the data lacks is null in the rows written;
+- a name may come in another case: it is the table's column (the table keeps its name);
+- a new column or member (at any depth) is added, nullable, at the end of its parent, in the
+  order the data brings them;
+- types meet by the promotion chart, here ``int < bigint < double`` and the integers to
+  ``string``: a wider incoming type widens the table's column (stored values read cast), a
+  narrower one is cast up.
+
+Inserts of new keys, upserts of stored and new keys, deletes, and compaction (merge-on-read)
+or clustering (copy-on-write) are played on every merge path, merge-on-read with Avro and
+Parquet log blocks. After every step Spark's read and the JVM-free reader must equal the
+model, schema (names, order, types) and rows; after a service, a read as of each earlier
+commit must equal the model at that commit, in that commit's schema. A failure prints the
+seed (``EVONB_WRITE_MODEL_SEED`` replays it) and hypothesis's shortest steps;
+``EVONB_WRITE_MODEL_HISTORIES`` sets the histories per merge path (1 by default, in
+``make test-heavy``; ``make stress-full`` plays 2).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import random
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as use_seed
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
+
+import evonb
+from tests.model.machine import arrow_rows, normal, same
+from tests.spark.merge_paths import MERGE_PATHS
+
+pytestmark = [pytest.mark.spark, pytest.mark.model]
+
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+SPARK: list[Any] = []
+PATH: list[tuple[str, bool]] = []  # (merge path, Parquet log blocks) of the histories played
+SALT: list[int] = [0]  # the run's seed: hypothesis's first draws are zeros, steps differ by it
+KEYS = 10
+PRIMITIVES = ("int", "bigint", "double", "string")
+RANK = {"int": 0, "bigint": 1, "double": 2, "string": 3}
+DOUBLES = (0.5, -1.25, 3.0, 1e7, 2.75, -0.0)
+TEXTS = ("a", "b c", "", "é", "12", "x,y")
+SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0}
+
+
+@dataclass
+class Col:
+    """A column or struct member: ``kind`` is ``prim`` (of ``type``), ``struct``, ``list``
+    (of structs) or ``map`` (string keys, struct values); ``members`` those structs' fields."""
+
+    name: str
+    kind: str
+    type: str = ""
+    members: list[Col] = field(default_factory=list)
+
+    def text(self) -> str:
+        if self.kind == "prim":
+            return self.type
+        inner = "struct<" + ",".join(f"{m.name}:{m.text()}" for m in self.members) + ">"
+        return {"struct": inner, "list": f"array<{inner}>", "map": f"map<string,{inner}>"}[
+            self.kind]
+
+    def ddl(self) -> str:
+        if self.kind == "prim":
+            return self.type
+        inner = "struct<" + ",".join(f"`{m.name}`:{m.ddl()}" for m in self.members) + ">"
+        return {"struct": inner, "list": f"array<{inner}>", "map": f"map<string,{inner}>"}[
+            self.kind]
+
+
+def cast(value: Any, sent: str, to: str) -> Any:
+    """A value sent as ``sent`` read in the table's type ``to`` (a Spark cast)."""
+    if value is None or sent == to:
+        return value
+    if to == "double":
+        return float(value)
+    if to == "string":
+        return str(value)  # only integers are ever cast to text here
+    return value  # int -> bigint
+
+
+def wider(a: str, b: str) -> str:
+    return a if RANK[a] >= RANK[b] else b
+
+
+def send_type(rng: random.Random, table: str) -> str:
+    """A type the data may bring for a column of type ``table``: narrower, the same or wider
+    (never a double into or as text: Spark's text of a double is not modelled)."""
+    if table == "double":
+        return rng.choice(("int", "bigint", "double", "double"))
+    if table == "string":
+        return rng.choice(("int", "bigint", "string", "string"))
+    return rng.choice((table, table, *(t for t in PRIMITIVES if t != table)))
+
+
+def value(rng: random.Random, t: str) -> Any:
+    if rng.random() < 0.15:
+        return None
+    if t == "int":
+        return rng.randint(-1000, 1000)
+    if t == "bigint":
+        return rng.choice((rng.randint(-10**6, 10**6), 2**40 + rng.randint(0, 9)))
+    if t == "double":
+        return rng.choice(DOUBLES)
+    return rng.choice(TEXTS)
+
+
+class WriteEvolution(RuleBasedStateMachine):
+    """One table of one merge path and its model: columns and key -> row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = tempfile.mkdtemp(prefix="evonb-write-model-")
+        self.columns: list[Col] = []
+        self.rows: dict[int, dict[str, Any]] = {}
+        self.states: list[tuple[str, str, list[dict[str, Any]]]] = []  # instant, schema, rows
+        self.table: Any = None
+        self.fresh = 0
+        self.log: list[str] = []
+
+    @initialize(vseed=SEEDS)
+    def create(self, vseed: int) -> None:
+        path, parquet_logs = PATH[0]
+        table_type, props = MERGE_PATHS[path]
+        if parquet_logs:
+            props = props | {"evonb.mor.log_format": "parquet"}
+        self.columns = [
+            Col("id", "prim", "bigint"), Col("a", "prim", "int"),
+            Col("s", "struct", members=[Col("x", "prim", "int"), Col("y", "prim", "string")]),
+            Col("l", "list", members=[Col("p", "prim", "bigint")]),
+            Col("m", "map", members=[Col("q", "prim", "int")])]
+        ddl = ", ".join(f"`{c.name}` {c.ddl()}" + (" not null" if c.name == "id" else "")
+                        for c in self.columns)
+        self.table = evonb.create_table(os.path.join(self.folder, "t"), ddl, primary_key="id",
+                                        table_type=table_type, properties=props)
+        # every history starts with a write that widens a column and a member, adds a member
+        # and lacks a column and a member, whatever hypothesis draws after it
+        first = [Col("s", "struct", members=[Col("n0", "prim", "int"), Col("X", "prim", "bigint")]),
+                 Col("id", "prim", "bigint"), Col("a", "prim", "double"),
+                 Col("m", "map", members=[Col("q", "prim", "int")])]
+        self.write(vseed, "insert", first)
+
+    # ---------------------------------------------------------------- the data a write brings
+    def new_name(self, rng: random.Random) -> str:
+        self.fresh += 1
+        name = f"n{self.fresh}"
+        return name.upper() if rng.random() < 0.3 else name
+
+    def sent_name(self, rng: random.Random, name: str) -> str:
+        if rng.random() < 0.15 and name.upper() != name:
+            SEEN["case"] += 1
+            return name.upper()
+        return name
+
+    def sent_members(self, rng: random.Random, members: list[Col]) -> list[Col]:
+        """The members of a struct as the data brings them (at least one)."""
+        out = []
+        for m in members:
+            if rng.random() < 0.2:
+                SEEN["missing"] += 1
+                continue
+            out.append(Col(self.sent_name(rng, m.name), "prim", send_type(rng, m.type)))
+        if rng.random() < 0.2 or not out:
+            out.append(Col(self.new_name(rng), "prim", rng.choice(PRIMITIVES)))
+        rng.shuffle(out)
+        return out
+
+    def sent_columns(self, rng: random.Random) -> list[Col]:
+        out = [Col(self.sent_name(rng, "id"), "prim", "bigint")]
+        for c in self.columns[1:]:
+            if rng.random() < 0.2:
+                SEEN["missing"] += 1
+                continue
+            name = self.sent_name(rng, c.name)
+            if c.kind == "prim":
+                out.append(Col(name, "prim", send_type(rng, c.type)))
+            else:
+                out.append(Col(name, c.kind, members=self.sent_members(rng, c.members)))
+        if rng.random() < 0.25:
+            kind = rng.choice(("prim", "prim", "struct", "list", "map"))
+            if kind == "prim":
+                out.append(Col(self.new_name(rng), "prim", rng.choice(PRIMITIVES)))
+            else:
+                out.append(Col(self.new_name(rng), kind, members=[
+                    Col(self.new_name(rng), "prim", rng.choice(PRIMITIVES))
+                    for _ in range(rng.randint(1, 2))]))
+        rng.shuffle(out)
+        return out
+
+    def sent_value(self, rng: random.Random, c: Col) -> Any:
+        if c.kind == "prim":
+            return value(rng, c.type)
+        if rng.random() < 0.1:
+            return None
+
+        def struct() -> tuple[Any, ...]:
+            return tuple(value(rng, m.type) for m in c.members)
+
+        if c.kind == "struct":
+            return struct()
+        if c.kind == "list":
+            return [struct() for _ in range(rng.randint(0, 2))]
+        return {f"k{i}": struct() for i in range(rng.randint(0, 2))}
+
+    # ------------------------------------------------------------------- the model's rules
+    def evolve(self, sent: list[Col]) -> None:
+        """The table's columns after a write of ``sent``: new ones added, types widened."""
+        self.columns = self.evolved(self.columns, sent, top=True)
+
+    def evolved(self, table: list[Col], sent: list[Col], *, top: bool) -> list[Col]:
+        out = [copy.deepcopy(c) for c in table]
+        by_name = {c.name.lower(): c for c in out}
+        for s in sent:
+            mine = by_name.get(s.name.lower())
+            if mine is None:
+                new = copy.deepcopy(s)
+                out.append(new)
+                by_name[s.name.lower()] = new
+                if not top:
+                    SEEN["added nested"] += 1
+                continue
+            if mine.kind == "prim":
+                to = wider(mine.type, s.type)
+                if to != mine.type:
+                    SEEN["widened"] += 1
+                    self.widen_rows(mine, to)
+                    mine.type = to
+            else:
+                added = [m for m in s.members if m.name.lower() not in
+                         {x.name.lower() for x in mine.members}]
+                for m in s.members:
+                    x = next((x for x in mine.members if x.name.lower() == m.name.lower()), None)
+                    if x is not None and wider(x.type, m.type) != x.type:
+                        SEEN["widened"] += 1
+                        self.widen_member(mine, x, wider(x.type, m.type))
+                        x.type = wider(x.type, m.type)
+                if added:
+                    SEEN["added nested"] += 1
+                mine.members.extend(copy.deepcopy(m) for m in added)
+        return out
+
+    def widen_rows(self, c: Col, to: str) -> None:
+        for row in self.rows.values():
+            row[c.name] = cast(row.get(c.name), c.type, to)
+
+    def widen_member(self, c: Col, m: Col, to: str) -> None:
+        def fix(struct: dict[str, Any] | None) -> None:
+            if struct is not None:
+                struct[m.name] = cast(struct.get(m.name), m.type, to)
+
+        for row in self.rows.values():
+            v = row.get(c.name)
+            if v is None:
+                continue
+            if c.kind == "struct":
+                fix(v)
+            elif c.kind == "list":
+                for e in v:
+                    fix(e)
+            else:
+                for e in v.values():
+                    fix(e)
+
+    def stored_row(self, sent: list[Col], values: tuple[Any, ...]) -> dict[str, Any]:
+        """A row written as ``values`` of ``sent``, as the (evolved) table reads it."""
+        given = {s.name.lower(): (s, v) for s, v in zip(sent, values, strict=True)}
+        row: dict[str, Any] = {}
+        for c in self.columns:
+            s, v = given.get(c.name.lower(), (None, None))
+            if s is None or v is None:
+                row[c.name] = None
+            elif c.kind == "prim":
+                row[c.name] = cast(v, s.type, c.type)
+            else:
+                def struct(t: tuple[Any, ...], s: Col = s, c: Col = c) -> dict[str, Any]:
+                    got = {m.name.lower(): (m, x) for m, x in zip(s.members, t, strict=True)}
+                    out = {}
+                    for m in c.members:
+                        sm, x = got.get(m.name.lower(), (None, None))
+                        out[m.name] = None if sm is None else cast(x, sm.type, m.type)
+                    return out
+
+                if c.kind == "struct":
+                    row[c.name] = struct(v)
+                elif c.kind == "list":
+                    row[c.name] = [struct(e) for e in v]
+                else:
+                    row[c.name] = {k: struct(e) for k, e in v.items()}
+        return row
+
+    def with_new_columns(self) -> None:
+        """Every stored row with the columns and members the table gained, as null."""
+        for row in self.rows.values():
+            for c in self.columns:
+                if c.name not in row:
+                    row[c.name] = None
+                    continue
+                v = row[c.name]
+                if c.kind == "prim" or v is None:
+                    continue
+                structs = [v] if c.kind == "struct" else (v if c.kind == "list" else
+                                                          list(v.values()))
+                for s in structs:
+                    for m in c.members:
+                        s.setdefault(m.name, None)
+
+    # ------------------------------------------------------------------------ the steps
+    def rng(self, vseed: int) -> random.Random:
+        return random.Random(f"{SALT[0]}:{vseed}:{len(self.log)}")
+
+    def write(self, vseed: int, mode: str, sent: list[Col] | None = None) -> None:
+        rng = self.rng(vseed)
+        sent = sent or self.sent_columns(rng)
+        stored = sorted(self.rows)
+        free = [k for k in range(KEYS) if k not in self.rows]
+        if mode == "insert":
+            keys = rng.sample(free, min(len(free), rng.randint(1, 3)))
+        else:
+            keys = list(dict.fromkeys(
+                rng.choice(stored) if stored and rng.random() < 0.6 else rng.randrange(KEYS)
+                for _ in range(rng.randint(1, 3))))
+        if not keys:
+            return
+        rows = []
+        for k in keys:
+            rows.append(tuple(k if s.name.lower() == "id" else self.sent_value(rng, s)
+                              for s in sent))
+        ddl = ", ".join(f"`{s.name}` {s.ddl()}" for s in sent)
+        df = SPARK[0].createDataFrame(rows, ddl).coalesce(1)
+        self.log.append(f"{mode} {keys} as {ddl}")
+        self.table.write(df, mode=mode)
+        self.evolve(sent)
+        self.with_new_columns()
+        for values in rows:
+            key = values[[s.name.lower() for s in sent].index("id")]
+            self.rows[key] = self.stored_row(sent, values)
+        self.check(f"{mode} as {ddl}")
+
+    @rule(vseed=SEEDS)
+    def step(self, vseed: int) -> None:
+        """One operation, drawn from the run's seed and ``vseed`` (hypothesis's first draws
+        are all zeros, which would play one operation over and over)."""
+        rng = self.rng(vseed)
+        op = rng.choices(("insert", "upsert", "delete", "service"), (3, 4, 1, 1))[0]
+        if op == "delete":
+            self.delete(vseed)
+        elif op == "service":
+            self.service()
+        else:
+            self.write(vseed, op)
+
+    def delete(self, vseed: int) -> None:
+        rng = self.rng(vseed)
+        if not self.rows:
+            return
+        keys = rng.sample(sorted(self.rows), min(len(self.rows), rng.randint(1, 2)))
+        df = SPARK[0].createDataFrame([(k,) for k in keys], "id bigint")
+        self.log.append(f"delete {keys}")
+        self.table.write(df, mode="delete")
+        for k in keys:
+            del self.rows[k]
+        self.check("delete")
+
+    def service(self) -> None:
+        if self.table.table_type == "mor":
+            self.table.compact()
+            step = "compaction"
+        else:
+            self.table.cluster()
+            step = "clustering"
+        self.log.append(step)
+        self.check(step)
+        for instant, schema, rows in self.states[:-1]:
+            self.check_read(f"{step}, as of {instant}", schema, rows, instant)
+
+    # ---------------------------------------------------------------------------- checks
+    def schema_text(self) -> str:
+        return "struct<" + ",".join(f"{c.name}:{c.text()}" for c in self.columns) + ">"
+
+    def model_rows(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(self.rows[k]) for k in sorted(self.rows)]
+
+    def check(self, step: str) -> None:
+        schema, rows = self.schema_text(), self.model_rows()
+        self.check_read(step, schema, rows)
+        self.states.append((self.table.timeline.last_completed().instant, schema, rows))
+
+    def check_read(self, step: str, schema: str, rows: list[dict[str, Any]],
+                   as_of: str | None = None) -> None:
+        label = f"{PATH[0]} after {step}"
+        df = self.table.read(as_of)
+        assert df.schema.simpleString() == schema, (
+            f"{label}: schema {df.schema.simpleString()} != model {schema}\n"
+            + "\n".join(self.log))
+        got = sorted((normal(r) for r in (x.asDict() for x in df.collect())),
+                     key=lambda r: r["id"])
+        try:
+            same(got, rows, f"{label}: Spark read")
+            same(arrow_rows(self.table.to_arrow(as_of)), rows, f"{label}: Arrow read")
+        except AssertionError as err:
+            err.add_note("steps:\n" + "\n".join(self.log))
+            raise
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+CASES = [(p, False) for p in sorted(MERGE_PATHS)] + [("mor-driver", True)]
+
+
+@pytest.mark.parametrize(("path", "parquet_logs"), CASES,
+                         ids=[p + ("-parquet" if q else "") for p, q in CASES])
+def test_schema_on_write_against_the_model(spark: Any, path: str, parquet_logs: bool) -> None:
+    SPARK[:], PATH[:] = [spark], [(path, parquet_logs)]
+    for k in SEEN:
+        SEEN[k] = 0
+    histories = int(os.environ.get("EVONB_WRITE_MODEL_HISTORIES") or 1)
+    seed = int(os.environ.get("EVONB_WRITE_MODEL_SEED") or random.SystemRandom().randrange(2**32))
+    SALT[0] = seed
+    print(f"write evolution model, {path}: seed {seed}; replay with "
+          f"EVONB_WRITE_MODEL_SEED={seed}")
+    run = get_state_machine_test(
+        WriteEvolution,
+        settings=settings(max_examples=histories, stateful_step_count=8, deadline=None,
+                          database=None, phases=[Phase.generate, Phase.shrink],
+                          suppress_health_check=list(HealthCheck)),
+        _min_steps=5)
+    try:
+        use_seed(seed)(run)()
+    except BaseException as err:
+        err.add_note(f"write evolution model seed: EVONB_WRITE_MODEL_SEED={seed}")
+        raise
+    print(f"write evolution model, {path}: {SEEN}")
+    assert SEEN["widened"] and SEEN["added nested"] and SEEN["missing"]  # not vacuous
