@@ -136,7 +136,9 @@ def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField
         raise WriteSchemaError(
             f"Incompatible column type in write: {shown}: table has {et}, data has {it}",
             path=shown, old=et, new=it,
-            hint=f"the data must bring a {_kind(et)} here",
+            hint=(f"the data's {shown} must be {et}, or a type that widens to it"
+                  if et.is_primitive
+                  else f"the data must bring a {_kind(et)} here"),
         )
     if isinstance(et, StructType) and isinstance(it, StructType):
         _reconcile_fields(update, et.fields, it.fields, path, add_columns, fill_missing,

@@ -30,6 +30,9 @@ def test_matching_data_needs_no_change_and_missing_nullable_columns_are_filled()
     ("id bigint", {"fill_missing": False}, "lacks column 'amount'"),
     ("id bigint, amount bigint", {"widen": False}, "evonb.write.type_widening is 'error'"),
     ("id bigint, info string", {}, "info: table has struct<a:string>, data has string"),
+    ("id bigint, info string", {}, "the data must bring a struct here"),
+    ("id bigint, amount struct<a: int>", {},
+     "the data's amount must be int, or a type that widens to it"),
 ])
 def test_data_that_cannot_be_written_is_refused_naming_the_column(ddl, options, words):
     with pytest.raises(WriteSchemaError) as err:
