@@ -14,8 +14,11 @@ table's schema at that point, and evonb evolves the table by name
   ``string``: a wider incoming type widens the table's column (stored values read cast), a
   narrower one is cast up.
 
-Inserts of new keys, upserts of stored and new keys, deletes, and compaction (merge-on-read)
-or clustering (copy-on-write) are played on every merge path, merge-on-read with Avro and
+Between the writes, ``ALTER TABLE`` renames and drops columns and members (at any depth), and
+a later write may bring a name so freed: by name it is a new column (a new ID), whose stored
+rows read null, never the values the old column held. Inserts of new keys, upserts of stored
+and new keys, deletes, and compaction (merge-on-read) or clustering (copy-on-write) are played
+on every merge path, merge-on-read with Avro and
 Parquet log blocks. After every step Spark's read and the JVM-free reader must equal the
 model, schema (names, order, types) and rows; after a service, a read as of each earlier
 commit must equal the model at that commit, in that commit's schema. A failure prints the
@@ -55,7 +58,8 @@ PRIMITIVES = ("int", "bigint", "double", "string")
 RANK = {"int": 0, "bigint": 1, "double": 2, "string": 3}
 DOUBLES = (0.5, -1.25, 3.0, 1e7, 2.75, -0.0)
 TEXTS = ("a", "b c", "", "é", "12", "x,y")
-SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0}
+SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0,
+                        "renamed": 0, "dropped": 0, "name reused": 0}
 
 
 @dataclass
@@ -132,6 +136,7 @@ class WriteEvolution(RuleBasedStateMachine):
         self.table: Any = None
         self.fresh = 0
         self.log: list[str] = []
+        self.gone: dict[int, list[str]] = {}  # id(parent Col) or 0 -> names renamed or dropped
 
     @initialize(vseed=SEEDS)
     def create(self, vseed: int) -> None:
@@ -167,7 +172,17 @@ class WriteEvolution(RuleBasedStateMachine):
             return name.upper()
         return name
 
-    def sent_members(self, rng: random.Random, members: list[Col]) -> list[Col]:
+    def gone_name(self, rng: random.Random, parent: int, current: list[Col]) -> str | None:
+        """A name a rename or drop freed in ``parent`` and no column has now, or None."""
+        taken = {c.name.lower() for c in current}
+        free = [n for n in self.gone.get(parent, []) if n.lower() not in taken]
+        if free and rng.random() < 0.5:
+            SEEN["name reused"] += 1
+            return rng.choice(free)
+        return None
+
+    def sent_members(self, rng: random.Random, members: list[Col], parent: int = -1
+                     ) -> list[Col]:
         """The members of a struct as the data brings them (at least one)."""
         out = []
         for m in members:
@@ -176,7 +191,8 @@ class WriteEvolution(RuleBasedStateMachine):
                 continue
             out.append(Col(self.sent_name(rng, m.name), "prim", send_type(rng, m.type)))
         if rng.random() < 0.2 or not out:
-            out.append(Col(self.new_name(rng), "prim", rng.choice(PRIMITIVES)))
+            name = self.gone_name(rng, parent, members) or self.new_name(rng)
+            out.append(Col(name, "prim", rng.choice(PRIMITIVES)))
         rng.shuffle(out)
         return out
 
@@ -190,13 +206,14 @@ class WriteEvolution(RuleBasedStateMachine):
             if c.kind == "prim":
                 out.append(Col(name, "prim", send_type(rng, c.type)))
             else:
-                out.append(Col(name, c.kind, members=self.sent_members(rng, c.members)))
+                out.append(Col(name, c.kind, members=self.sent_members(rng, c.members, id(c))))
         if rng.random() < 0.25:
             kind = rng.choice(("prim", "prim", "struct", "list", "map"))
+            name = self.gone_name(rng, 0, self.columns) or self.new_name(rng)
             if kind == "prim":
-                out.append(Col(self.new_name(rng), "prim", rng.choice(PRIMITIVES)))
+                out.append(Col(name, "prim", rng.choice(PRIMITIVES)))
             else:
-                out.append(Col(self.new_name(rng), kind, members=[
+                out.append(Col(name, kind, members=[
                     Col(self.new_name(rng), "prim", rng.choice(PRIMITIVES))
                     for _ in range(rng.randint(1, 2))]))
         rng.shuffle(out)
@@ -223,7 +240,7 @@ class WriteEvolution(RuleBasedStateMachine):
         self.columns = self.evolved(self.columns, sent, top=True)
 
     def evolved(self, table: list[Col], sent: list[Col], *, top: bool) -> list[Col]:
-        out = [copy.deepcopy(c) for c in table]
+        out = list(table)  # the columns themselves: renames and drops find them by identity
         by_name = {c.name.lower(): c for c in out}
         for s in sent:
             mine = by_name.get(s.name.lower())
@@ -356,9 +373,11 @@ class WriteEvolution(RuleBasedStateMachine):
         """One operation, drawn from the run's seed and ``vseed`` (hypothesis's first draws
         are all zeros, which would play one operation over and over)."""
         rng = self.rng(vseed)
-        op = rng.choices(("insert", "upsert", "delete", "service"), (3, 4, 1, 1))[0]
+        op = rng.choices(("insert", "upsert", "delete", "service", "ddl"), (3, 4, 1, 1, 2))[0]
         if op == "delete":
             self.delete(vseed)
+        elif op == "ddl":
+            self.rename_or_drop(vseed)
         elif op == "service":
             self.service()
         else:
@@ -375,6 +394,52 @@ class WriteEvolution(RuleBasedStateMachine):
         for k in keys:
             del self.rows[k]
         self.check("delete")
+
+    def rename_or_drop(self, vseed: int) -> None:
+        """``ALTER TABLE`` renames or drops a column or a member (of a struct, a list's
+        element struct or a map's value struct); its name is free for a write to bring back
+        as a new column, which never shows the old values."""
+        rng = self.rng(vseed)
+        places: list[tuple[str, Col | None, Col]] = [("", None, c) for c in self.columns[1:]]
+        for c in self.columns[1:]:
+            inner = {"struct": "", "list": "element.", "map": "value."}.get(c.kind)
+            if inner is not None:
+                places += [(f"`{c.name}`.{inner}", c, m) for m in c.members]
+        prefix, parent, col = rng.choice(places)
+        siblings = parent.members if parent is not None else self.columns[1:]
+        drop = rng.random() < 0.5 and len(siblings) > 1
+        structs = self.structs_of(parent) if parent is not None else list(self.rows.values())
+        if drop:
+            if parent is not None:
+                parent.members.remove(col)
+            else:
+                self.columns.remove(col)
+            for struct in structs:
+                struct.pop(col.name, None)
+            statement = f"DROP COLUMN {prefix}`{col.name}`"
+            SEEN["dropped"] += 1
+        else:
+            self.fresh += 1
+            old, col.name = col.name, f"r{self.fresh}"
+            for struct in structs:
+                struct[col.name] = struct.pop(old)
+            statement = f"RENAME COLUMN {prefix}`{old}` TO `{col.name}`"
+            SEEN["renamed"] += 1
+            col = Col(old, col.kind)
+        self.gone.setdefault(id(parent) if parent is not None else 0, []).append(col.name)
+        self.log.append(statement)
+        self.table.alter(f"ALTER TABLE t {statement}")
+        self.check(statement)
+
+    def structs_of(self, c: Col) -> list[dict[str, Any]]:
+        """Every stored struct value of column ``c`` (struct, list elements, map values)."""
+        out: list[dict[str, Any]] = []
+        for row in self.rows.values():
+            v = row.get(c.name)
+            if v is None:
+                continue
+            out += [v] if c.kind == "struct" else (v if c.kind == "list" else list(v.values()))
+        return out
 
     def service(self) -> None:
         if self.table.table_type == "mor":
