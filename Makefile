@@ -37,13 +37,13 @@ test-no-rename:
 
 # The stress tests at the sizes the concurrency issue sets (CI runs this after `make test`):
 # 4 writers x 50 commits + 50 DDL, 100 SIGKILLs, 10,000 fuzzed statements and change sequences,
-# 10 model histories and 30 random type chains; on two processes, each running one group of
+# 10 model histories, 30 random type chains and 4 schema-on-write histories per merge path; on two processes, each running one group of
 # tests/stress/groups.py.
 stress-full:
 	@bash scripts/setup.sh --test
 	EVONB_STRESS_COMMITS=50 EVONB_STRESS_DDL_COMMITS=50 EVONB_STRESS_KILLS=100 \
 	EVONB_FUZZ_STATEMENTS=10000 EVONB_FUZZ_OPERATIONS=10000 EVONB_MODEL_HISTORIES=10 EVONB_TYPE_CHAINS=30 \
-	EVONB_WRITE_MODEL_HISTORIES=2 \
+	EVONB_WRITE_MODEL_HISTORIES=4 \
 	$(PYTHON) -m pytest -m "stress or model" tests/stress tests/model -n $(WORKERS) --dist loadgroup \
 		-p no:cacheprovider --durations=10
 

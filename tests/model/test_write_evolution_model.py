@@ -14,17 +14,17 @@ table's schema at that point, and evonb evolves the table by name
   ``string``: a wider incoming type widens the table's column (stored values read cast), a
   narrower one is cast up.
 
-Between the writes, ``ALTER TABLE`` renames and drops columns and members (at any depth), and
-a later write may bring a name so freed: by name it is a new column (a new ID), whose stored
-rows read null, never the values the old column held. Inserts of new keys, upserts of stored
-and new keys, deletes, and compaction (merge-on-read) or clustering (copy-on-write) are played
-on every merge path, merge-on-read with Avro and
-Parquet log blocks. After every step Spark's read and the JVM-free reader must equal the
-model, schema (names, order, types) and rows; after a service, a read as of each earlier
-commit must equal the model at that commit, in that commit's schema. A failure prints the
-seed (``EVONB_WRITE_MODEL_SEED`` replays it) and hypothesis's shortest steps;
-``EVONB_WRITE_MODEL_HISTORIES`` sets the histories per merge path (1 by default, in
-``make test-heavy``; ``make stress-full`` plays 2).
+An overwrite replaces every row (and keeps every column). Between the writes, ``ALTER TABLE``
+renames and drops columns and members (at any depth), and a later write may bring a name so
+freed: by name it is a new column (a new ID), whose stored rows read null, never the values the
+old column held. Inserts of new keys, upserts of stored and new keys, overwrites, deletes, and
+compaction (merge-on-read) or clustering (copy-on-write) are played on every merge path,
+merge-on-read with Avro and Parquet log blocks. After every step Spark's read and the JVM-free
+reader must equal the model, schema (names, order, types) and rows; after a service, a read
+as of each earlier commit must equal the model at that commit, in that commit's schema. A
+failure prints the seed (``EVONB_WRITE_MODEL_SEED`` replays it) and hypothesis's shortest steps;
+``EVONB_WRITE_MODEL_HISTORIES`` sets the histories per merge path (2 by default, in
+``make test-heavy``; ``make stress-full`` plays 4).
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ class WriteEvolution(RuleBasedStateMachine):
         """A name a rename or drop freed in ``parent`` and no column has now, or None."""
         taken = {c.name.lower() for c in current}
         free = [n for n in self.gone.get(parent, []) if n.lower() not in taken]
-        if free and rng.random() < 0.5:
+        if free and rng.random() < 0.8:
             SEEN["name reused"] += 1
             return rng.choice(free)
         return None
@@ -190,7 +190,7 @@ class WriteEvolution(RuleBasedStateMachine):
                 SEEN["missing"] += 1
                 continue
             out.append(Col(self.sent_name(rng, m.name), "prim", send_type(rng, m.type)))
-        if rng.random() < 0.2 or not out:
+        if rng.random() < (0.4 if self.gone.get(parent) else 0.2) or not out:
             name = self.gone_name(rng, parent, members) or self.new_name(rng)
             out.append(Col(name, "prim", rng.choice(PRIMITIVES)))
         rng.shuffle(out)
@@ -207,7 +207,7 @@ class WriteEvolution(RuleBasedStateMachine):
                 out.append(Col(name, "prim", send_type(rng, c.type)))
             else:
                 out.append(Col(name, c.kind, members=self.sent_members(rng, c.members, id(c))))
-        if rng.random() < 0.25:
+        if rng.random() < (0.5 if self.gone.get(0) else 0.25):
             kind = rng.choice(("prim", "prim", "struct", "list", "map"))
             name = self.gone_name(rng, 0, self.columns) or self.new_name(rng)
             if kind == "prim":
@@ -347,6 +347,8 @@ class WriteEvolution(RuleBasedStateMachine):
         free = [k for k in range(KEYS) if k not in self.rows]
         if mode == "insert":
             keys = rng.sample(free, min(len(free), rng.randint(1, 3)))
+        elif mode == "overwrite":
+            keys = rng.sample(range(KEYS), rng.randint(1, 3))
         else:
             keys = list(dict.fromkeys(
                 rng.choice(stored) if stored and rng.random() < 0.6 else rng.randrange(KEYS)
@@ -362,6 +364,8 @@ class WriteEvolution(RuleBasedStateMachine):
         self.log.append(f"{mode} {keys} as {ddl}")
         self.table.write(df, mode=mode)
         self.evolve(sent)
+        if mode == "overwrite":  # the written rows replace every row; columns are kept
+            self.rows = {}
         self.with_new_columns()
         for values in rows:
             key = values[[s.name.lower() for s in sent].index("id")]
@@ -373,7 +377,8 @@ class WriteEvolution(RuleBasedStateMachine):
         """One operation, drawn from the run's seed and ``vseed`` (hypothesis's first draws
         are all zeros, which would play one operation over and over)."""
         rng = self.rng(vseed)
-        op = rng.choices(("insert", "upsert", "delete", "service", "ddl"), (3, 4, 1, 1, 2))[0]
+        op = rng.choices(("insert", "upsert", "overwrite", "delete", "service", "ddl"),
+                         (3, 4, 1, 1, 1, 3))[0]
         if op == "delete":
             self.delete(vseed)
         elif op == "ddl":
@@ -494,14 +499,14 @@ def test_schema_on_write_against_the_model(spark: Any, path: str, parquet_logs: 
     SPARK[:], PATH[:] = [spark], [(path, parquet_logs)]
     for k in SEEN:
         SEEN[k] = 0
-    histories = int(os.environ.get("EVONB_WRITE_MODEL_HISTORIES") or 1)
+    histories = int(os.environ.get("EVONB_WRITE_MODEL_HISTORIES") or 2)
     seed = int(os.environ.get("EVONB_WRITE_MODEL_SEED") or random.SystemRandom().randrange(2**32))
     SALT[0] = seed
     print(f"write evolution model, {path}: seed {seed}; replay with "
           f"EVONB_WRITE_MODEL_SEED={seed}")
     run = get_state_machine_test(
         WriteEvolution,
-        settings=settings(max_examples=histories, stateful_step_count=8, deadline=None,
+        settings=settings(max_examples=histories, stateful_step_count=12, deadline=None,
                           database=None, phases=[Phase.generate, Phase.shrink],
                           suppress_health_check=list(HealthCheck)),
         _min_steps=5)
