@@ -19,12 +19,13 @@ renames and drops columns and members (at any depth), and a later write may brin
 freed: by name it is a new column (a new ID), whose stored rows read null, never the values the
 old column held. Inserts of new keys, upserts of stored and new keys, overwrites, deletes, and
 compaction (merge-on-read) or clustering (copy-on-write) are played on every merge path,
-merge-on-read with Avro and Parquet log blocks. After every step Spark's read and the JVM-free
-reader must equal the model, schema (names, order, types) and rows; after a service, a read
-as of each earlier commit must equal the model at that commit, in that commit's schema. A
-failure prints the seed (``EVONB_WRITE_MODEL_SEED`` replays it) and hypothesis's shortest steps;
-``EVONB_WRITE_MODEL_HISTORIES`` sets the histories per merge path (2 by default, in
-``make test-heavy``; ``make stress-full`` plays 4).
+merge-on-read with Avro and Parquet log blocks, half the tables partitioned (by a column every write
+brings). After every step Spark's read and the JVM-free reader must equal the model, schema
+(names, order, types) and rows; after a service, a read as of each earlier commit must equal
+the model at that commit, in that commit's schema. A failure prints the seed
+(``EVONB_WRITE_MODEL_SEED`` replays it) and hypothesis's shortest steps;
+``EVONB_WRITE_MODEL_HISTORIES`` sets the histories per merge path (2 by default, in ``make
+test-heavy``; ``make stress-full`` plays 4).
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.model]
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 SPARK: list[Any] = []
 PATH: list[tuple[str, bool]] = []  # (merge path, Parquet log blocks) of the histories played
+PART = "part"
+"""The partition column of partitioned histories (half of them): ``id % 3``."""
+PARTITIONED: dict[bool, int] = {False: 0, True: 0}  # histories played, by partitioning
 SALT: list[int] = [0]  # the run's seed: hypothesis's first draws are zeros, steps differ by it
 KEYS = 10
 PRIMITIVES = ("int", "bigint", "double", "string")
@@ -136,6 +140,7 @@ class WriteEvolution(RuleBasedStateMachine):
         self.table: Any = None
         self.fresh = 0
         self.log: list[str] = []
+        self.partitioned = False
         self.gone: dict[int, list[str]] = {}  # id(parent Col) or 0 -> names renamed or dropped
 
     @initialize(vseed=SEEDS)
@@ -144,20 +149,25 @@ class WriteEvolution(RuleBasedStateMachine):
         table_type, props = MERGE_PATHS[path]
         if parquet_logs:
             props = props | {"evonb.mor.log_format": "parquet"}
+        self.partitioned = self.rng(vseed).random() < 0.5
+        PARTITIONED[self.partitioned] += 1
         self.columns = [
-            Col("id", "prim", "bigint"), Col("a", "prim", "int"),
+            Col("id", "prim", "bigint"),
+            *([Col(PART, "prim", "int")] if self.partitioned else []), Col("a", "prim", "int"),
             Col("s", "struct", members=[Col("x", "prim", "int"), Col("y", "prim", "string")]),
             Col("l", "list", members=[Col("p", "prim", "bigint")]),
             Col("m", "map", members=[Col("q", "prim", "int")])]
         ddl = ", ".join(f"`{c.name}` {c.ddl()}" + (" not null" if c.name == "id" else "")
                         for c in self.columns)
         self.table = evonb.create_table(os.path.join(self.folder, "t"), ddl, primary_key="id",
+                                        partition_by=PART if self.partitioned else (),
                                         table_type=table_type, properties=props)
         # every history starts with a write that widens a column and a member, adds a member
         # and lacks a column and a member, whatever hypothesis draws after it
         first = [Col("s", "struct", members=[Col("n0", "prim", "int"), Col("X", "prim", "bigint")]),
                  Col("id", "prim", "bigint"), Col("a", "prim", "double"),
-                 Col("m", "map", members=[Col("q", "prim", "int")])]
+                 Col("m", "map", members=[Col("q", "prim", "int")]),
+                 *([Col(PART, "prim", "int")] if self.partitioned else [])]
         self.write(vseed, "insert", first)
 
     # ---------------------------------------------------------------- the data a write brings
@@ -199,6 +209,9 @@ class WriteEvolution(RuleBasedStateMachine):
     def sent_columns(self, rng: random.Random) -> list[Col]:
         out = [Col(self.sent_name(rng, "id"), "prim", "bigint")]
         for c in self.columns[1:]:
+            if c.name == PART:  # the partition column: always brought, never retyped
+                out.append(Col(self.sent_name(rng, PART), "prim", "int"))
+                continue
             if rng.random() < 0.2:
                 SEEN["missing"] += 1
                 continue
@@ -357,7 +370,8 @@ class WriteEvolution(RuleBasedStateMachine):
             return
         rows = []
         for k in keys:
-            rows.append(tuple(k if s.name.lower() == "id" else self.sent_value(rng, s)
+            rows.append(tuple(k if s.name.lower() == "id" else k % 3 if s.name.lower() == PART
+                              else self.sent_value(rng, s)
                               for s in sent))
         ddl = ", ".join(f"`{s.name}` {s.ddl()}" for s in sent)
         df = SPARK[0].createDataFrame(rows, ddl).coalesce(1)
@@ -405,13 +419,15 @@ class WriteEvolution(RuleBasedStateMachine):
         element struct or a map's value struct); its name is free for a write to bring back
         as a new column, which never shows the old values."""
         rng = self.rng(vseed)
-        places: list[tuple[str, Col | None, Col]] = [("", None, c) for c in self.columns[1:]]
+        places: list[tuple[str, Col | None, Col]] = [("", None, c) for c in self.columns[1:]
+                                                     if c.name != PART]
         for c in self.columns[1:]:
             inner = {"struct": "", "list": "element.", "map": "value."}.get(c.kind)
             if inner is not None:
                 places += [(f"`{c.name}`.{inner}", c, m) for m in c.members]
         prefix, parent, col = rng.choice(places)
-        siblings = parent.members if parent is not None else self.columns[1:]
+        siblings = parent.members if parent is not None else [
+            c for c in self.columns[1:] if c.name != PART]
         drop = rng.random() < 0.5 and len(siblings) > 1
         structs = self.structs_of(parent) if parent is not None else list(self.rows.values())
         if drop:
@@ -502,6 +518,7 @@ def test_schema_on_write_against_the_model(spark: Any, path: str, parquet_logs: 
     histories = int(os.environ.get("EVONB_WRITE_MODEL_HISTORIES") or 2)
     seed = int(os.environ.get("EVONB_WRITE_MODEL_SEED") or random.SystemRandom().randrange(2**32))
     SALT[0] = seed
+    PARTITIONED.update({False: 0, True: 0})
     print(f"write evolution model, {path}: seed {seed}; replay with "
           f"EVONB_WRITE_MODEL_SEED={seed}")
     run = get_state_machine_test(
@@ -515,5 +532,5 @@ def test_schema_on_write_against_the_model(spark: Any, path: str, parquet_logs: 
     except BaseException as err:
         err.add_note(f"write evolution model seed: EVONB_WRITE_MODEL_SEED={seed}")
         raise
-    print(f"write evolution model, {path}: {SEEN}")
+    print(f"write evolution model, {path}: {SEEN}, histories by partitioning {PARTITIONED}")
     assert SEEN["widened"] and SEEN["added nested"] and SEEN["missing"]  # not vacuous
