@@ -31,17 +31,15 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import seed as use_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
-    get_state_machine_test,
     initialize,
     rule,
 )
 
 import evonb
+from tests.model.seeded import play_histories, seed_from
 from tests.spark.merge_paths import MERGE_PATHS
 
 pytestmark = [pytest.mark.spark, pytest.mark.model]
@@ -165,20 +163,11 @@ def test_keys_stored_twice_against_the_model(spark: Any, path: str) -> None:
     SEEN.clear()
     AS_OF.clear()
     histories = int(os.environ.get("EVONB_DUPLICATES_HISTORIES") or 3)
-    seed = int(os.environ.get("EVONB_DUPLICATES_SEED") or random.SystemRandom().randrange(2**32))
+    seed = seed_from("EVONB_DUPLICATES_SEED")
     print(f"duplicate keys model, {path}: seed {seed}; replay with "
           f"EVONB_DUPLICATES_SEED={seed}")
-    run = get_state_machine_test(
-        DuplicateKeys,
-        settings=settings(max_examples=histories, stateful_step_count=8, deadline=None,
-                          database=None, phases=[Phase.generate, Phase.shrink],
-                          suppress_health_check=list(HealthCheck)),
-        _min_steps=4)
-    try:
-        use_seed(seed)(run)()
-    except BaseException as err:
-        err.add_note(f"duplicate keys model seed: EVONB_DUPLICATES_SEED={seed}")
-        raise
+    play_histories(DuplicateKeys, histories=histories, steps=8, min_steps=4, seed=seed,
+                   replay=f"duplicate keys model seed: EVONB_DUPLICATES_SEED={seed}")
     print(f"duplicate keys model, {path}: {SEEN[path]} checks with a key stored twice, "
           f"{AS_OF[path]} reads as of an earlier commit after a service")
     assert SEEN[path] >= histories  # every history stored a key twice

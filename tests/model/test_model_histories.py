@@ -12,15 +12,12 @@ failure prints the seed and hypothesis's shortest step list, a program to paste 
 from __future__ import annotations
 
 import os
-import random
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import seed as use_seed
-from hypothesis.stateful import get_state_machine_test
 from pyspark.sql import SparkSession
 
 from tests.model import machine
+from tests.model.seeded import play_histories, seed_from
 from tests.stress.groups import WRITERS_FUZZ_MODEL
 
 MIN_STEPS = 15
@@ -35,23 +32,13 @@ def play(spark: SparkSession, histories: int, label: str = "model test") -> None
     against the model, from a fresh seed (``EVONB_MODEL_SEED`` replays one), printed with
     ``label``."""
     steps = max(MIN_STEPS, _int("EVONB_MODEL_STEPS", MIN_STEPS))
-    seed = _int("EVONB_MODEL_SEED", random.SystemRandom().randrange(2**32))
+    seed = seed_from("EVONB_MODEL_SEED")
     print(f"{label}: seed {seed} ({histories} histories of {MIN_STEPS} to {steps} steps); "
           f"replay with EVONB_MODEL_SEED={seed}")
     machine.use_spark(spark)
     before = next(machine.HISTORIES)
-    run = get_state_machine_test(
-        machine.TableMachine,
-        settings=settings(max_examples=histories, stateful_step_count=steps, deadline=None,
-                          database=None, derandomize=False, print_blob=True,
-                          phases=[Phase.generate, Phase.shrink],
-                          suppress_health_check=list(HealthCheck)),
-        _min_steps=MIN_STEPS)
-    try:
-        use_seed(seed)(run)()
-    except BaseException as err:
-        err.add_note(f"{label} seed: EVONB_MODEL_SEED={seed}")
-        raise
+    play_histories(machine.TableMachine, histories=histories, steps=steps, min_steps=MIN_STEPS,
+                   seed=seed, replay=f"{label} seed: EVONB_MODEL_SEED={seed}")
     ran = next(machine.HISTORIES) - before - 1
     print(f"{label}: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
           f"read {machine.ICEBERG}; SQL statements {machine.SQL}; final filters "

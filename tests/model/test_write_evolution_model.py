@@ -39,13 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import seed as use_seed
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 import evonb
 from tests.model.machine import arrow_rows, normal, same
+from tests.model.seeded import play_histories, seed_from
 from tests.spark.merge_paths import MERGE_PATHS
 
 pytestmark = [pytest.mark.spark, pytest.mark.model]
@@ -76,17 +75,13 @@ class Col:
     type: str = ""
     members: list[Col] = field(default_factory=list)
 
-    def text(self) -> str:
+    def text(self, quoted: bool = False) -> str:
+        """The type as Spark prints it, or with ``quoted`` as DDL (member names quoted)."""
         if self.kind == "prim":
             return self.type
-        inner = "struct<" + ",".join(f"{m.name}:{m.text()}" for m in self.members) + ">"
-        return {"struct": inner, "list": f"array<{inner}>", "map": f"map<string,{inner}>"}[
-            self.kind]
-
-    def ddl(self) -> str:
-        if self.kind == "prim":
-            return self.type
-        inner = "struct<" + ",".join(f"`{m.name}`:{m.ddl()}" for m in self.members) + ">"
+        q = "`" if quoted else ""
+        inner = "struct<" + ",".join(f"{q}{m.name}{q}:{m.text(quoted)}"
+                                     for m in self.members) + ">"
         return {"struct": inner, "list": f"array<{inner}>", "map": f"map<string,{inner}>"}[
             self.kind]
 
@@ -157,8 +152,8 @@ class WriteEvolution(RuleBasedStateMachine):
             Col("s", "struct", members=[Col("x", "prim", "int"), Col("y", "prim", "string")]),
             Col("l", "list", members=[Col("p", "prim", "bigint")]),
             Col("m", "map", members=[Col("q", "prim", "int")])]
-        ddl = ", ".join(f"`{c.name}` {c.ddl()}" + (" not null" if c.name == "id" else "")
-                        for c in self.columns)
+        ddl = ", ".join(f"`{c.name}` {c.text(quoted=True)}"
+                        + (" not null" if c.name == "id" else "") for c in self.columns)
         self.table = evonb.create_table(os.path.join(self.folder, "t"), ddl, primary_key="id",
                                         partition_by=PART if self.partitioned else (),
                                         table_type=table_type, properties=props)
@@ -373,7 +368,7 @@ class WriteEvolution(RuleBasedStateMachine):
             rows.append(tuple(k if s.name.lower() == "id" else k % 3 if s.name.lower() == PART
                               else self.sent_value(rng, s)
                               for s in sent))
-        ddl = ", ".join(f"`{s.name}` {s.ddl()}" for s in sent)
+        ddl = ", ".join(f"`{s.name}` {s.text(quoted=True)}" for s in sent)
         df = SPARK[0].createDataFrame(rows, ddl).coalesce(1)
         self.log.append(f"{mode} {keys} as {ddl}")
         self.table.write(df, mode=mode)
@@ -516,21 +511,12 @@ def test_schema_on_write_against_the_model(spark: Any, path: str, parquet_logs: 
     for k in SEEN:
         SEEN[k] = 0
     histories = int(os.environ.get("EVONB_WRITE_MODEL_HISTORIES") or 2)
-    seed = int(os.environ.get("EVONB_WRITE_MODEL_SEED") or random.SystemRandom().randrange(2**32))
+    seed = seed_from("EVONB_WRITE_MODEL_SEED")
     SALT[0] = seed
     PARTITIONED.update({False: 0, True: 0})
     print(f"write evolution model, {path}: seed {seed}; replay with "
           f"EVONB_WRITE_MODEL_SEED={seed}")
-    run = get_state_machine_test(
-        WriteEvolution,
-        settings=settings(max_examples=histories, stateful_step_count=12, deadline=None,
-                          database=None, phases=[Phase.generate, Phase.shrink],
-                          suppress_health_check=list(HealthCheck)),
-        _min_steps=5)
-    try:
-        use_seed(seed)(run)()
-    except BaseException as err:
-        err.add_note(f"write evolution model seed: EVONB_WRITE_MODEL_SEED={seed}")
-        raise
+    play_histories(WriteEvolution, histories=histories, steps=12, min_steps=5, seed=seed,
+                   replay=f"write evolution model seed: EVONB_WRITE_MODEL_SEED={seed}")
     print(f"write evolution model, {path}: {SEEN}, histories by partitioning {PARTITIONED}")
     assert SEEN["widened"] and SEEN["added nested"] and SEEN["missing"]  # not vacuous
