@@ -244,62 +244,40 @@ class WriteEvolution(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------- the model's rules
     def evolve(self, sent: list[Col]) -> None:
-        """The table's columns after a write of ``sent``: new ones added, types widened."""
-        self.columns = self.evolved(self.columns, sent, top=True)
-
-    def evolved(self, table: list[Col], sent: list[Col], *, top: bool) -> list[Col]:
-        out = list(table)  # the columns themselves: renames and drops find them by identity
-        by_name = {c.name.lower(): c for c in out}
+        """The table's columns after a write of ``sent``: new ones added at the end (in the
+        data's order), types widened. Columns are changed in place: renames and drops find
+        them by identity."""
+        by_name = {c.name.lower(): c for c in self.columns}
         for s in sent:
             mine = by_name.get(s.name.lower())
             if mine is None:
-                new = copy.deepcopy(s)
-                out.append(new)
-                by_name[s.name.lower()] = new
-                if not top:
-                    SEEN["added nested"] += 1
-                continue
-            if mine.kind == "prim":
+                by_name[s.name.lower()] = copy.deepcopy(s)
+                self.columns.append(by_name[s.name.lower()])
+            elif mine.kind == "prim":
                 to = wider(mine.type, s.type)
                 if to != mine.type:
                     SEEN["widened"] += 1
                     self.widen_rows(mine, to)
                     mine.type = to
             else:
-                added = [m for m in s.members if m.name.lower() not in
-                         {x.name.lower() for x in mine.members}]
+                members = {x.name.lower(): x for x in mine.members}
                 for m in s.members:
-                    x = next((x for x in mine.members if x.name.lower() == m.name.lower()), None)
-                    if x is not None and wider(x.type, m.type) != x.type:
+                    x = members.get(m.name.lower())
+                    if x is None:
+                        SEEN["added nested"] += 1
+                        mine.members.append(copy.deepcopy(m))
+                    elif wider(x.type, m.type) != x.type:
                         SEEN["widened"] += 1
                         self.widen_member(mine, x, wider(x.type, m.type))
                         x.type = wider(x.type, m.type)
-                if added:
-                    SEEN["added nested"] += 1
-                mine.members.extend(copy.deepcopy(m) for m in added)
-        return out
 
     def widen_rows(self, c: Col, to: str) -> None:
         for row in self.rows.values():
             row[c.name] = cast(row.get(c.name), c.type, to)
 
     def widen_member(self, c: Col, m: Col, to: str) -> None:
-        def fix(struct: dict[str, Any] | None) -> None:
-            if struct is not None:
-                struct[m.name] = cast(struct.get(m.name), m.type, to)
-
-        for row in self.rows.values():
-            v = row.get(c.name)
-            if v is None:
-                continue
-            if c.kind == "struct":
-                fix(v)
-            elif c.kind == "list":
-                for e in v:
-                    fix(e)
-            else:
-                for e in v.values():
-                    fix(e)
+        for struct in self.structs_of(c):
+            struct[m.name] = cast(struct.get(m.name), m.type, to)
 
     def stored_row(self, sent: list[Col], values: tuple[Any, ...]) -> dict[str, Any]:
         """A row written as ``values`` of ``sent``, as the (evolved) table reads it."""
@@ -332,17 +310,11 @@ class WriteEvolution(RuleBasedStateMachine):
         """Every stored row with the columns and members the table gained, as null."""
         for row in self.rows.values():
             for c in self.columns:
-                if c.name not in row:
-                    row[c.name] = None
-                    continue
-                v = row[c.name]
-                if c.kind == "prim" or v is None:
-                    continue
-                structs = [v] if c.kind == "struct" else (v if c.kind == "list" else
-                                                          list(v.values()))
-                for s in structs:
-                    for m in c.members:
-                        s.setdefault(m.name, None)
+                row.setdefault(c.name, None)
+        for c in self.columns:
+            for struct in self.structs_of(c) if c.kind != "prim" else []:
+                for m in c.members:
+                    struct.setdefault(m.name, None)
 
     # ------------------------------------------------------------------------ the steps
     def rng(self, vseed: int) -> random.Random:

@@ -19,22 +19,22 @@ from typing import Any
 import pytest
 
 import evonb
+from evonb.schema.types import BIGINT, INT, SMALLINT, TINYINT
 from evonb.table import layout as layout_rules
 from evonb.table.layout import natively_readable
 from tests.spark.merge_paths import MERGE_PATHS
 
 pytestmark = pytest.mark.spark
 
-OLD_DECIMAL_DIGITS = {k: d for k, d in zip(
-    sorted(layout_rules._DECIMAL_DIGITS_READ, key=str), (19, 10, 5, 3), strict=True)}
+OLD_DECIMAL_DIGITS = {TINYINT: 3, SMALLINT: 5, INT: 10, BIGINT: 19}
+"""The integer digits the old rule asked: those that hold every value of the integer."""
 FAR_DAYS = 110_000_000
 """A day past year 294247 (about +303000): its midnight is past every timestamp."""
 
 
 def _old_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """The rules tables were derived with before the two fixes."""
-    digits = {str(k): v for k, v in OLD_DECIMAL_DIGITS.items()}
-    assert digits == {"bigint": 19, "int": 10, "smallint": 5, "tinyint": 3}
+    assert set(OLD_DECIMAL_DIGITS) == set(layout_rules._DECIMAL_DIGITS_READ)
     monkeypatch.setattr(layout_rules, "_DECIMAL_DIGITS_READ", OLD_DECIMAL_DIGITS)
     monkeypatch.setattr(layout_rules, "keeps_physical_name", natively_readable)
 
