@@ -139,13 +139,34 @@ def narrows_number(old: Type, new: Type) -> bool:
     return old != new and is_number(old) and is_number(new) and not can_change_type(old, new)
 
 
+def widens_on_write(old: Type, new: Type) -> bool:
+    """Whether a write may turn ``old`` into ``new`` by itself: a column of ``old`` into
+    ``new`` when the data brings ``new``, or data of ``old`` cast up into a ``new`` column.
+
+    These are the changes of :func:`can_change_type` that keep every value: not those that
+    convert text to a date or a decimal, or a floating-point number to a decimal, which
+    ``ALTER`` makes when asked (values that do not convert read null) but a write never makes
+    on its own. A ``string`` column that receives dates stays ``string`` (the dates are
+    written as text); a ``double`` column that receives decimals is an error, not a
+    ``decimal`` column whose stored doubles read null.
+    """
+    if isinstance(new, DecimalType) and not isinstance(old, DecimalType) \
+            and old not in _INTEGER_DIGITS:
+        return False
+    if old is STRING and new is not STRING:
+        return False
+    return can_change_type(old, new)
+
+
 def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
     """The table type after a write bringing ``incoming`` into a ``table`` column.
 
     Hudi's chart: the table widens to a wider incoming type (int table + bigint data ->
     bigint); narrower incoming data is cast up (bigint table + int data -> bigint); string and
     binary meet as the chart says (string data into binary -> binary, binary data into string ->
-    string); anything else (e.g. binary data into an int column) is a :class:`WriteSchemaError`.
+    string); two decimals meet in one that holds both. Only changes that keep every value
+    count (:func:`widens_on_write`); anything else (binary data into an int column, decimals
+    into a double column, doubles into a decimal one) is a :class:`WriteSchemaError`.
     """
     if table == incoming:
         return table
@@ -158,9 +179,9 @@ def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
         return BINARY
     if table is STRING and incoming is BINARY:
         return STRING
-    if can_change_type(table, incoming):
+    if widens_on_write(table, incoming):
         return incoming
-    if can_change_type(incoming, table):
+    if widens_on_write(incoming, table):
         return table
     if isinstance(table, DecimalType) and isinstance(incoming, DecimalType):
         integer = max(table.precision - table.scale, incoming.precision - incoming.scale)

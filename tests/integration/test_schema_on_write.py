@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import evonb
@@ -81,6 +83,44 @@ def test_chart_x_cells_are_errors(spark, warehouse, data_type):
     with pytest.raises(WriteSchemaError, match=r"v: table has binary, data has"):
         t.write(spark.sql(f"select 1 as id, cast(1 as {data_type}) as v"))
     assert t.read().count() == 0 and len(t.history()) == 1
+
+
+@pytest.mark.parametrize(
+    ("data_type", "value", "text"),
+    [("date", "date'2020-01-02'", "2020-01-02"),
+     ("decimal(5,2)", "1.50bd", "1.50")],
+)
+def test_text_column_keeps_its_text_when_data_brings_another_type(spark, warehouse, data_type,
+                                                                   value, text):
+    """ALTER may turn text into a date or a decimal (text that does not convert reads null);
+    a write never does that on its own: the stored text stays, the data is written as text."""
+    t = evonb.create_table(warehouse / "t", "id int, v string, s struct<w:string>")
+    t.write(spark.sql("select 1 as id, 'hello' as v, named_struct('w', 'x') as s"))
+    t.write(spark.sql(f"select 2 as id, {value} as v, named_struct('w', {value}) as s"))
+    assert str(t.schema.struct) == "struct<id:int,v:string,s:struct<w:string>>"
+    expected = [(1, "hello", ("x",)), (2, text, (text,))]
+    assert _rows(t.read()) == expected
+    assert sorted((r["id"], r["v"], (r["s"]["w"],)) for r in t.to_arrow().to_pylist()) == expected
+
+
+@pytest.mark.parametrize(("table_type", "data_type", "stored", "sent"),
+                         [("double", "decimal(5,2)", "1e30", "1.50bd"),
+                          ("decimal(5,2)", "double", "1.50bd", "1e30"),
+                          ("float", "decimal(20,2)", "cast(2.5 as float)", "1.50bd")])
+def test_floating_point_and_decimal_do_not_meet_on_write(spark, warehouse, table_type,
+                                                         data_type, stored, sent):
+    """A floating-point column that took a decimal type from a write would read its stored
+    1e30 as null, and doubles cast into a decimal(5,2) column would lose theirs: both are
+    errors naming the column and both types; the table is unchanged."""
+    t = evonb.create_table(warehouse / "t", f"id int, v {table_type}")
+    t.write(spark.sql(f"select 1 as id, cast({stored} as {table_type}) as v"))
+    with pytest.raises(WriteSchemaError,
+                       match=rf"v: table has {re.escape(table_type)}, data has "
+                       rf"{re.escape(data_type)}") as err:
+        t.write(spark.sql(f"select 2 as id, cast({sent} as {data_type}) as v"))
+    assert f"cast the column to {table_type} before writing" in (err.value.hint or "")
+    assert str(t.schema.find("v").type) == table_type
+    assert len(t.history()) == 2 and t.read().count() == 1
 
 
 def test_promote_nested_and_complex_values(spark, warehouse):

@@ -289,6 +289,12 @@ def test_the_same_nested_type_is_no_change() -> None:
         (DecimalType(10, 4), DecimalType(34, 0), DecimalType(38, 4)),
         (INT, DecimalType(12, 2), DecimalType(12, 2)),
         (DecimalType(12, 2), INT, DecimalType(12, 2)),
+        # a write never converts: text stays text, dates and decimals written into it as text
+        (STRING, DATE, STRING),
+        (DATE, STRING, STRING),
+        (STRING, DecimalType(5, 2), STRING),
+        (DecimalType(5, 2), STRING, STRING),
+        (STRING, DOUBLE, STRING),
     ],
 )
 def test_reconcile_write_type(table: Type, incoming: Type, result: Type) -> None:
@@ -303,6 +309,12 @@ def test_reconcile_write_type(table: Type, incoming: Type, result: Type) -> None
         (BOOLEAN, INT),
         (TIMESTAMP, DATE),
         (DecimalType(10, 4), DecimalType(38, 0)),  # would need 42 digits
+        # ALTER converts these when asked; a write would lose the values that do not fit
+        (DOUBLE, DecimalType(5, 2)),
+        (DecimalType(5, 2), DOUBLE),
+        (FLOAT, DecimalType(20, 2)),
+        (DecimalType(10, 2), FLOAT),
+        (DecimalType(5, 2), INT),
         (INT, array_of(INT)),
         (StructType((NestedField(1, "a", INT),)), StructType((NestedField(1, "a", BIGINT),))),
     ],
