@@ -10,9 +10,14 @@ table's schema at that point, and evonb evolves the table by name
 - a name may come in another case: it is the table's column (the table keeps its name);
 - a new column or member (at any depth) is added, nullable, at the end of its parent, in the
   order the data brings them;
-- types meet by the promotion chart, here ``int < bigint < double`` and the integers to
-  ``string``: a wider incoming type widens the table's column (stored values read cast), a
-  narrower one is cast up.
+- types meet by the promotion chart, here ``int < bigint < double``, the integers, dates
+  and decimals to ``string``, the integers to decimals with room for them, two decimals to one
+  that holds both and ``date`` to ``timestamp_ntz``: a wider incoming type widens the table's
+  column (stored values read cast), a narrower one is cast up;
+- a type the column cannot take without losing values (a decimal into a ``double`` column, a
+  ``double`` into a decimal one, text into a ``date``, a timestamp into text, a decimal that
+  would need more than 38 digits) fails the write with a ``WriteSchemaError`` naming both
+  types, and the table is unchanged.
 
 An overwrite replaces every row (and keeps every column). Between the writes, ``ALTER TABLE``
 renames and drops columns and members (at any depth), and a later write may bring a name so
@@ -31,11 +36,14 @@ test-heavy``; ``make stress-full`` plays 4).
 from __future__ import annotations
 
 import copy
+import datetime
 import os
 import random
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -43,6 +51,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 import evonb
+from evonb.errors import WriteSchemaError
 from tests.model.machine import arrow_rows, normal, same
 from tests.model.seeded import play_histories, seed_from
 from tests.spark.merge_paths import MERGE_PATHS
@@ -57,12 +66,15 @@ PART = "part"
 PARTITIONED: dict[bool, int] = {False: 0, True: 0}  # histories played, by partitioning
 SALT: list[int] = [0]  # the run's seed: hypothesis's first draws are zeros, steps differ by it
 KEYS = 10
-PRIMITIVES = ("int", "bigint", "double", "string")
-RANK = {"int": 0, "bigint": 1, "double": 2, "string": 3}
+PRIMITIVES = ("int", "bigint", "double", "string", "date", "timestamp_ntz", "decimal(9,2)",
+              "decimal(21,2)", "decimal(10,5)", "decimal(38,0)")
+INTEGER_DIGITS = {"int": 10, "bigint": 19}
+NUMBERS = ("int", "bigint", "double")  # in the chart's order: each widens to the later ones
 DOUBLES = (0.5, -1.25, 3.0, 1e7, 2.75, -0.0)
 TEXTS = ("a", "b c", "", "é", "12", "x,y")
 SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0,
-                        "renamed": 0, "dropped": 0, "name reused": 0}
+                        "renamed": 0, "dropped": 0, "name reused": 0, "refused": 0,
+                        "to decimal": 0, "to text": 0, "to timestamp": 0}
 
 
 @dataclass
@@ -86,29 +98,82 @@ class Col:
             self.kind]
 
 
+def decimal_of(t: str) -> tuple[int, int] | None:
+    """``(precision, scale)`` of a decimal type, else None."""
+    found = re.fullmatch(r"decimal\((\d+),(\d+)\)", t)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def widens(old: str, new: str) -> bool:
+    """Whether a write may turn ``old`` into ``new`` keeping every value (the documented
+    rules, restated here, not evonb's code)."""
+    if old == new:
+        return True
+    if new == "string":
+        return old in NUMBERS or old == "date" or decimal_of(old) is not None
+    if old in NUMBERS and new in NUMBERS:
+        return NUMBERS.index(old) < NUMBERS.index(new)
+    if old == "date":
+        return new == "timestamp_ntz"
+    to = decimal_of(new)
+    if to is None:
+        return False
+    if old in INTEGER_DIGITS:
+        return to[0] - to[1] >= INTEGER_DIGITS[old]
+    came = decimal_of(old)
+    return came is not None and to[0] - to[1] >= came[0] - came[1] and to[1] >= came[1]
+
+
+def meet(table: str, data: str) -> str | None:
+    """The column's type after a write of ``data`` into a ``table`` column; None: refused."""
+    if widens(table, data):
+        return data
+    if widens(data, table):
+        return table
+    a, b = decimal_of(table), decimal_of(data)
+    if a and b:
+        integer, scale = max(a[0] - a[1], b[0] - b[1]), max(a[1], b[1])
+        if integer + scale <= 38:
+            return f"decimal({integer + scale},{scale})"
+    return None
+
+
 def cast(value: Any, sent: str, to: str) -> Any:
     """A value sent as ``sent`` read in the table's type ``to`` (a Spark cast)."""
     if value is None or sent == to:
         return value
     if to == "double":
         return float(value)
-    if to == "string":
-        return str(value)  # only integers are ever cast to text here
+    if to == "string":  # integers, dates and decimals (plain at these scales), never doubles
+        return value.isoformat() if sent == "date" else str(value)
+    if to == "timestamp_ntz":
+        return datetime.datetime.combine(value, datetime.time())
+    places = decimal_of(to)
+    if places is not None:
+        return Decimal(value).quantize(Decimal(1).scaleb(-places[1]))
     return value  # int -> bigint
 
 
-def wider(a: str, b: str) -> str:
-    return a if RANK[a] >= RANK[b] else b
+def counted(to: str) -> None:
+    """Count a widening of a stored column to ``to``."""
+    SEEN["widened"] += 1
+    kind = ("to decimal" if decimal_of(to) else "to text" if to == "string"
+            else "to timestamp" if to == "timestamp_ntz" else None)
+    if kind:
+        SEEN[kind] += 1
 
 
 def send_type(rng: random.Random, table: str) -> str:
-    """A type the data may bring for a column of type ``table``: narrower, the same or wider
-    (never a double into or as text: Spark's text of a double is not modelled)."""
-    if table == "double":
-        return rng.choice(("int", "bigint", "double", "double"))
-    if table == "string":
-        return rng.choice(("int", "bigint", "string", "string"))
-    return rng.choice((table, table, *(t for t in PRIMITIVES if t != table)))
+    """A type the data may bring for a column of type ``table``: narrower, the same or wider,
+    and now and then one the column cannot take (the write must be refused). Never a double
+    into or as text: Spark's text of a double is not modelled."""
+    if rng.random() < 0.03:
+        refused = [t for t in PRIMITIVES if meet(table, t) is None]
+        if refused:
+            return rng.choice(refused)
+    fits = [t for t in PRIMITIVES
+            if meet(table, t) is not None and {table, t} != {"double", "string"}]
+    return rng.choice((table, table, *fits))
 
 
 def value(rng: random.Random, t: str) -> Any:
@@ -120,6 +185,15 @@ def value(rng: random.Random, t: str) -> Any:
         return rng.choice((rng.randint(-10**6, 10**6), 2**40 + rng.randint(0, 9)))
     if t == "double":
         return rng.choice(DOUBLES)
+    if t == "date":
+        return datetime.date(1970, 1, 1) + datetime.timedelta(days=rng.randint(-20000, 60000))
+    if t == "timestamp_ntz":
+        return datetime.datetime(2000, 1, 1) + datetime.timedelta(
+            seconds=rng.randint(-10**9, 10**9), microseconds=rng.randint(0, 999_999))
+    places = decimal_of(t)
+    if places is not None:
+        digits = min(places[0] - places[1], 6) + places[1]
+        return Decimal(rng.randint(-10**digits + 1, 10**digits - 1)).scaleb(-places[1])
     return rng.choice(TEXTS)
 
 
@@ -254,9 +328,10 @@ class WriteEvolution(RuleBasedStateMachine):
                 by_name[s.name.lower()] = copy.deepcopy(s)
                 self.columns.append(by_name[s.name.lower()])
             elif mine.kind == "prim":
-                to = wider(mine.type, s.type)
+                to = meet(mine.type, s.type)
+                assert to is not None  # refused writes never reach the model
                 if to != mine.type:
-                    SEEN["widened"] += 1
+                    counted(to)
                     self.widen_rows(mine, to)
                     mine.type = to
             else:
@@ -266,10 +341,12 @@ class WriteEvolution(RuleBasedStateMachine):
                     if x is None:
                         SEEN["added nested"] += 1
                         mine.members.append(copy.deepcopy(m))
-                    elif wider(x.type, m.type) != x.type:
-                        SEEN["widened"] += 1
-                        self.widen_member(mine, x, wider(x.type, m.type))
-                        x.type = wider(x.type, m.type)
+                    elif meet(x.type, m.type) != x.type:
+                        to = meet(x.type, m.type)
+                        assert to is not None  # refused writes never reach the model
+                        counted(to)
+                        self.widen_member(mine, x, to)
+                        x.type = to
 
     def widen_rows(self, c: Col, to: str) -> None:
         for row in self.rows.values():
@@ -343,6 +420,10 @@ class WriteEvolution(RuleBasedStateMachine):
         ddl = ", ".join(f"`{s.name}` {s.text(quoted=True)}" for s in sent)
         df = SPARK[0].createDataFrame(rows, ddl).coalesce(1)
         self.log.append(f"{mode} {keys} as {ddl}")
+        refused = self.refused(sent)
+        if refused:
+            self.refuse(df, mode, refused)
+            return
         self.table.write(df, mode=mode)
         self.evolve(sent)
         if mode == "overwrite":  # the written rows replace every row; columns are kept
@@ -352,6 +433,34 @@ class WriteEvolution(RuleBasedStateMachine):
             key = values[[s.name.lower() for s in sent].index("id")]
             self.rows[key] = self.stored_row(sent, values)
         self.check(f"{mode} as {ddl}")
+
+    def refused(self, sent: list[Col]) -> list[str]:
+        """``table has T, data has D`` for each column or member whose type the write's data
+        cannot bring (empty: the write goes through)."""
+        out = []
+        columns = {c.name.lower(): c for c in self.columns}
+        for s in sent:
+            mine = columns.get(s.name.lower())
+            if mine is None:
+                continue
+            pairs = [(mine, s)] if mine.kind == "prim" else [
+                (x, m) for x in mine.members for m in s.members
+                if x.name.lower() == m.name.lower()]
+            out += [f"table has {x.type}, data has {m.type}" for x, m in pairs
+                    if meet(x.type, m.type) is None]
+        return out
+
+    def refuse(self, df: Any, mode: str, refused: list[str]) -> None:
+        """The write must fail with a ``WriteSchemaError`` naming a column the data cannot
+        bring, and leave the table as it was."""
+        before = self.table.timeline.last_completed().instant
+        with pytest.raises(WriteSchemaError) as err:
+            self.table.write(df, mode=mode)
+        assert any(r in err.value.message for r in refused), (err.value.message, refused)
+        SEEN["refused"] += 1
+        self.log[-1] += "  (refused)"
+        assert self.table.timeline.last_completed().instant == before
+        self.check_read(f"refused {mode}", self.schema_text(), self.model_rows())
 
     @rule(vseed=SEEDS)
     def step(self, vseed: int) -> None:
