@@ -143,7 +143,8 @@ def widens_on_write(old: Type, new: Type) -> bool:
     """Whether a write may turn ``old`` into ``new`` by itself: a column of ``old`` into
     ``new`` when the data brings ``new``, or data of ``old`` cast up into a ``new`` column.
 
-    These are the changes of :func:`can_change_type` that keep every value: not those that
+    These are the changes of :func:`can_change_type` that keep every value (but for the
+    chart's rounding of large integers into ``float`` or ``double``): not those that
     convert text to a date or a decimal, or a floating-point number to a decimal, which
     ``ALTER`` makes when asked (values that do not convert read null) but a write never makes
     on its own. A ``string`` column that receives dates stays ``string`` (the dates are
@@ -164,7 +165,7 @@ def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
     Hudi's chart: the table widens to a wider incoming type (int table + bigint data ->
     bigint); narrower incoming data is cast up (bigint table + int data -> bigint); string and
     binary meet as the chart says (string data into binary -> binary, binary data into string ->
-    string); two decimals meet in one that holds both. Only changes that keep every value
+    string); two decimals meet in one that holds both. Only changes that keep the values
     count (:func:`widens_on_write`); anything else (binary data into an int column, decimals
     into a double column, doubles into a decimal one) is a :class:`WriteSchemaError`.
     """
