@@ -6,6 +6,7 @@ table's schema at that point, and evonb evolves the table by name
 (``docs/schema-evolution.md``, *Schema on write*):
 
 - columns come in any order, top-level and inside structs, list elements and map values;
+- lists and maps of primitive values widen their element or value type as a column does;
 - a column or struct member the data lacks is null in the rows written;
 - a name may come in another case: it is the table's column (the table keeps its name);
 - a new column or member (at any depth) is added, nullable, at the end of its parent, in the
@@ -69,18 +70,22 @@ KEYS = 10
 PRIMITIVES = ("int", "bigint", "double", "string", "date", "timestamp_ntz", "decimal(9,2)",
               "decimal(21,2)", "decimal(10,5)", "decimal(38,0)")
 INTEGER_DIGITS = {"int": 10, "bigint": 19}
+TYPED = ("prim", "plist", "pmap")
+"""Kinds of columns whose values (or list elements, or map values) are of one primitive type."""
 NUMBERS = ("int", "bigint", "double")  # in the chart's order: each widens to the later ones
 DOUBLES = (0.5, -1.25, 3.0, 1e7, 2.75, -0.0)
 TEXTS = ("a", "b c", "", "é", "12", "x,y")
 SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0,
                         "renamed": 0, "dropped": 0, "name reused": 0, "refused": 0,
-                        "to decimal": 0, "to text": 0, "to timestamp": 0}
+                        "to decimal": 0, "to text": 0, "to timestamp": 0,
+                        "list or map values": 0}
 
 
 @dataclass
 class Col:
     """A column or struct member: ``kind`` is ``prim`` (of ``type``), ``struct``, ``list``
-    (of structs) or ``map`` (string keys, struct values); ``members`` those structs' fields."""
+    (of structs) or ``map`` (string keys, struct values), with ``members`` those structs'
+    fields, or ``plist`` or ``pmap``: a list or map (string keys) of ``type`` values."""
 
     name: str
     kind: str
@@ -89,8 +94,9 @@ class Col:
 
     def text(self, quoted: bool = False) -> str:
         """The type as Spark prints it, or with ``quoted`` as DDL (member names quoted)."""
-        if self.kind == "prim":
-            return self.type
+        if self.kind in TYPED:
+            return {"prim": "{}", "plist": "array<{}>", "pmap": "map<string,{}>"}[
+                self.kind].format(self.type)
         q = "`" if quoted else ""
         inner = "struct<" + ",".join(f"{q}{m.name}{q}:{m.text(quoted)}"
                                      for m in self.members) + ">"
@@ -152,6 +158,18 @@ def cast(value: Any, sent: str, to: str) -> Any:
     if places is not None:
         return Decimal(value).quantize(Decimal(1).scaleb(-places[1]))
     return value  # int -> bigint
+
+
+def each(value: Any, kind: str, change: Any) -> Any:
+    """``change`` applied to a value of a ``prim`` column, or to each element of a ``plist``
+    or value of a ``pmap`` one."""
+    if value is None:
+        return None
+    if kind == "plist":
+        return [change(x) for x in value]
+    if kind == "pmap":
+        return {k: change(x) for k, x in value.items()}
+    return change(value)
 
 
 def counted(to: str) -> None:
@@ -225,7 +243,8 @@ class WriteEvolution(RuleBasedStateMachine):
             *([Col(PART, "prim", "int")] if self.partitioned else []), Col("a", "prim", "int"),
             Col("s", "struct", members=[Col("x", "prim", "int"), Col("y", "prim", "string")]),
             Col("l", "list", members=[Col("p", "prim", "bigint")]),
-            Col("m", "map", members=[Col("q", "prim", "int")])]
+            Col("m", "map", members=[Col("q", "prim", "int")]),
+            Col("v", "plist", "int"), Col("w", "pmap", "date")]
         ddl = ", ".join(f"`{c.name}` {c.text(quoted=True)}"
                         + (" not null" if c.name == "id" else "") for c in self.columns)
         self.table = evonb.create_table(os.path.join(self.folder, "t"), ddl, primary_key="id",
@@ -285,15 +304,15 @@ class WriteEvolution(RuleBasedStateMachine):
                 SEEN["missing"] += 1
                 continue
             name = self.sent_name(rng, c.name)
-            if c.kind == "prim":
-                out.append(Col(name, "prim", send_type(rng, c.type)))
+            if c.kind in TYPED:
+                out.append(Col(name, c.kind, send_type(rng, c.type)))
             else:
                 out.append(Col(name, c.kind, members=self.sent_members(rng, c.members, id(c))))
         if rng.random() < (0.5 if self.gone.get(0) else 0.25):
-            kind = rng.choice(("prim", "prim", "struct", "list", "map"))
+            kind = rng.choice(("prim", "prim", "plist", "pmap", "struct", "list", "map"))
             name = self.gone_name(rng, 0, self.columns) or self.new_name(rng)
-            if kind == "prim":
-                out.append(Col(name, "prim", rng.choice(PRIMITIVES)))
+            if kind in TYPED:
+                out.append(Col(name, kind, rng.choice(PRIMITIVES)))
             else:
                 out.append(Col(name, kind, members=[
                     Col(self.new_name(rng), "prim", rng.choice(PRIMITIVES))
@@ -306,6 +325,10 @@ class WriteEvolution(RuleBasedStateMachine):
             return value(rng, c.type)
         if rng.random() < 0.1:
             return None
+        if c.kind == "plist":
+            return [value(rng, c.type) for _ in range(rng.randint(0, 2))]
+        if c.kind == "pmap":
+            return {f"k{i}": value(rng, c.type) for i in range(rng.randint(0, 2))}
 
         def struct() -> tuple[Any, ...]:
             return tuple(value(rng, m.type) for m in c.members)
@@ -327,11 +350,12 @@ class WriteEvolution(RuleBasedStateMachine):
             if mine is None:
                 by_name[s.name.lower()] = copy.deepcopy(s)
                 self.columns.append(by_name[s.name.lower()])
-            elif mine.kind == "prim":
+            elif mine.kind in TYPED:
                 to = meet(mine.type, s.type)
                 assert to is not None  # refused writes never reach the model
                 if to != mine.type:
                     counted(to)
+                    SEEN["list or map values"] += mine.kind != "prim"
                     self.widen_rows(mine, to)
                     mine.type = to
             else:
@@ -350,7 +374,7 @@ class WriteEvolution(RuleBasedStateMachine):
 
     def widen_rows(self, c: Col, to: str) -> None:
         for row in self.rows.values():
-            row[c.name] = cast(row.get(c.name), c.type, to)
+            row[c.name] = each(row.get(c.name), c.kind, lambda x: cast(x, c.type, to))
 
     def widen_member(self, c: Col, m: Col, to: str) -> None:
         for struct in self.structs_of(c):
@@ -364,8 +388,8 @@ class WriteEvolution(RuleBasedStateMachine):
             s, v = given.get(c.name.lower(), (None, None))
             if s is None or v is None:
                 row[c.name] = None
-            elif c.kind == "prim":
-                row[c.name] = cast(v, s.type, c.type)
+            elif c.kind in TYPED:
+                row[c.name] = each(v, c.kind, lambda x, s=s, c=c: cast(x, s.type, c.type))
             else:
                 def struct(t: tuple[Any, ...], s: Col = s, c: Col = c) -> dict[str, Any]:
                     got = {m.name.lower(): (m, x) for m, x in zip(s.members, t, strict=True)}
@@ -389,7 +413,7 @@ class WriteEvolution(RuleBasedStateMachine):
             for c in self.columns:
                 row.setdefault(c.name, None)
         for c in self.columns:
-            for struct in self.structs_of(c) if c.kind != "prim" else []:
+            for struct in self.structs_of(c) if c.kind not in TYPED else []:
                 for m in c.members:
                     struct.setdefault(m.name, None)
 
@@ -443,7 +467,7 @@ class WriteEvolution(RuleBasedStateMachine):
             mine = columns.get(s.name.lower())
             if mine is None:
                 continue
-            pairs = [(mine, s)] if mine.kind == "prim" else [
+            pairs = [(mine, s)] if mine.kind in TYPED else [
                 (x, m) for x in mine.members for m in s.members
                 if x.name.lower() == m.name.lower()]
             out += [f"table has {x.type}, data has {m.type}" for x, m in pairs
