@@ -875,7 +875,9 @@ class BaseTable:
         """The schema change a write of ``incoming`` makes to ``base``, by the write properties
         (one look at the config: in object storage each look is a request)."""
         config = self._config
-        protected = frozenset({*config.primary_key_ids, *config.partition_ids})
+        protected = frozenset({*config.primary_key_ids, *config.partition_ids,
+                               *([config.precombine_id] if config.precombine_id is not None
+                                 else [])})
         return reconcile(
             base, incoming,
             add_columns=config.bool_property(PROP_ADD_COLUMNS, True),

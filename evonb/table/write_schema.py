@@ -118,8 +118,8 @@ def _reconcile_one(update: SchemaUpdate, existing: NestedField, inc: NestedField
         if new_type != et:
             if existing.id in protected:
                 raise WriteSchemaError(
-                    f"Incoming column {shown!r} is {it}, but key and partition columns cannot "
-                    f"change type (table has {et})",
+                    f"Incoming column {shown!r} is {it}, but key, partition and precombine "
+                    f"columns cannot change type (table has {et})",
                     path=shown, old=et, new=it, hint=f"cast it to {et} before writing",
                 )
             if not widen:

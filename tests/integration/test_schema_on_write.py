@@ -123,6 +123,26 @@ def test_floating_point_and_decimal_do_not_meet_on_write(spark, warehouse, table
     assert len(t.history()) == 2 and t.read().count() == 1
 
 
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_a_write_never_retypes_the_precombine_column(spark, warehouse, table_type):
+    """Text orders "9" after "10": a precombine column a write made string let a stale row win
+    (ts 9 over 10). Its type is kept as ALTER keeps it; narrower data is still cast up."""
+    t = evonb.create_table(warehouse / "t", "id bigint not null, ts bigint, v string",
+                           primary_key="id", precombine="ts", table_type=table_type)
+    t.write(spark.createDataFrame([(1, 10, "a")], "id bigint, ts bigint, v string"))
+    for ts_type, ts in (("string", "9"), ("double", 9.0)):
+        with pytest.raises(WriteSchemaError,
+                           match=r"'ts' is .*precombine columns cannot change type"):
+            t.write(spark.createDataFrame([(1, ts, "b")], f"id bigint, ts {ts_type}, v string"),
+                    mode="upsert")
+    assert str(t.schema.find("ts").type) == "bigint" and len(t.history()) == 2
+    t.write(spark.createDataFrame([(1, 9, "b"), (2, 1, "c")], "id bigint, ts int, v string"),
+            mode="upsert")
+    assert _rows(t.read()) == [(1, 10, "a"), (2, 1, "c")]
+    assert sorted((r["id"], r["ts"], r["v"]) for r in t.to_arrow().to_pylist()) == [
+        (1, 10, "a"), (2, 1, "c")]
+
+
 def test_promote_nested_and_complex_values(spark, warehouse):
     t = evonb.create_table(warehouse / "t",
                            "id int, s struct<a:int>, arr array<int>, m map<string,int>")

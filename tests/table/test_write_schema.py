@@ -41,7 +41,8 @@ def test_data_that_cannot_be_written_is_refused_naming_the_column(ddl, options, 
 
 
 def test_a_protected_key_column_cannot_change_type():
-    with pytest.raises(WriteSchemaError, match="key and partition columns cannot change type"):
+    with pytest.raises(WriteSchemaError,
+                       match="key, partition and precombine columns cannot change type"):
         reconcile(Schema.from_ddl("id int"), Schema.from_ddl("id bigint"),
                   protected_ids=frozenset({Schema.from_ddl("id int").find_id("id")}))
 
