@@ -42,7 +42,7 @@ from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.table import with_write_defaults
 from evonb.table.timeline import CommitRecord
 from evonb.table.transaction import Transaction
-from evonb.table.write_schema import match_ids
+from evonb.table.write_schema import check_upsert_brings_precombine, match_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -147,6 +147,8 @@ class WriteJob:
             incoming = self._key_only(incoming, base_schema)
         else:
             update = table.reconcile_write(base_schema, incoming)
+        if self.mode == "upsert":
+            check_upsert_brings_precombine(base_schema, incoming, self.config.precombine_id)
         duplicates = (setting(self.config, DUPLICATES_PROPERTY, DEFAULT_DUPLICATES)
                       if self.mode == "insert" and self.config.primary_key_ids else "allow")
         if duplicates == "error":

@@ -59,6 +59,27 @@ def reconcile(
 
 
 # Not on the partner visitor: these checks run parents before children and add as they go.
+def check_upsert_brings_precombine(table: Schema, incoming: Schema,
+                                   precombine_id: int | None) -> None:
+    """Refuse an upsert whose data lacks the precombine column, which has no write default:
+    every incoming row would carry null there and lose to the stored row of its key (a null
+    precombine value loses), so the upsert would change no stored row."""
+    if precombine_id is None:
+        return
+    field = table.field_by_id(precombine_id)
+    if field.write_default is not None:
+        return
+    if any(f.name.lower() == field.name.lower() for f in incoming.fields):
+        return
+    raise WriteSchemaError(
+        f"Upsert data lacks the precombine column {field.name!r}: each incoming row would hold "
+        "null there and lose to the stored row of its key, so no stored row would change",
+        path=field.name, field_id=field.id, old=field.type,
+        hint=f"add {field.name!r} to the data (the larger value wins), or give it a default "
+        f"with ALTER TABLE ... ALTER COLUMN {field.name} SET DEFAULT ...",
+    )
+
+
 def _reconcile_fields(update: SchemaUpdate, table_fields: tuple[NestedField, ...],
                       incoming_fields: tuple[NestedField, ...], prefix: tuple[str, ...],
                       add_columns: bool, fill_missing: bool, protected: frozenset[int],

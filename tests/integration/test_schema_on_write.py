@@ -143,6 +143,23 @@ def test_a_write_never_retypes_the_precombine_column(spark, warehouse, table_typ
         (1, 10, "a"), (2, 1, "c")]
 
 
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_an_upsert_without_the_precombine_column_is_refused(spark, warehouse, table_type):
+    """Every row of such an upsert would hold a null precombine value and lose to the stored
+    row of its key: the upsert would commit and change nothing. It is refused, the table
+    unchanged; an insert may leave the column out, and a default makes the upsert work."""
+    t = evonb.create_table(warehouse / "t", "id bigint not null, ts bigint, v string",
+                           primary_key="id", precombine="ts", table_type=table_type)
+    t.write(spark.createDataFrame([(1, 10, "a")], "id bigint, ts bigint, v string"))
+    with pytest.raises(WriteSchemaError, match="Upsert data lacks the precombine column 'ts'"):
+        t.write(spark.createDataFrame([(1, "b")], "id bigint, v string"), mode="upsert")
+    assert len(t.history()) == 2 and _rows(t.read()) == [(1, 10, "a")]
+    t.write(spark.createDataFrame([(2, "c")], "id bigint, v string"), mode="insert")
+    t.alter("ALTER TABLE t ALTER COLUMN ts SET DEFAULT 99")
+    t.write(spark.createDataFrame([(1, "b")], "id bigint, v string"), mode="upsert")
+    assert _rows(t.read()) == [(1, 99, "b"), (2, None, "c")]
+
+
 def test_promote_nested_and_complex_values(spark, warehouse):
     t = evonb.create_table(warehouse / "t",
                            "id int, s struct<a:int>, arr array<int>, m map<string,int>")
