@@ -20,6 +20,9 @@ table's schema at that point, and evonb evolves the table by name
   would need more than 38 digits) fails the write with a ``WriteSchemaError`` naming both
   types, and the table is unchanged.
 
+Half the tables have a precombine column ``ts``: an upserted row whose ``ts`` is smaller
+than the stored row's, or null against a value, loses (on a tie it wins); an upsert without
+``ts`` and data that would change its type are refused; ALTER may rename it, never drop it.
 An overwrite replaces every row (and keeps every column). Between the writes, ``ALTER TABLE``
 renames and drops columns and members (at any depth), and a later write may bring a name so
 freed: by name it is a new column (a new ID), whose stored rows read null, never the values the
@@ -78,7 +81,8 @@ TEXTS = ("a", "b c", "", "é", "12", "x,y")
 SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0,
                         "renamed": 0, "dropped": 0, "name reused": 0, "refused": 0,
                         "to decimal": 0, "to text": 0, "to timestamp": 0,
-                        "list or map values": 0}
+                        "list or map values": 0, "precombined tables": 0,
+                        "upserts lost": 0}
 
 
 @dataclass
@@ -229,6 +233,7 @@ class WriteEvolution(RuleBasedStateMachine):
         self.log: list[str] = []
         self.partitioned = False
         self.gone: dict[int, list[str]] = {}  # id(parent Col) or 0 -> names renamed or dropped
+        self.pre: Col | None = None  # the precombine column (its name follows renames)
 
     @initialize(vseed=SEEDS)
     def create(self, vseed: int) -> None:
@@ -236,10 +241,13 @@ class WriteEvolution(RuleBasedStateMachine):
         table_type, props = MERGE_PATHS[path]
         if parquet_logs:
             props = props | {"evonb.mor.log_format": "parquet"}
-        self.partitioned = self.rng(vseed).random() < 0.5
+        draw = self.rng(vseed)
+        self.partitioned = draw.random() < 0.5
         PARTITIONED[self.partitioned] += 1
+        self.pre = Col("ts", "prim", "bigint") if draw.random() < 0.5 else None
+        SEEN["precombined tables"] += self.pre is not None
         self.columns = [
-            Col("id", "prim", "bigint"),
+            Col("id", "prim", "bigint"), *([self.pre] if self.pre else []),
             *([Col(PART, "prim", "int")] if self.partitioned else []), Col("a", "prim", "int"),
             Col("s", "struct", members=[Col("x", "prim", "int"), Col("y", "prim", "string")]),
             Col("l", "list", members=[Col("p", "prim", "bigint")]),
@@ -249,6 +257,7 @@ class WriteEvolution(RuleBasedStateMachine):
                         + (" not null" if c.name == "id" else "") for c in self.columns)
         self.table = evonb.create_table(os.path.join(self.folder, "t"), ddl, primary_key="id",
                                         partition_by=PART if self.partitioned else (),
+                                        precombine="ts" if self.pre else None,
                                         table_type=table_type, properties=props)
         # every history starts with a write that widens a column and a member, adds a member
         # and lacks a column and a member, whatever hypothesis draws after it
@@ -304,7 +313,10 @@ class WriteEvolution(RuleBasedStateMachine):
                 SEEN["missing"] += 1
                 continue
             name = self.sent_name(rng, c.name)
-            if c.kind in TYPED:
+            if c is self.pre:  # mostly its own type or narrower: any wider one is refused
+                out.append(Col(name, "prim", rng.choice(("bigint", "bigint", "int"))
+                               if rng.random() < 0.95 else send_type(rng, c.type)))
+            elif c.kind in TYPED:
                 out.append(Col(name, c.kind, send_type(rng, c.type)))
             else:
                 out.append(Col(name, c.kind, members=self.sent_members(rng, c.members, id(c))))
@@ -322,6 +334,9 @@ class WriteEvolution(RuleBasedStateMachine):
 
     def sent_value(self, rng: random.Random, c: Col) -> Any:
         if c.kind == "prim":
+            if self.pre is not None and c.name.lower() == self.pre.name.lower() \
+                    and c.type in ("int", "bigint"):
+                return None if rng.random() < 0.15 else rng.randint(0, 4)  # ties and nulls
             return value(rng, c.type)
         if rng.random() < 0.1:
             return None
@@ -444,7 +459,7 @@ class WriteEvolution(RuleBasedStateMachine):
         ddl = ", ".join(f"`{s.name}` {s.text(quoted=True)}" for s in sent)
         df = SPARK[0].createDataFrame(rows, ddl).coalesce(1)
         self.log.append(f"{mode} {keys} as {ddl}")
-        refused = self.refused(sent)
+        refused = self.refused(sent, mode)
         if refused:
             self.refuse(df, mode, refused)
             return
@@ -455,18 +470,37 @@ class WriteEvolution(RuleBasedStateMachine):
         self.with_new_columns()
         for values in rows:
             key = values[[s.name.lower() for s in sent].index("id")]
-            self.rows[key] = self.stored_row(sent, values)
+            row = self.stored_row(sent, values)
+            if mode == "upsert" and key in self.rows and self.loses(row, self.rows[key]):
+                SEEN["upserts lost"] += 1
+                continue
+            self.rows[key] = row
         self.check(f"{mode} as {ddl}")
 
-    def refused(self, sent: list[Col]) -> list[str]:
-        """``table has T, data has D`` for each column or member whose type the write's data
-        cannot bring (empty: the write goes through)."""
+    def loses(self, incoming: dict[str, Any], stored: dict[str, Any]) -> bool:
+        """Whether an upserted row loses to the stored row of its key: a smaller precombine
+        value, or null against a value (on a tie the incoming row wins)."""
+        if self.pre is None:
+            return False
+        new, old = incoming[self.pre.name], stored[self.pre.name]
+        return old is not None and (new is None or new < old)
+
+    def refused(self, sent: list[Col], mode: str) -> list[str]:
+        """Words of the error for each column or member whose type the write's data cannot
+        bring, the precombine column retyped (any change to its type), or an upsert without
+        it (empty: the write goes through)."""
         out = []
         columns = {c.name.lower(): c for c in self.columns}
+        names = {s.name.lower() for s in sent}
+        if self.pre is not None and mode == "upsert" and self.pre.name.lower() not in names:
+            out.append(f"Upsert data lacks the precombine column {self.pre.name!r}")
         for s in sent:
             mine = columns.get(s.name.lower())
             if mine is None:
                 continue
+            if mine is self.pre and meet(mine.type, s.type) not in (None, mine.type):
+                out.append(f"Incoming column {mine.name!r} is {s.type}, but key, partition and "
+                           "precombine columns cannot change type")
             pairs = [(mine, s)] if mine.kind in TYPED else [
                 (x, m) for x in mine.members for m in s.members
                 if x.name.lower() == m.name.lower()]
@@ -528,7 +562,7 @@ class WriteEvolution(RuleBasedStateMachine):
         prefix, parent, col = rng.choice(places)
         siblings = parent.members if parent is not None else [
             c for c in self.columns[1:] if c.name != PART]
-        drop = rng.random() < 0.5 and len(siblings) > 1
+        drop = rng.random() < 0.5 and len(siblings) > 1 and col is not self.pre
         structs = self.structs_of(parent) if parent is not None else list(self.rows.values())
         if drop:
             if parent is not None:
