@@ -146,6 +146,14 @@ class TableConfig:
             raise EvoError("precombine_id is set but precombine is not")
 
     # ------------------------------------------------------------ properties
+    @property
+    def protected_ids(self) -> frozenset[int]:
+        """The record key, partition and precombine columns: no DDL or write retypes them."""
+        ids = {*self.primary_key_ids, *self.partition_ids}
+        if self.precombine_id is not None:
+            ids.add(self.precombine_id)
+        return frozenset(ids)
+
     def property(self, name: str, default: str | None = None) -> str | None:
         """A table property, or ``default``."""
         return self.properties.get(name, default)

@@ -713,10 +713,7 @@ class BaseTable:
 
     def check_protected(self, update: SchemaUpdate) -> None:
         """Refuse an update that drops or retypes a key, partition or precombine column."""
-        config = self._config  # one look at the config file (a request on object storage)
-        protected = {*config.primary_key_ids, *config.partition_ids}
-        if config.precombine_id is not None:
-            protected.add(config.precombine_id)
+        protected = self._config.protected_ids  # one look (a request on object storage)
         for op in update.operations:
             if op.field_id in protected and op.kind in ("drop", "retype"):
                 verb = "dropped" if op.kind == "drop" else "retyped"
@@ -875,9 +872,7 @@ class BaseTable:
         """The schema change a write of ``incoming`` makes to ``base``, by the write properties
         (one look at the config: in object storage each look is a request)."""
         config = self._config
-        protected = frozenset({*config.primary_key_ids, *config.partition_ids,
-                               *([config.precombine_id] if config.precombine_id is not None
-                                 else [])})
+        protected = config.protected_ids
         return reconcile(
             base, incoming,
             add_columns=config.bool_property(PROP_ADD_COLUMNS, True),

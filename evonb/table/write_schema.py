@@ -58,7 +58,6 @@ def reconcile(
     return update
 
 
-# Not on the partner visitor: these checks run parents before children and add as they go.
 def check_upsert_brings_precombine(table: Schema, incoming: Schema,
                                    precombine_id: int | None) -> None:
     """Refuse an upsert whose data lacks the precombine column, which has no write default:
@@ -80,6 +79,7 @@ def check_upsert_brings_precombine(table: Schema, incoming: Schema,
     )
 
 
+# Not on the partner visitor: these checks run parents before children and add as they go.
 def _reconcile_fields(update: SchemaUpdate, table_fields: tuple[NestedField, ...],
                       incoming_fields: tuple[NestedField, ...], prefix: tuple[str, ...],
                       add_columns: bool, fill_missing: bool, protected: frozenset[int],
