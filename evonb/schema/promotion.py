@@ -148,8 +148,8 @@ def widens_on_write(old: Type, new: Type) -> bool:
     convert text to a date or a decimal, or a floating-point number to a decimal, which
     ``ALTER`` makes when asked (values that do not convert read null) but a write never makes
     on its own. A ``string`` column that receives dates stays ``string`` (the dates are
-    written as text); a ``double`` column that receives decimals is an error, not a
-    ``decimal`` column whose stored doubles read null.
+    written as text); a ``double`` column that receives decimals stays ``double`` (the
+    decimals are cast), not a ``decimal`` column whose stored doubles read null.
     """
     if isinstance(new, DecimalType) and not isinstance(old, DecimalType) \
             and old not in _INTEGER_DIGITS:
@@ -165,9 +165,10 @@ def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
     Hudi's chart: the table widens to a wider incoming type (int table + bigint data ->
     bigint); narrower incoming data is cast up (bigint table + int data -> bigint); string and
     binary meet as the chart says (string data into binary -> binary, binary data into string ->
-    string); two decimals meet in one that holds both. Only changes that keep the values
-    count (:func:`widens_on_write`); anything else (binary data into an int column, decimals
-    into a double column, doubles into a decimal one) is a :class:`WriteSchemaError`.
+    string); two decimals meet in one that holds both; decimal data into a ``float`` or
+    ``double`` column is cast to it. Only changes that keep the stored values count
+    (:func:`widens_on_write`); anything else (binary data into an int column, floating-point
+    data into a decimal column) is a :class:`WriteSchemaError`.
     """
     if table == incoming:
         return table
@@ -189,6 +190,10 @@ def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
         scale = max(table.scale, incoming.scale)
         if integer + scale <= 38:
             return DecimalType(integer + scale, scale)
+    if isinstance(incoming, DecimalType) and table in (FLOAT, DOUBLE):
+        # Spark's SQL makes decimals of literals (`id * 1.5`): cast to the column's type, as
+        # Spark's INSERT casts them and as the chart rounds large integers
+        return table
     raise WriteSchemaError(
         f"Incompatible column type in write: {path}: table has {table}, data has {incoming}",
         path=path,

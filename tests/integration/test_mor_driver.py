@@ -110,9 +110,9 @@ def test_driver_deltas_equal_spark_deltas(spark, tmp_path, fmt):
     _same_write(t, copy, spark.createDataFrame(
         [(6, "back", 0), (1, "again", 9), (1, "again-later", 9), (500, "upd", 0)], cols),
         "upsert")
-    # incoming rows without the precombine column hold null there
-    _same_write(t, copy, spark.createDataFrame([(12, "no-ts"), (13, "no-ts")],
-                                               "id long, v string"), "upsert")
+    # incoming rows whose precombine value is null (an upsert without the column is refused)
+    _same_write(t, copy, spark.createDataFrame([(12, "no-ts", None), (13, "no-ts", None)],
+                                               cols), "upsert")
     # only new keys (above every file's key range: nothing to look up, so no driver path),
     # and new keys inside the files' ranges (looked up, not found: new base rows, no block)
     _same_write(t, copy, spark.createDataFrame([(900, "n", 1), (901, "n", 1)], cols), "upsert",

@@ -103,15 +103,28 @@ def test_text_column_keeps_its_text_when_data_brings_another_type(spark, warehou
     assert sorted((r["id"], r["v"], (r["s"]["w"],)) for r in t.to_arrow().to_pylist()) == expected
 
 
+@pytest.mark.parametrize("table_type", ["double", "float"])
+def test_decimals_written_into_a_floating_point_column_are_cast(spark, warehouse, table_type):
+    """Spark's SQL makes decimals of literals (``id * 1.5``). The column keeps its type (it
+    became decimal(23,1) before, and its stored 1e30 read null); the decimals are cast."""
+    t = evonb.create_table(warehouse / "t", f"id bigint, x {table_type}")
+    t.write(spark.sql(f"select 1L as id, cast(1e30 as {table_type}) as x"))
+    t.write(spark.sql("select id, id * 1.5 as x from range(2, 4)"))
+    assert str(t.schema.find("x").type) == table_type
+    expected = [(1, float(spark.sql(f"select cast(1e30 as {table_type})").first()[0])),
+                (2, 3.0), (3, 4.5)]
+    assert _rows(t.read()) == expected
+    assert sorted((r["id"], r["x"]) for r in t.to_arrow().to_pylist()) == expected
+
+
 @pytest.mark.parametrize(("table_type", "data_type", "stored", "sent"),
-                         [("double", "decimal(5,2)", "1e30", "1.50bd"),
-                          ("decimal(5,2)", "double", "1.50bd", "1e30"),
-                          ("float", "decimal(20,2)", "cast(2.5 as float)", "1.50bd")])
-def test_floating_point_and_decimal_do_not_meet_on_write(spark, warehouse, table_type,
-                                                         data_type, stored, sent):
-    """A floating-point column that took a decimal type from a write would read its stored
-    1e30 as null, and doubles cast into a decimal(5,2) column would lose theirs: both are
-    errors naming the column and both types; the table is unchanged."""
+                         [("decimal(5,2)", "double", "1.50bd", "1e30"),
+                          ("decimal(10,2)", "float", "1.50bd", "2.5")])
+def test_floating_point_data_into_a_decimal_column_is_refused(spark, warehouse, table_type,
+                                                              data_type, stored, sent):
+    """Doubles cast into a decimal(5,2) column would lose 1e30 (null) and digits; a column
+    made double would lose its decimals' exactness: an error naming the column and both
+    types; the table is unchanged."""
     t = evonb.create_table(warehouse / "t", f"id int, v {table_type}")
     t.write(spark.sql(f"select 1 as id, cast({stored} as {table_type}) as v"))
     with pytest.raises(WriteSchemaError,

@@ -15,10 +15,10 @@ table's schema at that point, and evonb evolves the table by name
   and decimals to ``string``, the integers to decimals with room for them, two decimals to one
   that holds both and ``date`` to ``timestamp_ntz``: a wider incoming type widens the table's
   column (stored values read cast), a narrower one is cast up;
-- a type the column cannot take without losing values (a decimal into a ``double`` column, a
-  ``double`` into a decimal one, text into a ``date``, a timestamp into text, a decimal that
-  would need more than 38 digits) fails the write with a ``WriteSchemaError`` naming both
-  types, and the table is unchanged.
+- decimals written into a ``double`` column are cast to it;
+- a type the column cannot take without losing values (a ``double`` into a decimal column,
+  text into a ``date``, a timestamp into text, a decimal that would need more than 38 digits)
+  fails the write with a ``WriteSchemaError`` naming both types, and the table is unchanged.
 
 Half the tables have a precombine column ``ts``: an upserted row whose ``ts`` is smaller
 than the stored row's, or null against a value, loses (on a tie it wins); an upsert without
@@ -141,6 +141,8 @@ def meet(table: str, data: str) -> str | None:
     if widens(data, table):
         return table
     a, b = decimal_of(table), decimal_of(data)
+    if b and table == "double":  # decimals are cast into a double column
+        return table
     if a and b:
         integer, scale = max(a[0] - a[1], b[0] - b[1]), max(a[1], b[1])
         if integer + scale <= 38:
