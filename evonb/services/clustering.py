@@ -55,7 +55,7 @@ from urllib.parse import unquote
 from evonb.errors import ColumnNotFoundError, InvalidArgumentError
 from evonb.schema.schema import ROOT_ID, Schema
 from evonb.schema.spark_convert import type_to_spark
-from evonb.schema.types import StructType
+from evonb.schema.types import TIMESTAMP, StructType
 from evonb.services.compaction import (
     TARGET_SIZE_PROPERTY,
     data_commits_since,
@@ -72,6 +72,7 @@ from evonb.table.fsutil import remove_data_files
 from evonb.table.history import Commit
 from evonb.table.key_stats import key_columns
 from evonb.table.layout import META_COMMIT_TIME, Layout
+from evonb.table.partition_folders import NULL_FOLDER, instant_text
 from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.transaction import Transaction
 
@@ -90,7 +91,6 @@ that a full scan reads in parallel."""
 SMALL_FRACTION = 0.75
 """A base file smaller than this fraction of the target size is small."""
 OPERATION = "cluster"
-_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 ORDERS = ("linear", "zorder")
 ZORDER_PREFIX = "zorder:"
 ZORDER_MAX_BITS = 10
@@ -284,13 +284,18 @@ def matching_partitions(table: SparkTable, snap: Snapshot, where: str) -> set[st
     schema = table.schema
     ids = table.raw_config.partition_ids
     partitions = sorted({f.partition for f in snap.files})
+    instants = [schema.field_by_id(fid).type == TIMESTAMP for fid in ids]
     rows = []
     for p in partitions:
         pieces = [piece.partition("=")[2] for piece in p.split("/")] if p else []
         row = []
         for i in range(len(ids)):
             raw = pieces[i] if i < len(pieces) else None
-            row.append(None if raw is None or raw == _NULL_PARTITION else unquote(raw))
+            if raw is None or raw == NULL_FOLDER:
+                row.append(None)
+            else:  # a timestamp folder names its instant in UTC
+                text = unquote(raw)
+                row.append(instant_text(text) if instants[i] else text)
         rows.append((p, *row))
     struct = StructType([StructField("__evo_partition", StringType())]
                         + [StructField(f"__evo_v{i}", StringType()) for i in range(len(ids))])

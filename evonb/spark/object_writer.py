@@ -27,7 +27,6 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from evonb.errors import EvoError
 from evonb.spark.parquet_encoding import dictionary_columns
@@ -42,6 +41,7 @@ from evonb.spark.writer import (
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.key_stats import footer_stats
 from evonb.table.names import TEMP_SUFFIX, data_file_name, partition_path, temp_prefix
+from evonb.table.partition_folders import folder_value
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.timeline import instant_on_timeline
@@ -58,25 +58,8 @@ BUFFER_BYTES = 128 * 1024 * 1024
 (Spark's own ``parquet.block.size`` default)."""
 ROW_GROUP_BYTES_OPTION = "parquet.block.size"
 
-NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-"""The folder value of a null partition value, as Spark's writer names it."""
-
 _RESULT = "entry string"
 _ROW = "__evo_row"
-
-
-def partition_value(value: Any) -> str:
-    """A partition folder's value for ``value``: Hive's spelling (``true``, ``2024-01-31``;
-    null as :data:`NULL_PARTITION`), with the characters a path cannot hold escaped."""
-    if value is None:
-        return NULL_PARTITION
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif hasattr(value, "isoformat"):
-        text = value.isoformat(sep=" ") if hasattr(value, "hour") else value.isoformat()
-    else:
-        text = str(value)
-    return quote(text, safe=" ,;@&$!()+-_.~")
 
 
 def _task_number() -> int:
@@ -175,8 +158,10 @@ class _FileWriter:
 
 def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
                 ) -> Iterator[tuple[str, pa.RecordBatch]]:
-    """The rows of ``batch`` per partition folder (``col=value/...``): every row exactly once
-    (rows are taken by their index in their group, so a NaN or null value is a group too)."""
+    """The rows of ``batch`` per partition folder (``col=value/...``, each value spelled as
+    Spark's writer spells it: :func:`evonb.table.partition_folders.folder_value`): every row
+    exactly once (rows are taken by their index in their group, so a NaN or null value is a
+    group too)."""
     import numpy as np
     import pyarrow as pa
 
@@ -187,8 +172,9 @@ def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
         _ROW, pa.array(np.arange(batch.num_rows, dtype=np.int64)))
     groups = table.group_by(list(columns), use_threads=False).aggregate([(_ROW, "list")])
     members = groups.column(f"{_ROW}_list").combine_chunks()
+    single = {name: pa.types.is_float32(groups.column(name).type) for name in columns}
     for i in range(groups.num_rows):
-        folder = "/".join(f"{name}={partition_value(groups.column(name)[i].as_py())}"
+        folder = "/".join(f"{name}={folder_value(groups.column(name)[i].as_py(), single[name])}"
                           for name in columns)
         rows = table.take(members[i].values).drop_columns([_ROW])
         for part in rows.to_batches():
@@ -308,5 +294,5 @@ def write_table_files(df: DataFrame, *, root: Path, **options: Any) -> list[Data
     return write(df, root=root, **options)
 
 
-__all__ = ["NULL_PARTITION", "ROW_GROUP_BYTES_OPTION", "partition_value", "write_arrow_files",
+__all__ = ["ROW_GROUP_BYTES_OPTION", "write_arrow_files",
            "write_object_files", "write_table_files", "write_task"]

@@ -24,7 +24,7 @@ from evonb.table.names import (
 from evonb.table.snapshot import DataFile
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
     from evonb.schema.types import Type
 
@@ -118,6 +118,31 @@ def coalesced(df: DataFrame, max_files: int | None, target_file_bytes: int) -> D
     return df.coalesce(max_files) if max_files else df
 
 
+_DAY = 86_400_000_000
+"""Microseconds in a day."""
+
+
+def utc_text(column: str) -> Column:
+    """The text of timestamp column ``column``'s instants as UTC times, spelled as Spark spells
+    a timestamp (``2020-01-01 05:00:00.12``, :func:`evonb.table.partition_folders.timestamp_text`)
+    whatever the session's time zone: computed from the microseconds since the epoch, so no
+    time zone (nor a daylight-saving fold) comes into it. Null stays null."""
+    from pyspark.sql import functions as F
+
+    micros = f"unix_micros(`{column}`)"
+    day, rest = f"(({micros} - pmod({micros}, {_DAY})) div {_DAY})", f"pmod({micros}, {_DAY})"
+
+    def two(part: str) -> str:
+        return f"lpad(cast({part} as string), 2, '0')"
+
+    fraction = f"pmod({rest}, 1000000)"
+    return F.expr(
+        f"concat(cast(date_from_unix_date(cast({day} as int)) as string), ' ', "
+        f"{two(f'{rest} div 3600000000')}, ':', {two(f'pmod({rest} div 60000000, 60)')}, ':', "
+        f"{two(f'pmod({rest} div 1000000, 60)')}, if({fraction} = 0, '', concat('.', "
+        f"regexp_replace(lpad(cast({fraction} as string), 6, '0'), '0+$', ''))))")
+
+
 def write_files(
     df: DataFrame,
     *,
@@ -137,19 +162,24 @@ def write_files(
     tasks (:func:`estimated_files`), so small writes make few files rather than one small
     file per input partition.
 
-    Returns the files, placed under their partition folders, not yet visible to readers.
+    Returns the files, placed under their partition folders (values spelled as
+    :mod:`evonb.table.partition_folders` says, a timestamp's as its UTC time), not yet visible
+    to readers.
     ``key_columns`` (field ID -> physical name and type, see
     :func:`evonb.table.key_stats.key_columns`) are the record-key columns whose min and max
     each file records, from the footer read for its row count.
     """
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
 
     staging = staging_dir(root, instant)
     df = without_field_ids(df)
     hidden = [f"__evo_p{i}" for i in range(len(partition_columns))]
     for name, column in zip(hidden, partition_columns, strict=True):
-        df = df.withColumn(name, F.col(f"`{column}`"))
+        # Spark would name a folder by an instant's time in the session's time zone
+        instant_column = isinstance(df.schema[column].dataType, TimestampType)
+        df = df.withColumn(name, utc_text(column) if instant_column else F.col(f"`{column}`"))
     df = coalesced(df, max_files, target_file_bytes)
     writer = (df.write.mode("overwrite").option("compression", "snappy")
               .option(ROW_GROUP_ROWS_OPTION, str(ROW_GROUP_ROWS)))

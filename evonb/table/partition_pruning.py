@@ -27,9 +27,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from evonb.schema.types import BOOLEAN, DATE, INTEGRAL, STRING, Type
-
-NULL_FOLDER = "__HIVE_DEFAULT_PARTITION__"
-"""The folder value of a null (and, as Spark writes it, of an empty string)."""
+from evonb.table.partition_folders import NULL_FOLDER
 
 _UNKNOWN = object()
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evonb.schema.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, TIMESTAMP
-from evonb.spark.object_writer import partition_value
-from evonb.table.partition_pruning import NULL_FOLDER, folder_values, may_match
+from evonb.table.partition_folders import NULL_FOLDER, folder_value
+from evonb.table.partition_pruning import folder_values, may_match
 
 OPS = ["==", ">", ">=", "<", "<=", "in", "is_null", "is_valid"]
 
@@ -55,7 +55,7 @@ def cases(draw: st.DrawFn) -> tuple[Any, Any, Any, str, Any]:
 @given(cases())
 def test_a_file_is_skipped_only_when_its_rows_cannot_match(case: Any) -> None:
     kind, _, value, op, operand = case
-    folder = f"c={partition_value(value)}"
+    folder = f"c={folder_value(value)}"
     kept = may_match(folder, [kind], [("c",)], [(op, ("c",), operand)])
     if _holds(op, value, operand):
         assert kept, (folder, op, operand)  # sound: a matching row is never skipped

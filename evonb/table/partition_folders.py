@@ -1,0 +1,135 @@
+"""How a partition value is spelled in a folder name (``ts=2020-01-01 05%3A00%3A00``).
+
+A table's files are written by Spark's partitioned writer (most writes on local disk) or by
+evonb's Arrow writer (copy-on-write rewrites on the driver, every write in object storage). Both
+must spell a value alike, or one partition value lands in two folders: a clustering or
+compaction then treats them as two partitions, and ``cluster(where=...)`` reads a folder for a
+value it does not hold. The spelling is Spark's, whatever the session's time zone:
+
+- null, and the empty string, as :data:`NULL_FOLDER` (Hive's default partition);
+- strings as they are, with Hive's characters escaped as ``%XX`` (:func:`escape`);
+- integers, decimals (plain digits at the column's scale), dates and booleans as Spark casts
+  them to text;
+- ``float`` and ``double`` as Java prints them (``1.0E20``, ``0.1``, ``NaN``, ``Infinity``),
+  from the fewest digits that read back as the number. The Java that Spark runs on (17) prints
+  a digit or two more for some numbers (about 2 in 100 random doubles, none with few digits,
+  such as ``12.5`` or ``1.0E-4``): a partition of such a number may have two folders, one per
+  writer, and still reads right;
+- a ``timestamp`` (an instant) as its UTC time, ``2020-01-01 05:00:00.12`` (trailing zeros of
+  the fraction dropped), and a ``timestamp_ntz`` as its wall-clock time, alike. Spark's own
+  writer would name an instant in the writing session's time zone, so two instants hours apart
+  could share a folder; evonb's Spark writer hands it the UTC text
+  (:func:`evonb.spark.writer.write_files`).
+
+Folders are labels: evonb reads partition values from the files, so a folder spelled otherwise
+(by an older writer, or by another tool) still reads right. Pure Python: no Spark, no pyarrow.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import math
+import re
+import struct
+from typing import Any
+
+NULL_FOLDER = "__HIVE_DEFAULT_PARTITION__"
+"""The folder value of a null (and, as Spark writes it, of an empty string)."""
+
+_ESCAPED = frozenset([*map(chr, range(1, 0x20)), *'"#%\'*/:=?\\\x7f{[]^'])
+"""Characters Hive and Spark escape in a partition folder's value."""
+
+_OFFSET = re.compile(r"(Z|[+-]\d\d(:?\d\d)?)$")
+
+
+def escape(text: str) -> str:
+    """``text`` with the characters a partition folder escapes written as ``%XX`` (others,
+    non-ASCII letters included, as they are)."""
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
+
+
+def timestamp_text(value: datetime.datetime) -> str:
+    """Spark's text of a timestamp: an aware ``value`` (an instant) in UTC, a naive one (a
+    wall-clock time) as it is; the fraction of a second without trailing zeros."""
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.UTC)
+    text = (f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}")
+    if value.microsecond:
+        text += "." + f"{value.microsecond:06d}".rstrip("0")
+    return text
+
+
+def _as_float32(value: float) -> float:
+    """``value`` rounded to a ``float`` (infinity past its range)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def _shortest_digits(value: float, single: bool) -> tuple[str, int]:
+    """The fewest significant digits that read back as ``value`` (positive, finite; as a
+    ``float`` when ``single``), and the power of ten of the first."""
+    if single:
+        for places in range(9):
+            text = f"{value:.{places}e}"
+            if _as_float32(float(text)) == value:
+                break
+    else:
+        text = repr(value)
+    found = decimal.Decimal(text).normalize().as_tuple()
+    digits = "".join(map(str, found.digits))
+    assert isinstance(found.exponent, int)
+    return digits, len(digits) - 1 + found.exponent
+
+
+def floating_text(value: float, single: bool = False) -> str:
+    """Java's ``Double.toString`` (``Float.toString`` when ``single``), as Spark casts a
+    floating-point number to text: plain between 10^-3 and 10^7 (``100.0``, ``0.001``),
+    else ``1.0E20``, ``1.25E-5``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    digits, power = _shortest_digits(abs(value), single)
+    if not 1e-3 <= abs(value) < 1e7:
+        return f"{sign}{digits[0]}.{digits[1:] or '0'}E{power}"
+    if power < 0:
+        return f"{sign}0.{'0' * (-power - 1)}{digits}"
+    whole = digits[:power + 1].ljust(power + 1, "0")
+    return f"{sign}{whole}.{digits[power + 1:] or '0'}"
+
+
+def folder_value(value: Any, single: bool = False) -> str:
+    """The spelling of partition value ``value`` (as pyarrow's ``as_py`` gives it; ``single``:
+    of a ``float`` column) in a folder name."""
+    if value is None or value == "":
+        return NULL_FOLDER
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, float):
+        text = floating_text(value, single)
+    elif isinstance(value, datetime.datetime):
+        text = timestamp_text(value)
+    elif isinstance(value, datetime.date):
+        text = value.isoformat()
+    elif isinstance(value, decimal.Decimal):
+        text = format(value, "f")
+    else:
+        text = str(value)
+    return escape(text)
+
+
+def instant_text(text: str) -> str:
+    """A ``timestamp`` folder value as text Spark parses to the instant it names: the UTC
+    time evonb writes (``Z`` added), or a time with its own offset as it is."""
+    return text if _OFFSET.search(text) else text + "Z"
+
+
+__all__ = ["NULL_FOLDER", "escape", "floating_text", "folder_value", "instant_text",
+           "timestamp_text"]

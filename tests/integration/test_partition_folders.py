@@ -1,0 +1,122 @@
+"""Partition folders: one spelling per value, whichever writer stores the file (Spark's
+partitioned writer or evonb's Arrow writer) and whatever the session's time zone; and
+``cluster(where=...)`` reads a timestamp folder as the instant it names."""
+
+from __future__ import annotations
+
+import datetime
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+import evonb
+from evonb.table.partition_folders import folder_value
+from tests.spark.merge_paths import MERGE_PATHS
+
+pytestmark = pytest.mark.spark
+
+ZONE = "spark.sql.session.timeZone"
+_rng = random.Random(20261206)
+VALUES: dict[str, list[Any]] = {
+    "timestamp": [datetime.datetime(2020, 1, 1, 5, 0, tzinfo=datetime.UTC),
+                  datetime.datetime(2020, 1, 1, 0, 0, tzinfo=datetime.UTC),
+                  datetime.datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=datetime.UTC),
+                  datetime.datetime(2021, 11, 7, 5, 30, 0, 120_000, tzinfo=datetime.UTC),
+                  datetime.datetime(2021, 11, 7, 6, 30, tzinfo=datetime.UTC), None],
+    "timestamp_ntz": [datetime.datetime(2020, 1, 1, 5, 0, 0, 500_000),
+                      datetime.datetime(1900, 2, 28, 23, 0, 1, 7), None],
+    "double": [1e20, 0.1, -0.0, 100.0, 1e-4, 123.456, float("nan"), float("inf"), None,
+               *(round(_rng.uniform(-1e6, 1e6), _rng.randint(0, 4)) for _ in range(12)),
+               *(_rng.randint(-999, 999) * 10.0 ** _rng.randint(-9, 12) for _ in range(12))],
+    "float": [0.1, 1e10, 2.5, -7.0, 3e-5, None],
+    "decimal(10,3)": [Decimal("1.500"), Decimal("-0.001"), Decimal("0.000"), None],
+    "string": ["a/b:c d%", "é€", "", "x=y?#", "{[]}^'\"*\\", None],
+    "date": [datetime.date(2024, 1, 31), datetime.date(999, 1, 1), None],
+    "boolean": [True, False, None],
+    "int": [-3, 0, 2**31 - 1, None],
+}
+
+
+@contextmanager
+def time_zone(spark: Any, zone: str) -> Iterator[None]:
+    before = spark.conf.get(ZONE)
+    spark.conf.set(ZONE, zone)
+    try:
+        yield
+    finally:
+        spark.conf.set(ZONE, before)
+
+
+def folders(table: Any) -> set[str]:
+    return {f.partition for f in table.snapshot().files}
+
+
+def write_all(spark: Any, table: Any, kind: str, tag: str) -> None:
+    rows = [(i, v, tag) for i, v in enumerate(VALUES[kind])]
+    table.write(spark.createDataFrame(rows, f"id bigint, p {kind}, v string"), mode="upsert")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+@pytest.mark.parametrize("kind", sorted(VALUES))
+def test_both_writers_spell_a_partition_value_alike(spark: Any, tmp_path: Any, kind: str,
+                                                    zone: str) -> None:
+    """The folders of the Spark writer (copy-on-write, Spark's merge) and of the Arrow
+    writer on the driver (its rewrites) are the same set: each value's
+    :func:`folder_value`, in any session time zone."""
+    expected = {f"p={folder_value(v, single=kind == 'float')}" for v in VALUES[kind]}
+    seen = {}
+    with time_zone(spark, zone):
+        for path in ("cow-direct", "cow-driver"):
+            table_type, props = MERGE_PATHS[path]
+            t = evonb.create_table(tmp_path / path, f"id bigint not null, p {kind}, v string",
+                                   primary_key="id", partition_by="p", table_type=table_type,
+                                   properties=props)
+            write_all(spark, t, kind, "first")
+            write_all(spark, t, kind, "again")  # every file rewritten by this path's merge
+            seen[path] = folders(t)
+            got = sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist())
+            assert got == [(i, "again") for i in range(len(VALUES[kind]))]
+    assert seen["cow-direct"] == expected, seen["cow-direct"] ^ expected
+    assert seen["cow-driver"] == expected, seen["cow-driver"] ^ expected
+
+
+def test_an_instant_has_one_folder_from_any_time_zone(spark: Any, tmp_path: Any) -> None:
+    """Two instants five hours apart, written from UTC and from New York, have two folders
+    named by their UTC times (Spark's writer alone would name both ``2020-01-01 00:00:00``),
+    and ``cluster(where=...)`` picks the folder of the instant its predicate names, in the
+    session's time zone."""
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, ts timestamp, v string",
+                           primary_key="id", partition_by="ts",
+                           properties=MERGE_PATHS["cow-direct"][1])
+
+    def write(zone: str, key: int, wall_clock: str) -> None:
+        with time_zone(spark, zone):
+            t.write(spark.sql(f"select {key}L as id, timestamp'{wall_clock}' as ts, "
+                              f"'{zone}' as v"), mode="insert")
+
+    write("UTC", 1, "2020-01-01 05:00:00")  # 05:00 UTC
+    write("America/New_York", 2, "2020-01-01 00:00:00")  # 05:00 UTC too
+    write("UTC", 3, "2020-01-01 00:00:00")  # 00:00 UTC
+    write("America/New_York", 4, "2019-12-31 19:00:00")  # 00:00 UTC too
+    five, midnight = "ts=2020-01-01 05%3A00%3A00", "ts=2020-01-01 00%3A00%3A00"
+    files = t.snapshot().files
+    assert sorted(f.partition for f in files) == [midnight, midnight, five, five]
+    with time_zone(spark, "America/New_York"):  # 00:00 in New York is 05:00 UTC
+        commit = t.cluster(where="ts = timestamp'2020-01-01 00:00:00'")
+    assert commit is not None
+    assert sorted(commit.metadata["removed"]) == sorted(
+        f.path for f in files if f.partition == five)
+    after = t.snapshot().files
+    assert sorted(f.partition for f in after) == [midnight, midnight, five]
+    with time_zone(spark, "UTC"):
+        t.cluster(where="ts = timestamp'2020-01-01 00:00:00'")
+        assert sorted(f.partition for f in t.snapshot().files) == [midnight, five]
+        rows = sorted(tuple(r) for r in t.read().selectExpr("id", "cast(ts as string)", "v")
+                      .collect())
+    five_utc, midnight_utc = "2020-01-01 05:00:00", "2020-01-01 00:00:00"
+    assert rows == [(1, five_utc, "UTC"), (2, five_utc, "America/New_York"),
+                    (3, midnight_utc, "UTC"), (4, midnight_utc, "America/New_York")]
