@@ -118,6 +118,12 @@ def coalesced(df: DataFrame, max_files: int | None, target_file_bytes: int) -> D
     return df.coalesce(max_files) if max_files else df
 
 
+def staged_partition_name(index: int) -> str:
+    """The name Spark's writer gives the folders of partition column ``index`` (0 first) in a
+    write's staging folder (the files are moved into folders of the column's own name)."""
+    return f"__evo_p{index}"
+
+
 _DAY = 86_400_000_000
 """Microseconds in a day."""
 
@@ -175,7 +181,7 @@ def write_files(
 
     staging = staging_dir(root, instant)
     df = without_field_ids(df)
-    hidden = [f"__evo_p{i}" for i in range(len(partition_columns))]
+    hidden = [staged_partition_name(i) for i in range(len(partition_columns))]
     for name, column in zip(hidden, partition_columns, strict=True):
         # Spark would name a folder by an instant's time in the session's time zone
         instant_column = isinstance(df.schema[column].dataType, TimestampType)

@@ -32,13 +32,24 @@ import decimal
 import math
 import re
 import struct
+from collections.abc import Sequence
 from typing import Any
+
+from evonb.errors import DataValidationError
 
 NULL_FOLDER = "__HIVE_DEFAULT_PARTITION__"
 """The folder value of a null (and, as Spark writes it, of an empty string)."""
 
 _ESCAPED = frozenset([*map(chr, range(1, 0x20)), *'"#%\'*/:=?\\\x7f{[]^'])
 """Characters Hive and Spark escape in a partition folder's value."""
+
+ESCAPED_PATTERN = r"""[\x01-\x1F"#%'*/:=?\\\x7F{\[\]^]"""
+"""The escaped characters as a regular expression (Java's and RE2's syntax): a folder value
+takes ``len(utf8) + 2 * matches`` bytes."""
+
+FOLDER_NAME_BYTES = 255
+"""The longest name of a folder on the usual local file systems (ext4, XFS, APFS, NTFS), in
+bytes: a partition folder ``<column>=<value>`` longer than that cannot be made."""
 
 _OFFSET = re.compile(r"(Z|[+-]\d\d(:?\d\d)?)$")
 
@@ -125,11 +136,28 @@ def folder_value(value: Any, single: bool = False) -> str:
     return escape(text)
 
 
+def check_folder_bytes(column: str, folder_names: Sequence[str], longest: int | None) -> None:
+    """Refuse a write whose longest value of string partition column ``column`` takes
+    ``longest`` bytes as a folder value, when a folder ``<name>=<value>`` (``folder_names``:
+    the names its folders take, staging folders included) would be longer than
+    :data:`FOLDER_NAME_BYTES`."""
+    if longest is None:
+        return
+    room = FOLDER_NAME_BYTES - 1 - max(len(name.encode()) for name in folder_names)
+    if longest > room:
+        raise DataValidationError(
+            f"Partition column {column!r} has a value of {longest} bytes in a folder name "
+            f"(escaped, UTF-8), more than the {room} a partition folder leaves it (a folder "
+            f"name takes at most {FOLDER_NAME_BYTES} bytes)", count=1,
+            hint=f"partition by a shorter column derived from {column!r} (a prefix or a "
+            "hash of it), or shorten its values before writing")
+
+
 def instant_text(text: str) -> str:
     """A ``timestamp`` folder value as text Spark parses to the instant it names: the UTC
     time evonb writes (``Z`` added), or a time with its own offset as it is."""
     return text if _OFFSET.search(text) else text + "Z"
 
 
-__all__ = ["NULL_FOLDER", "escape", "floating_text", "folder_value", "instant_text",
-           "timestamp_text"]
+__all__ = ["ESCAPED_PATTERN", "FOLDER_NAME_BYTES", "NULL_FOLDER", "check_folder_bytes", "escape",
+           "floating_text", "folder_value", "instant_text", "timestamp_text"]

@@ -120,3 +120,37 @@ def test_an_instant_has_one_folder_from_any_time_zone(spark: Any, tmp_path: Any)
     five_utc, midnight_utc = "2020-01-01 05:00:00", "2020-01-01 00:00:00"
     assert rows == [(1, five_utc, "UTC"), (2, five_utc, "America/New_York"),
                     (3, midnight_utc, "UTC"), (4, midnight_utc, "America/New_York")]
+
+
+@pytest.mark.parametrize("path", sorted(MERGE_PATHS))
+def test_a_partition_value_too_long_for_a_folder_name_is_refused(spark: Any, tmp_path: Any,
+                                                                 path: str) -> None:
+    """A folder name takes at most 255 bytes: the column's name (or the staging folder's
+    ``__evo_p0``, the longer), ``=`` and the value's escaped UTF-8. A value that fits is
+    written and read back; one byte more is a ``DataValidationError`` naming the column, on
+    every write path, and the table is unchanged (it was Spark's ``TASK_WRITE_FAILED`` trace,
+    or an ``OSError``, before)."""
+    table_type, props = MERGE_PATHS[path]
+    t = evonb.create_table(tmp_path / "t", "id bigint not null, p string, v string",
+                           primary_key="id", partition_by="p", table_type=table_type,
+                           properties=props)
+    room = 255 - len("__evo_p0=")  # 246 bytes
+    fits = ["a" * room, "/" * 82, "é" * 123]
+    too_long = ["a" * (room + 1), "/" * 82 + "a", "é" * 123 + "a"]
+    for key, value in enumerate(fits):
+        t.write(spark.createDataFrame([(key, value, "x")], "id bigint, p string, v string"),
+                mode="upsert" if key % 2 else "insert")
+    commits = len(t.history())
+    for key, value in enumerate(too_long, start=10):
+        for mode in ("insert", "upsert", "overwrite"):
+            df = spark.createDataFrame([(key, value, "x"), (0, "short", "y")],
+                                       "id bigint, p string, v string")
+            with pytest.raises(evonb.errors.DataValidationError,
+                               match=r"Partition column 'p' has a value of 247 bytes .* "
+                                     r"more than the 246 a partition folder leaves it") as err:
+                t.write(df, mode=mode)
+            assert "prefix or a hash" in (err.value.hint or "")
+    assert len(t.history()) == commits
+    got = sorted((r["id"], r["p"]) for r in t.to_arrow().to_pylist())
+    assert got == list(enumerate(fits))
+    assert sorted((r.id, r.p) for r in t.read().collect()) == got
