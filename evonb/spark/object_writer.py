@@ -35,13 +35,14 @@ from evonb.spark.writer import (
     ROW_GROUP_ROWS,
     ROW_GROUP_ROWS_OPTION,
     coalesced,
+    staged_partition_name,
     without_field_ids,
     write_files,
 )
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.key_stats import footer_stats
 from evonb.table.names import TEMP_SUFFIX, data_file_name, partition_path, temp_prefix
-from evonb.table.partition_folders import folder_value
+from evonb.table.partition_folders import check_folder_bytes, folder_value
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.timeline import instant_on_timeline
@@ -156,12 +157,13 @@ class _FileWriter:
             os.unlink(self.local)
 
 
-def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
+def _partitions(batch: pa.RecordBatch, columns: Sequence[str], local: bool
                 ) -> Iterator[tuple[str, pa.RecordBatch]]:
     """The rows of ``batch`` per partition folder (``col=value/...``, each value spelled as
     Spark's writer spells it: :func:`evonb.table.partition_folders.folder_value`): every row
     exactly once (rows are taken by their index in their group, so a NaN or null value is a
-    group too)."""
+    group too). ``local``: folders on a local file system, whose names must fit as
+    Spark's writer's do (:func:`evonb.spark.writer.fitting_folder`)."""
     import numpy as np
     import pyarrow as pa
 
@@ -174,8 +176,11 @@ def _partitions(batch: pa.RecordBatch, columns: Sequence[str]
     members = groups.column(f"{_ROW}_list").combine_chunks()
     single = {name: pa.types.is_float32(groups.column(name).type) for name in columns}
     for i in range(groups.num_rows):
-        folder = "/".join(f"{name}={folder_value(groups.column(name)[i].as_py(), single[name])}"
-                          for name in columns)
+        values = [folder_value(groups.column(name)[i].as_py(), single[name]) for name in columns]
+        if local:
+            for j, (name, value) in enumerate(zip(columns, values, strict=True)):
+                check_folder_bytes(name, (name, staged_partition_name(j)), len(value.encode()))
+        folder = "/".join(f"{name}={value}" for name, value in zip(columns, values, strict=True))
         rows = table.take(members[i].values).drop_columns([_ROW])
         for part in rows.to_batches():
             yield folder, part
@@ -202,7 +207,8 @@ def write_task(batches: Iterator[pa.RecordBatch], *, location: str, instant: str
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            for folder, rows in _partitions(batch, partition_columns):
+            for folder, rows in _partitions(batch, partition_columns,
+                                            local=not is_object_path(root)):
                 writer = writers.get(folder)
                 if writer is None:
                     rel = partition_path(folder, data_file_name(instant, task))

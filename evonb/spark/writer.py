@@ -7,6 +7,7 @@ that lists them completes; a failed write leaves nothing any reader would see.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,11 @@ from evonb.table.names import (
     data_file_name,
     partition_path,
     staged_task,
+)
+from evonb.table.partition_folders import (
+    ESCAPED_PATTERN,
+    FOLDER_NAME_BYTES,
+    check_folder_bytes,
 )
 from evonb.table.snapshot import DataFile
 
@@ -124,6 +130,27 @@ def staged_partition_name(index: int) -> str:
     return f"__evo_p{index}"
 
 
+_FOLDER_TOO_LONG = re.compile(r"evonb: partition folder too long: (.*?)\|(.*?)\|(\d+)\|")
+"""The message of :func:`fitting_folder`'s failure, as the failed job reports it."""
+
+
+def fitting_folder(column: str, staged: str) -> Column:
+    """String column ``column`` as a partition folder value, which fails the job with a
+    message :func:`write_files` turns into a ``DataValidationError`` where a value's folder
+    name (``<column>=<value>``, or in the staging folder ``<staged>=<value>``) would take more
+    than :data:`~evonb.table.partition_folders.FOLDER_NAME_BYTES` bytes: checked in the job
+    that writes the rows, so the rows are not computed twice."""
+    from pyspark.sql import functions as F
+
+    room = FOLDER_NAME_BYTES - 1 - max(len(column.encode()), len(staged.encode()))
+    value = F.col(f"`{column}`")
+    escaped = F.char_length(value) - F.char_length(F.regexp_replace(value, ESCAPED_PATTERN, ""))
+    size = F.octet_length(value) + escaped * 2
+    failed = F.raise_error(F.concat(F.lit(f"evonb: partition folder too long: {column}|{staged}|"),
+                                    size.cast("string"), F.lit("|")))
+    return F.when(size > room, failed).otherwise(value)
+
+
 _DAY = 86_400_000_000
 """Microseconds in a day."""
 
@@ -177,15 +204,19 @@ def write_files(
     """
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
-    from pyspark.sql.types import TimestampType
+    from pyspark.sql.types import StringType, TimestampType
 
     staging = staging_dir(root, instant)
     df = without_field_ids(df)
     hidden = [staged_partition_name(i) for i in range(len(partition_columns))]
     for name, column in zip(hidden, partition_columns, strict=True):
-        # Spark would name a folder by an instant's time in the session's time zone
-        instant_column = isinstance(df.schema[column].dataType, TimestampType)
-        df = df.withColumn(name, utc_text(column) if instant_column else F.col(f"`{column}`"))
+        kind = df.schema[column].dataType
+        if isinstance(kind, TimestampType):  # Spark names it by the session's time zone
+            df = df.withColumn(name, utc_text(column))
+        elif isinstance(kind, StringType):
+            df = df.withColumn(name, fitting_folder(column, name))
+        else:
+            df = df.withColumn(name, F.col(f"`{column}`"))
     df = coalesced(df, max_files, target_file_bytes)
     writer = (df.write.mode("overwrite").option("compression", "snappy")
               .option(ROW_GROUP_ROWS_OPTION, str(ROW_GROUP_ROWS)))
@@ -193,7 +224,15 @@ def write_files(
         writer = writer.option(key, value)
     if hidden:
         writer = writer.partitionBy(*hidden)
-    writer.parquet(str(staging))
+    try:
+        writer.parquet(str(staging))
+    except Exception as exc:  # py4j's error of the failed job, or Spark's own
+        too_long = _FOLDER_TOO_LONG.search(str(exc))
+        if too_long is None:
+            raise
+        file_io().delete_folder(staging)
+        check_folder_bytes(too_long[1], (too_long[1], too_long[2]), int(too_long[3]))
+        raise  # pragma: no cover - check_folder_bytes raised
 
     placed: list[DataFile] = []
     try:

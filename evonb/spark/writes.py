@@ -15,7 +15,7 @@ from evonb.errors import DataValidationError, WriteSchemaError
 from evonb.schema.defaults import sql_literal
 from evonb.schema.diffing import diff
 from evonb.schema.schema import Schema, walk
-from evonb.schema.types import DATE, STRING, TIMESTAMP, TIMESTAMP_NTZ, StructType
+from evonb.schema.types import DATE, TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.arrow_collect import to_arrow
 from evonb.spark.columns import to_column
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
@@ -28,7 +28,6 @@ from evonb.spark.writer import (
     DEFAULT_TARGET_FILE_BYTES,
     TARGET_FILE_PROPERTY,
     estimated_bytes,
-    staged_partition_name,
 )
 from evonb.table.commit import CommitMetadata
 from evonb.table.conflicts import WRITE_ACTIONS, check_write
@@ -36,7 +35,6 @@ from evonb.table.fileio import is_object_path
 from evonb.table.fsutil import remove_data_files
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
-from evonb.table.partition_folders import ESCAPED_PATTERN, check_folder_bytes
 from evonb.table.precombine import ordering
 from evonb.table.properties import check_parquet_option, setting
 from evonb.table.read_plan import Via, physical_struct, plan_group, type_paths
@@ -304,38 +302,18 @@ class WriteJob:
         cols.append(F.lit(instant).alias(META_COMMIT_TIME))
         shaped = self.df.select(*cols)
         names = {f.id: name for (name, _), f in zip(group.columns, query.fields, strict=True)}
-        folders = self._long_folder_columns(incoming, target, names)
         if not (collect and self._collect_checked(shaped, incoming, target, names, keys,
-                                                  folders, max_rows=collect)):
-            self._check_incoming(incoming, target, keys, folders, count=ranges)
+                                                  max_rows=collect)):
+            self._check_incoming(incoming, target, keys, count=ranges)
         return shaped
 
-    def _long_folder_columns(self, incoming: Schema, target: Schema, physical: dict[int, str]
-                             ) -> dict[int, str]:
-        """The string partition columns the rows bring, whose values could make a folder name
-        too long for a local file system (field ID -> physical name); none for a table in
-        object storage, whose keys have room."""
-        if is_object_path(self.table.root) or self.mode == "delete":
-            return {}
-        return {fid: physical[fid] for fid in self.config.partition_ids
-                if fid in physical and target.field_by_id(fid).type == STRING
-                and incoming.has_id(fid) and incoming.field_by_id(fid).type == STRING}
-
-    def _check_folder_bytes(self, target: Schema, fid: int, name: str, longest: int | None
-                            ) -> None:
-        """Refuse values of partition column ``fid`` (physical ``name``) too long for a
-        folder name, in the table or in a write's staging folder."""
-        staged = staged_partition_name(self.config.partition_ids.index(fid))
-        check_folder_bytes(target.field_by_id(fid).name, (name, staged), longest)
-
     def _collect_checked(self, shaped: DataFrame, incoming: Schema, target: Schema,
-                         physical: dict[int, str], keys: dict[int, tuple[Any, Column]],
-                         folders: dict[int, str], *, max_rows: int) -> bool:
+                         physical: dict[int, str], keys: dict[int, tuple[Any, Column]], *,
+                         max_rows: int) -> bool:
         """For an upsert or delete that may be small enough for a driver path
         (:meth:`_collect_rows`): collect the shaped rows as Arrow in one job
         (:attr:`collected`) and check them there as :meth:`_check_incoming` does in Spark
-        (required and key columns without nulls, partition folder names that fit, the keys'
-        range, the row count). False
+        (required and key columns without nulls, the keys' range, the row count). False
         (nothing collected) when Spark's size estimate of the incoming rows is above
         :data:`~evonb.spark.mor_driver.DRIVER_COLLECT_BYTES` or more than ``max_rows``
         rows came."""
@@ -355,11 +333,6 @@ class WriteJob:
             t = target.field_by_id(f.id)
             if (not t.nullable or f.id in key_ids) and f.nullable:
                 _refuse_nulls(t.name, rows.column(physical[f.id]).null_count)
-        for fid, name in folders.items():
-            column = rows.column(name)
-            size = pc.add(pc.binary_length(column),
-                          pc.multiply(pc.count_substring_regex(column, ESCAPED_PATTERN), 2))
-            self._check_folder_bytes(target, fid, name, pc.max(size).as_py())
         ranges = []
         for fid, (t, _) in keys.items():
             column = rows.column(physical[fid])
@@ -378,12 +351,12 @@ class WriteJob:
         return True
 
     def _check_incoming(self, incoming: Schema, target: Schema,
-                        keys: dict[int, tuple[Any, Column]], folders: dict[int, str], *,
-                        count: bool) -> None:
-        """Required (and key) columns must not receive nulls, nor string partition columns in
-        ``folders`` (field ID -> folder name) values too long for a folder name: one job
-        counts them, and takes the min and max of the key columns in ``keys`` (field ID ->
-        type and column as written) and (``count``) the number of rows."""
+                        keys: dict[int, tuple[Any, Column]], *, count: bool) -> None:
+        """Required (and key) columns must not receive nulls: one job counts them, and takes
+        the min and max of the key columns in ``keys`` (field ID -> type and column as
+        written) and (``count``) the number of rows. (Partition values too long for a folder
+        name fail the writer that names the folder: :func:`~evonb.spark.writer.fitting_folder`,
+        :func:`~evonb.spark.object_writer.write_task`.)"""
         from pyspark.sql import functions as F
 
         key_ids = set(self.config.primary_key_ids)
@@ -394,11 +367,6 @@ class WriteJob:
                 ref = "`" + f.name.replace("`", "``") + "`"
                 checks.append((t.name, F.sum(F.when(F.col(ref).isNull(), 1).otherwise(0))))
         aggs = [c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]
-        for fid in folders:
-            value = F.col("`" + incoming.field_by_id(fid).name.replace("`", "``") + "`")
-            escaped = F.char_length(value) - F.char_length(
-                F.regexp_replace(value, ESCAPED_PATTERN, ""))
-            aggs.append(F.max(F.octet_length(value) + escaped * 2).alias(f"p{fid}"))
         for fid, (t, col) in keys.items():
             value = F.unix_micros(col) if t is TIMESTAMP else col  # instants as numbers
             aggs += [_python_bound(t, F.min(value)).alias(f"lo{fid}"),
@@ -410,8 +378,6 @@ class WriteJob:
         row = self.df.agg(*aggs).collect()[0]
         for i, (name, _) in enumerate(checks):
             _refuse_nulls(name, int(row[f"c{i}"] or 0))
-        for fid, name in folders.items():
-            self._check_folder_bytes(target, fid, name, row[f"p{fid}"])
         if count:
             self.incoming_rows = int(row["rows"])
             self.incoming_empty = not self.incoming_rows

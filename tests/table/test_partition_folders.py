@@ -9,8 +9,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from evonb.errors import DataValidationError
 from evonb.table.partition_folders import (
     NULL_FOLDER,
+    check_folder_bytes,
     escape,
     floating_text,
     folder_value,
@@ -77,3 +79,12 @@ def test_instant_text_reads_a_folder_as_utc_unless_it_has_an_offset() -> None:
     # folders an older writer named with an offset keep it
     assert instant_text("2020-01-01 05:00:00+00:00") == "2020-01-01 05:00:00+00:00"
     assert instant_text("2020-01-01 00:00:00-05:00") == "2020-01-01 00:00:00-05:00"
+
+
+def test_a_folder_name_takes_at_most_255_bytes() -> None:
+    check_folder_bytes("p", ("p", "__evo_p0"), 246)  # fits beside the longer name
+    check_folder_bytes("p", ("p", "__evo_p0"), None)  # no value (all null): nothing to check
+    with pytest.raises(DataValidationError, match=r"'p' has a value of 247 bytes .* the 246"):
+        check_folder_bytes("p", ("p", "__evo_p0"), 247)
+    with pytest.raises(DataValidationError, match=r"'région' .* the 241"):
+        check_folder_bytes("région", ("région_long_", "__evo_p0"), 300)
