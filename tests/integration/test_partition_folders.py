@@ -141,15 +141,15 @@ def test_a_partition_value_too_long_for_a_folder_name_is_refused(spark: Any, tmp
         t.write(spark.createDataFrame([(key, value, "x")], "id bigint, p string, v string"),
                 mode="upsert" if key % 2 else "insert")
     commits = len(t.history())
-    for key, value in enumerate(too_long, start=10):
-        for mode in ("insert", "upsert", "overwrite"):
-            df = spark.createDataFrame([(key, value, "x"), (0, "short", "y")],
-                                       "id bigint, p string, v string")
-            with pytest.raises(evonb.errors.DataValidationError,
-                               match=r"Partition column 'p' has a value of 247 bytes .* "
-                                     r"more than the 246 a partition folder leaves it") as err:
-                t.write(df, mode=mode)
-            assert "prefix or a hash" in (err.value.hint or "")
+    modes = ("insert", "upsert", "overwrite")  # one each: every mode shapes rows alike
+    for (key, value), mode in zip(enumerate(too_long, start=10), modes, strict=True):
+        df = spark.createDataFrame([(key, value, "x"), (0, "short", "y")],
+                                   "id bigint, p string, v string")
+        with pytest.raises(evonb.errors.DataValidationError,
+                           match=r"Partition column 'p' has a value of 247 bytes .* "
+                                 r"more than the 246 a partition folder leaves it") as err:
+            t.write(df, mode=mode)
+        assert "prefix or a hash" in (err.value.hint or "")
     assert len(t.history()) == commits
     got = sorted((r["id"], r["p"]) for r in t.to_arrow().to_pylist())
     assert got == list(enumerate(fits))
