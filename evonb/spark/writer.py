@@ -24,8 +24,8 @@ from evonb.table.names import (
 )
 from evonb.table.partition_folders import (
     ESCAPED_PATTERN,
-    FOLDER_NAME_BYTES,
     check_folder_bytes,
+    folder_room,
 )
 from evonb.table.snapshot import DataFile
 
@@ -147,7 +147,7 @@ def fitting_folder(column: str, staged: str) -> Column:
     that writes the rows, so the rows are not computed twice."""
     from pyspark.sql import functions as F
 
-    room = FOLDER_NAME_BYTES - 1 - max(len(column.encode()), len(staged.encode()))
+    room = folder_room((column, staged))
     value = F.col(_quoted(column))
     escaped = F.char_length(value) - F.char_length(F.regexp_replace(value, ESCAPED_PATTERN, ""))
     size = F.octet_length(value) + escaped * 2

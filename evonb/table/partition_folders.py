@@ -40,12 +40,12 @@ from evonb.errors import DataValidationError
 NULL_FOLDER = "__HIVE_DEFAULT_PARTITION__"
 """The folder value of a null (and, as Spark writes it, of an empty string)."""
 
-_ESCAPED = frozenset([*map(chr, range(1, 0x20)), *'"#%\'*/:=?\\\x7f{[]^'])
-"""Characters Hive and Spark escape in a partition folder's value."""
-
 ESCAPED_PATTERN = r"""[\x01-\x1F"#%'*/:=?\\\x7F{\[\]^]"""
-"""The escaped characters as a regular expression (Java's and RE2's syntax): a folder value
-takes ``len(utf8) + 2 * matches`` bytes."""
+"""The characters Hive and Spark escape in a partition folder's value, as a regular expression
+(Python's, Java's and RE2's syntax alike): a folder value takes ``len(utf8) + 2 * matches``
+bytes."""
+
+_ESCAPED = re.compile(ESCAPED_PATTERN)
 
 FOLDER_NAME_BYTES = 255
 """The longest name of a folder on the usual local file systems (ext4, XFS, APFS, NTFS), in
@@ -57,7 +57,7 @@ _OFFSET = re.compile(r"(Z|[+-]\d\d(:?\d\d)?)$")
 def escape(text: str) -> str:
     """``text`` with the characters a partition folder escapes written as ``%XX`` (others,
     non-ASCII letters included, as they are)."""
-    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
+    return _ESCAPED.sub(lambda found: f"%{ord(found[0]):02X}", text)
 
 
 def timestamp_text(value: datetime.datetime) -> str:
@@ -136,6 +136,12 @@ def folder_value(value: Any, single: bool = False) -> str:
     return escape(text)
 
 
+def folder_room(folder_names: Sequence[str]) -> int:
+    """The bytes a partition folder ``<name>=<value>`` leaves its (escaped, UTF-8) value, for
+    a column whose folders take each of ``folder_names`` (staging folders included)."""
+    return FOLDER_NAME_BYTES - 1 - max(len(name.encode()) for name in folder_names)
+
+
 def check_folder_bytes(column: str, folder_names: Sequence[str], longest: int | None) -> None:
     """Refuse a write whose longest value of string partition column ``column`` takes
     ``longest`` bytes as a folder value, when a folder ``<name>=<value>`` (``folder_names``:
@@ -143,7 +149,7 @@ def check_folder_bytes(column: str, folder_names: Sequence[str], longest: int | 
     :data:`FOLDER_NAME_BYTES`."""
     if longest is None:
         return
-    room = FOLDER_NAME_BYTES - 1 - max(len(name.encode()) for name in folder_names)
+    room = folder_room(folder_names)
     if longest > room:
         raise DataValidationError(
             f"Partition column {column!r} has a value of {longest} bytes in a folder name "
@@ -160,4 +166,4 @@ def instant_text(text: str) -> str:
 
 
 __all__ = ["ESCAPED_PATTERN", "FOLDER_NAME_BYTES", "NULL_FOLDER", "check_folder_bytes", "escape",
-           "floating_text", "folder_value", "instant_text", "timestamp_text"]
+           "floating_text", "folder_room", "folder_value", "instant_text", "timestamp_text"]
