@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -39,10 +40,16 @@ from evonb.spark.writer import (
     without_field_ids,
     write_files,
 )
-from evonb.table.fileio import file_io, is_object_path
+from evonb.table.fileio import file_io, is_object_path, object_key
 from evonb.table.key_stats import footer_stats
 from evonb.table.names import TEMP_SUFFIX, data_file_name, partition_path, temp_prefix
-from evonb.table.partition_folders import check_folder_bytes, folder_value
+from evonb.table.partition_folders import (
+    OBJECT_KEY_BYTES,
+    check_folder_bytes,
+    check_key_bytes,
+    folder_value,
+    key_bytes,
+)
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings
 from evonb.table.timeline import instant_on_timeline
@@ -61,6 +68,10 @@ ROW_GROUP_BYTES_OPTION = "parquet.block.size"
 
 _RESULT = "entry string"
 _ROW = "__evo_row"
+
+_KEY_TOO_LONG = re.compile(r"evonb: object key too long: (\d+)\|")
+"""The message of a task's refusal of a partition folder too long for an object key (its
+bytes), as the failed job reports it: :func:`write_object_files` raises evonb's error."""
 
 
 def _task_number() -> int:
@@ -157,19 +168,22 @@ class _FileWriter:
             os.unlink(self.local)
 
 
-def _partitions(batch: pa.RecordBatch, columns: Sequence[str], local: bool
+def _partitions(batch: pa.RecordBatch, columns: Sequence[str], root: Path, in_task: bool
                 ) -> Iterator[tuple[str, pa.RecordBatch]]:
     """The rows of ``batch`` per partition folder (``col=value/...``, each value spelled as
     Spark's writer spells it: :func:`evonb.table.partition_folders.folder_value`): every row
     exactly once (rows are taken by their index in their group, so a NaN or null value is a
-    group too). ``local``: folders on a local file system, whose names must fit as
-    Spark's writer's do (:func:`evonb.spark.writer.fitting_folder`)."""
+    group too). Folders must fit: on a local file system each folder's name, as Spark's
+    writer's must (:func:`evonb.spark.writer.fitting_folder`); in object storage the key of
+    a file in it (:func:`~evonb.table.partition_folders.check_key_bytes`; ``in_task``: a
+    Spark task's refusal is a message :func:`write_object_files` turns into evonb's error)."""
     import numpy as np
     import pyarrow as pa
 
     if not columns:
         yield "", batch
         return
+    table_key = object_key(root)
     table = pa.Table.from_batches([batch]).append_column(
         _ROW, pa.array(np.arange(batch.num_rows, dtype=np.int64)))
     groups = table.group_by(list(columns), use_threads=False).aggregate([(_ROW, "list")])
@@ -177,10 +191,15 @@ def _partitions(batch: pa.RecordBatch, columns: Sequence[str], local: bool
     single = {name: pa.types.is_float32(groups.column(name).type) for name in columns}
     for i in range(groups.num_rows):
         values = [folder_value(groups.column(name)[i].as_py(), single[name]) for name in columns]
-        if local:
+        if table_key is None:
             for j, (name, value) in enumerate(zip(columns, values, strict=True)):
                 check_folder_bytes(name, (name, staged_partition_name(j)), len(value.encode()))
         folder = "/".join(f"{name}={value}" for name, value in zip(columns, values, strict=True))
+        if table_key is not None:
+            folder_bytes = len(folder.encode())
+            if in_task and key_bytes(table_key, folder_bytes) > OBJECT_KEY_BYTES:
+                raise EvoError(f"evonb: object key too long: {folder_bytes}|")
+            check_key_bytes(columns, table_key, folder_bytes)
         rows = table.take(members[i].values).drop_columns([_ROW])
         for part in rows.to_batches():
             yield folder, part
@@ -207,8 +226,8 @@ def write_task(batches: Iterator[pa.RecordBatch], *, location: str, instant: str
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            for folder, rows in _partitions(batch, partition_columns,
-                                            local=not is_object_path(root)):
+            for folder, rows in _partitions(batch, partition_columns, root,
+                                            in_task=not in_driver):
                 writer = writers.get(folder)
                 if writer is None:
                     rel = partition_path(folder, data_file_name(instant, task))
@@ -266,7 +285,14 @@ def write_object_files(
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return write_task(batches, **job)
 
-    rows = collect_settled(df.mapInArrow(task, _RESULT), f"evonb-write-{instant}")
+    try:
+        rows = collect_settled(df.mapInArrow(task, _RESULT), f"evonb-write-{instant}")
+    except Exception as exc:  # py4j's error of the failed job, or Spark's own
+        too_long = _KEY_TOO_LONG.search(str(exc))
+        if too_long is None:
+            raise
+        check_key_bytes(partition_columns, object_key(root) or "", int(too_long[1]))
+        raise  # pragma: no cover - check_key_bytes raised
     return sorted((DataFile.from_dict(json.loads(row["entry"])) for row in rows),
                   key=lambda f: f.path)
 

@@ -57,7 +57,14 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from evonb.errors import EvoError
 from evonb.table.fileio_azure import AzureFileIO  # azure-storage-blob: loaded on first use
-from evonb.table.fileio_base import FileInfo, FileIO, PathLike, is_object_path, object_store
+from evonb.table.fileio_base import (
+    FileInfo,
+    FileIO,
+    PathLike,
+    is_object_path,
+    object_key,
+    object_store,
+)
 from evonb.table.fileio_s3 import S3FileIO  # boto3, optional, is loaded on first use
 from evonb.table.names import TEMP_SUFFIX, temp_prefix
 from evonb.table.plugins import PluginKind, check_name, load
@@ -451,6 +458,7 @@ __all__ = [
     "file_io",
     "fsync_dir",
     "is_object_path",
+    "object_key",
     "object_store",
     "object_store_io",
 ]

@@ -204,6 +204,15 @@ def object_store(path: PathLike) -> str | None:
     return None
 
 
+def object_key(path: PathLike) -> str | None:
+    """The key of ``path`` in its bucket or container (``s3://bucket/a/b``: ``a/b``; Azure's
+    ``az://container@account/a/b`` alike), or None for a local path."""
+    if object_store(path) is None:
+        return None
+    rest = os.fspath(path).split(":", 1)[1].lstrip("/")
+    return rest.partition("/")[2].strip("/")
+
+
 def is_object_path(path: PathLike) -> bool:
     """Whether ``path`` (a table root or a path below one) names object storage (see
     :func:`object_store`)."""
@@ -211,4 +220,4 @@ def is_object_path(path: PathLike) -> bool:
 
 
 __all__ = ["FileIO", "FileInfo", "ObjectStoreError", "ObjectStoreFileIO", "PathLike",
-           "is_object_path", "object_store"]
+           "is_object_path", "object_key", "object_store"]

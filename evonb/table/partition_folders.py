@@ -51,6 +51,14 @@ FOLDER_NAME_BYTES = 255
 """The longest name of a folder on the usual local file systems (ext4, XFS, APFS, NTFS), in
 bytes: a partition folder ``<column>=<value>`` longer than that cannot be made."""
 
+OBJECT_KEY_BYTES = 1024
+"""The longest object key S3, Google Cloud Storage and Azure Blob Storage take, in bytes
+(UTF-8): a data file's key is the table's key, its partition folders and its name."""
+
+FILE_NAME_BYTES = 128
+"""The room a data file's key keeps for the name of any file evonb puts in a partition folder
+(the longest, a log block's, takes under 100 bytes)."""
+
 _OFFSET = re.compile(r"(Z|[+-]\d\d(:?\d\d)?)$")
 
 
@@ -159,11 +167,37 @@ def check_folder_bytes(column: str, folder_names: Sequence[str], longest: int | 
             "hash of it), or shorten its values before writing")
 
 
+def key_bytes(table_key: str, folder_bytes: int) -> int:
+    """The bytes of the longest key a data file in a partition folder of ``folder_bytes``
+    under ``table_key`` may take (:data:`FILE_NAME_BYTES` kept for its name)."""
+    return len(table_key.encode()) + 1 + folder_bytes + 1 + FILE_NAME_BYTES
+
+
+def check_key_bytes(columns: Sequence[str], table_key: str, folder_bytes: int) -> None:
+    """Refuse a write into object storage whose partition folder of ``folder_bytes`` (UTF-8,
+    ``a=1/b=x``: of ``columns``) under the table's key ``table_key`` would make a data file's
+    key longer than :data:`OBJECT_KEY_BYTES` (:func:`key_bytes`)."""
+    total = key_bytes(table_key, folder_bytes)
+    if total <= OBJECT_KEY_BYTES:
+        return
+    table_bytes = len(table_key.encode())
+    named = ", ".join(repr(c) for c in columns)
+    noun = "column" if len(columns) == 1 else "columns"
+    raise DataValidationError(
+        f"Partition {noun} {named}: a folder of {folder_bytes} bytes (escaped, UTF-8) under "
+        f"the table's key of {table_bytes} bytes makes a data file's key of {total} bytes "
+        f"({FILE_NAME_BYTES} kept for its name), more than the {OBJECT_KEY_BYTES} an object "
+        "store takes", count=1,
+        hint=f"partition by a shorter column derived from {named} (a prefix or a hash), or "
+        "shorten the values before writing; a table at a shorter key leaves more room")
+
+
 def instant_text(text: str) -> str:
     """A ``timestamp`` folder value as text Spark parses to the instant it names: the UTC
     time evonb writes (``Z`` added), or a time with its own offset as it is."""
     return text if _OFFSET.search(text) else text + "Z"
 
 
-__all__ = ["ESCAPED_PATTERN", "FOLDER_NAME_BYTES", "NULL_FOLDER", "check_folder_bytes", "escape",
-           "floating_text", "folder_room", "folder_value", "instant_text", "timestamp_text"]
+__all__ = ["ESCAPED_PATTERN", "FILE_NAME_BYTES", "FOLDER_NAME_BYTES", "NULL_FOLDER",
+           "OBJECT_KEY_BYTES", "check_folder_bytes", "check_key_bytes", "escape", "floating_text",
+           "folder_room", "folder_value", "instant_text", "key_bytes", "timestamp_text"]

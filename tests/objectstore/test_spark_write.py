@@ -236,3 +236,40 @@ def test_a_task_writes_its_row_groups_to_local_disk_then_stores_the_file(
     assert not os.path.exists(dropped.local)
     assert not dropped.writer.is_open  # closed before its sink: nothing left for collection
     assert keys(s3_client, bucket) == ["w/a.parquet"]
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_a_partition_folder_too_long_for_an_object_key_is_refused(
+        spark, bucket: str, s3_client, table_type: str) -> None:  # type: ignore[no-untyped-def]
+    """An object key takes at most 1,024 bytes (S3, Google Cloud Storage, Azure): the table's
+    key, ``/``, the partition folders, ``/`` and 128 bytes kept for a file's name. Under a
+    table key of 200 bytes a folder ``p=<value>`` may take 694 bytes: values that fit exactly
+    are written and read back; one byte more is a ``DataValidationError`` naming the column,
+    whether Spark's tasks or the driver write the files, and the table and the bucket are
+    unchanged (the loopback server takes such keys; a real store refuses them mid-write)."""
+    table_key = "k" * 200
+    t = evonb.create_table(f"s3://{bucket}/{table_key}", "id bigint not null, p string, v string",
+                           primary_key="id", partition_by="p", table_type=table_type)
+    room = 1024 - 200 - 1 - 1 - 128 - len("p=")  # 692 bytes
+    fits = ["a" * room, "/" * 230 + "aa", "é" * 346]
+    too_long = ["a" * (room + 1), "/" * 230 + "aaa", "é" * 346 + "a"]
+    for key, value in enumerate(fits):
+        t.write(spark.createDataFrame([(key, value, "x")], "id bigint, p string, v string"),
+                mode="upsert" if key % 2 else "insert")
+    commits, stored = len(t.history()), keys(s3_client, bucket)
+    assert max(len(k.encode()) for k in stored) <= 1024
+    for (key, value), mode in zip(enumerate(too_long, start=10), ("insert", "upsert", "overwrite"),
+                                  strict=True):
+        df = spark.createDataFrame([(key, value, "x"), (0, "short", "y")],
+                                   "id bigint, p string, v string")
+        with pytest.raises(evonb.errors.DataValidationError,
+                           match=r"Partition column 'p': a folder of 695 bytes .* a data file's "
+                                 r"key of 1025 bytes .* more than the 1024") as err:
+            t.write(df, mode=mode)
+        assert "prefix or a hash" in (err.value.hint or "")
+    assert len(t.history()) == commits
+    assert [k for k in keys(s3_client, bucket) if "/.evonb/" not in k] == [
+        k for k in stored if "/.evonb/" not in k]
+    got = sorted((r["id"], r["p"]) for r in t.to_arrow().to_pylist())
+    assert got == list(enumerate(fits))
+    assert sorted((r.id, r.p) for r in t.read().collect()) == got

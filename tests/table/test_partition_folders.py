@@ -10,9 +10,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from evonb.errors import DataValidationError
+from evonb.table.fileio_base import object_key
 from evonb.table.partition_folders import (
     NULL_FOLDER,
     check_folder_bytes,
+    check_key_bytes,
     escape,
     floating_text,
     folder_value,
@@ -88,3 +90,20 @@ def test_a_folder_name_takes_at_most_255_bytes() -> None:
         check_folder_bytes("p", ("p", "__evo_p0"), 247)
     with pytest.raises(DataValidationError, match=r"'région' .* the 241"):
         check_folder_bytes("région", ("région_long_", "__evo_p0"), 300)
+
+
+@pytest.mark.parametrize(("path", "key"), [
+    ("s3://bucket/a/b", "a/b"), ("s3a://bucket/a/b/", "a/b"), ("s3:/bucket/a", "a"),
+    ("az:/container@account/x/y", "x/y"), ("s3://bucket", ""), ("/tmp/t", None)])
+def test_object_key_is_the_path_in_its_bucket(path: str, key: str | None) -> None:
+    assert object_key(path) == key
+
+
+def test_a_data_file_key_takes_at_most_1024_bytes() -> None:
+    # table key, "/", folders, "/", 128 bytes kept for a file's name
+    check_key_bytes(["p"], "t" * 100, 1024 - 100 - 2 - 128)
+    check_key_bytes(["p"], "é" * 50, 1024 - 100 - 2 - 128)  # bytes, not characters
+    with pytest.raises(DataValidationError, match=r"Partition columns 'p', 'q': a folder of "
+                       r"795 bytes .* table's key of 100 bytes .* key of 1025 bytes") as err:
+        check_key_bytes(["p", "q"], "é" * 50, 1024 - 100 - 2 - 128 + 1)
+    assert "prefix or a hash" in (err.value.hint or "")
