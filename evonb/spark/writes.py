@@ -35,6 +35,7 @@ from evonb.table.fileio import is_object_path
 from evonb.table.fsutil import remove_data_files
 from evonb.table.key_stats import KeyRange, key_columns, prunable, prune
 from evonb.table.layout import META_COMMIT_TIME, Layout, derive_layout
+from evonb.table.partition_folders import PartitionFolderError
 from evonb.table.precombine import ordering
 from evonb.table.properties import check_parquet_option, setting
 from evonb.table.read_plan import Via, physical_struct, plan_group, type_paths
@@ -134,6 +135,15 @@ class WriteJob:
         return Schema.from_spark(strip_metadata(self.df.schema))
 
     def run(self) -> CommitRecord:
+        try:
+            return self._run()
+        except PartitionFolderError as exc:  # named by physical names: give the current ones
+            schema = self.table.schema
+            _, layout = self.table.version(schema.version_id)
+            raise exc.named({layout.name(i): schema.field_by_id(i).name
+                             for i in self.config.partition_ids}) from None
+
+    def _run(self) -> CommitRecord:
         table = self.table
         mor = self.mode in ("upsert", "delete") and table.table_type == "mor"
         txn = Transaction(table, "deltacommit" if mor else WRITE_ACTIONS[self.mode],

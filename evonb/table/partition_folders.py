@@ -32,7 +32,7 @@ import decimal
 import math
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evonb.errors import DataValidationError
@@ -144,6 +144,23 @@ def folder_value(value: Any, single: bool = False) -> str:
     return escape(text)
 
 
+class PartitionFolderError(DataValidationError):
+    """A partition value that does not fit its folder or its object key. Raised where files
+    are written, which know a column by its physical name (its first name, after a rename):
+    :meth:`named` gives the same error with the names users see."""
+
+    def __init__(self, columns: Sequence[str],
+                 describe: Callable[[Sequence[str]], tuple[str, str]]) -> None:
+        self.columns = tuple(columns)
+        self._describe = describe
+        message, hint = describe(self.columns)
+        super().__init__(message, count=1, hint=hint)
+
+    def named(self, names: Mapping[str, str]) -> PartitionFolderError:
+        """This error with its columns named by ``names`` (physical name -> current name)."""
+        return PartitionFolderError([names.get(c, c) for c in self.columns], self._describe)
+
+
 def folder_room(folder_names: Sequence[str]) -> int:
     """The bytes a partition folder ``<name>=<value>`` leaves its (escaped, UTF-8) value, for
     a column whose folders take each of ``folder_names`` (staging folders included)."""
@@ -158,13 +175,17 @@ def check_folder_bytes(column: str, folder_names: Sequence[str], longest: int | 
     if longest is None:
         return
     room = folder_room(folder_names)
-    if longest > room:
-        raise DataValidationError(
-            f"Partition column {column!r} has a value of {longest} bytes in a folder name "
-            f"(escaped, UTF-8), more than the {room} a partition folder leaves it (a folder "
-            f"name takes at most {FOLDER_NAME_BYTES} bytes)", count=1,
-            hint=f"partition by a shorter column derived from {column!r} (a prefix or a "
-            "hash of it), or shorten its values before writing")
+    if longest <= room:
+        return
+
+    def describe(names: Sequence[str]) -> tuple[str, str]:
+        return (f"Partition column {names[0]!r} has a value of {longest} bytes in a folder "
+                f"name (escaped, UTF-8), more than the {room} a partition folder leaves it (a "
+                f"folder name takes at most {FOLDER_NAME_BYTES} bytes)",
+                f"partition by a shorter column derived from {names[0]!r} (a prefix or a "
+                "hash of it), or shorten its values before writing")
+
+    raise PartitionFolderError([column], describe)
 
 
 def key_bytes(table_key: str, folder_bytes: int) -> int:
@@ -181,15 +202,18 @@ def check_key_bytes(columns: Sequence[str], table_key: str, folder_bytes: int) -
     if total <= OBJECT_KEY_BYTES:
         return
     table_bytes = len(table_key.encode())
-    named = ", ".join(repr(c) for c in columns)
-    noun = "column" if len(columns) == 1 else "columns"
-    raise DataValidationError(
-        f"Partition {noun} {named}: a folder of {folder_bytes} bytes (escaped, UTF-8) under "
-        f"the table's key of {table_bytes} bytes makes a data file's key of {total} bytes "
-        f"({FILE_NAME_BYTES} kept for its name), more than the {OBJECT_KEY_BYTES} an object "
-        "store takes", count=1,
-        hint=f"partition by a shorter column derived from {named} (a prefix or a hash), or "
-        "shorten the values before writing; a table at a shorter key leaves more room")
+
+    def describe(names: Sequence[str]) -> tuple[str, str]:
+        named = ", ".join(repr(c) for c in names)
+        noun = "column" if len(names) == 1 else "columns"
+        return (f"Partition {noun} {named}: a folder of {folder_bytes} bytes (escaped, UTF-8) "
+                f"under the table's key of {table_bytes} bytes makes a data file's key of "
+                f"{total} bytes ({FILE_NAME_BYTES} kept for its name), more than the "
+                f"{OBJECT_KEY_BYTES} an object store takes",
+                f"partition by a shorter column derived from {named} (a prefix or a hash), or "
+                "shorten the values before writing; a table at a shorter key leaves more room")
+
+    raise PartitionFolderError(columns, describe)
 
 
 def instant_text(text: str) -> str:
@@ -199,5 +223,6 @@ def instant_text(text: str) -> str:
 
 
 __all__ = ["ESCAPED_PATTERN", "FILE_NAME_BYTES", "FOLDER_NAME_BYTES", "NULL_FOLDER",
-           "OBJECT_KEY_BYTES", "check_folder_bytes", "check_key_bytes", "escape", "floating_text",
-           "folder_room", "folder_value", "instant_text", "key_bytes", "timestamp_text"]
+           "OBJECT_KEY_BYTES", "PartitionFolderError", "check_folder_bytes", "check_key_bytes",
+           "escape", "floating_text", "folder_room", "folder_value", "instant_text", "key_bytes",
+           "timestamp_text"]

@@ -154,3 +154,11 @@ def test_a_partition_value_too_long_for_a_folder_name_is_refused(spark: Any, tmp
     got = sorted((r["id"], r["p"]) for r in t.to_arrow().to_pylist())
     assert got == list(enumerate(fits))
     assert sorted((r.id, r.p) for r in t.read().collect()) == got
+    # after a rename the error names the column as users know it (its files keep "p")
+    t.alter("ALTER TABLE t RENAME COLUMN p TO part")
+    with pytest.raises(evonb.errors.DataValidationError,
+                       match=r"Partition column 'part' has a value of 247 bytes") as err:
+        t.write(spark.createDataFrame([(20, too_long[0], "x")], "id bigint, part string, v string"),
+                mode="upsert")
+    assert "derived from 'part'" in (err.value.hint or "")
+    assert len(t.history()) == commits + 1

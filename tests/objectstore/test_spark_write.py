@@ -273,3 +273,6 @@ def test_a_partition_folder_too_long_for_an_object_key_is_refused(
     got = sorted((r["id"], r["p"]) for r in t.to_arrow().to_pylist())
     assert got == list(enumerate(fits))
     assert sorted((r.id, r.p) for r in t.read().collect()) == got
+    t.alter("ALTER TABLE t RENAME COLUMN p TO part")  # the error names it so
+    with pytest.raises(evonb.errors.DataValidationError, match=r"Partition column 'part': "):
+        t.write(spark.createDataFrame([(20, too_long[0], "x")], "id bigint, part string, v string"))
