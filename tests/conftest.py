@@ -92,6 +92,7 @@ HEAVY = (
     "tests/integration/test_cow_driver.py",
     "tests/integration/test_mor_jvm_blocks.py",
     "tests/integration/test_mistakes.py",
+    "tests/integration/test_deep_nesting.py",
     "tests/model/test_model_regressions.py",
     "tests/model/test_write_evolution_model.py",
     "tests/spark/test_session.py",

@@ -16,6 +16,7 @@ from evonb.errors import ColumnNotFoundError, SchemaEvolutionError
 from evonb.schema.defaults import coerce_default
 from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.ids import assign_fresh_ids
+from evonb.schema.nesting import check_nesting
 from evonb.schema.promotion import check_type_change
 from evonb.schema.schema import (
     ROOT_ID,
@@ -484,6 +485,7 @@ class SchemaUpdate:
     def apply(self, *, version_id: str | None = None) -> Schema:
         """The new schema (validated). ``version_id`` defaults to the base schema's."""
         fields = self._build(validate=True)
+        check_nesting(fields, self._base.fields)
         return Schema(
             fields=fields,
             version_id=version_id if version_id is not None else self._base.version_id,

@@ -31,6 +31,7 @@ from evonb.errors import (
 from evonb.schema.diffing import SchemaDiff, diff
 from evonb.schema.evolution import SchemaUpdate
 from evonb.schema.lineage import Lineage, lineage, version_name
+from evonb.schema.nesting import check_nesting
 from evonb.schema.schema import INITIAL_VERSION, Schema
 from evonb.schema.types import Type, with_children
 from evonb.sql import SetProperties, UnsetProperties, ddl_to_update
@@ -171,6 +172,7 @@ def create_table(
         )
     initial = _as_schema(schema)
     check_reserved(initial.column_names)
+    check_nesting(initial.fields)
     keys = (primary_key,) if isinstance(primary_key, str) else tuple(primary_key or ())
     parts = (partition_by,) if isinstance(partition_by, str) else tuple(partition_by)
     config = TableConfig(
