@@ -36,7 +36,6 @@ from evonb.spark.writer import (
     ROW_GROUP_ROWS,
     ROW_GROUP_ROWS_OPTION,
     coalesced,
-    staged_partition_name,
     without_field_ids,
     write_files,
 )
@@ -49,6 +48,7 @@ from evonb.table.partition_folders import (
     check_key_bytes,
     folder_value,
     key_bytes,
+    staged_partition_name,
 )
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings

@@ -26,6 +26,7 @@ from evonb.table.partition_folders import (
     ESCAPED_PATTERN,
     check_folder_bytes,
     folder_room,
+    staged_partition_name,
 )
 from evonb.table.snapshot import DataFile
 
@@ -127,12 +128,6 @@ def coalesced(df: DataFrame, max_files: int | None, target_file_bytes: int) -> D
 def _quoted(column: str) -> str:
     """``column`` as a Spark SQL identifier."""
     return "`" + column.replace("`", "``") + "`"
-
-
-def staged_partition_name(index: int) -> str:
-    """The name Spark's writer gives the folders of partition column ``index`` (0 first) in a
-    write's staging folder (the files are moved into folders of the column's own name)."""
-    return f"__evo_p{index}"
 
 
 _FOLDER_TOO_LONG = re.compile(r"evonb: partition folder too long: (.*)\|(__evo_p\d+)\|(\d+)\|")

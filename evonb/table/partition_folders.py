@@ -35,7 +35,7 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from evonb.errors import DataValidationError
+from evonb.errors import DataValidationError, InvalidArgumentError
 
 NULL_FOLDER = "__HIVE_DEFAULT_PARTITION__"
 """The folder value of a null (and, as Spark writes it, of an empty string)."""
@@ -161,6 +161,12 @@ class PartitionFolderError(DataValidationError):
         return PartitionFolderError([names.get(c, c) for c in self.columns], self._describe)
 
 
+def staged_partition_name(index: int) -> str:
+    """The name Spark's writer gives the folders of partition column ``index`` (0 first) in a
+    write's staging folder (the files are moved into folders of the column's own name)."""
+    return f"__evo_p{index}"
+
+
 def folder_room(folder_names: Sequence[str]) -> int:
     """The bytes a partition folder ``<name>=<value>`` leaves its (escaped, UTF-8) value, for
     a column whose folders take each of ``folder_names`` (staging folders included)."""
@@ -216,13 +222,55 @@ def check_key_bytes(columns: Sequence[str], table_key: str, folder_bytes: int) -
     raise PartitionFolderError(columns, describe)
 
 
+def check_partition_names(names: Sequence[str], table_key: str | None) -> None:
+    """Refuse partition columns (``names``: as their folders are named) whose folders could
+    not hold a null value (:data:`NULL_FOLDER`), the shortest folder every partition column
+    may need: on local disk a folder name of at most :data:`FOLDER_NAME_BYTES`; in object
+    storage (``table_key``: the table's key) a data file's key (:func:`check_key_bytes`)."""
+    null_bytes = len(NULL_FOLDER)
+    for j, name in enumerate(names):
+        room = folder_room((name, staged_partition_name(j)))
+        if table_key is None and room < null_bytes:
+            raise InvalidArgumentError(
+                f"Partition column {name!r} has a name of {len(name.encode())} bytes: its "
+                f"folders, '<name>=<value>', would be longer than the {FOLDER_NAME_BYTES} bytes "
+                f"a folder name takes, even for a null value ({NULL_FOLDER!r})",
+                name="partition_by", value=name,
+                hint=f"give the column a name of at most {FOLDER_NAME_BYTES - 1 - null_bytes} "
+                "bytes (a later rename keeps its folders' name)")
+    if table_key is not None and names:
+        folder = "/".join(f"{name}={NULL_FOLDER}" for name in names)
+        try:
+            check_key_bytes(names, table_key, len(folder.encode()))
+        except PartitionFolderError as exc:
+            raise InvalidArgumentError(
+                f"{exc.message}, even for null values", name="partition_by",
+                value=list(names), hint="give the partition columns shorter names, or the "
+                "table a shorter key") from None
+
+
 def instant_text(text: str) -> str:
     """A ``timestamp`` folder value as text Spark parses to the instant it names: the UTC
     time evonb writes (``Z`` added), or a time with its own offset as it is."""
     return text if _OFFSET.search(text) else text + "Z"
 
 
-__all__ = ["ESCAPED_PATTERN", "FILE_NAME_BYTES", "FOLDER_NAME_BYTES", "NULL_FOLDER",
-           "OBJECT_KEY_BYTES", "PartitionFolderError", "check_folder_bytes", "check_key_bytes",
-           "escape", "floating_text", "folder_room", "folder_value", "instant_text", "key_bytes",
-           "timestamp_text"]
+__all__ = [
+    "ESCAPED_PATTERN",
+    "FILE_NAME_BYTES",
+    "FOLDER_NAME_BYTES",
+    "NULL_FOLDER",
+    "OBJECT_KEY_BYTES",
+    "PartitionFolderError",
+    "check_folder_bytes",
+    "check_key_bytes",
+    "check_partition_names",
+    "escape",
+    "floating_text",
+    "folder_room",
+    "folder_value",
+    "instant_text",
+    "key_bytes",
+    "staged_partition_name",
+    "timestamp_text",
+]

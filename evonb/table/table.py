@@ -41,7 +41,7 @@ from evonb.table.after_change import table_changed
 from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.conflicts import Operation, check
-from evonb.table.fileio import file_io, is_object_path
+from evonb.table.fileio import file_io, is_object_path, object_key
 from evonb.table.fsutil import (
     FileCache,
     atomic_write_json,
@@ -64,6 +64,7 @@ from evonb.table.layout import (
 from evonb.table.lock import lock_for_table
 from evonb.table.lru import LRU
 from evonb.table.names import SCHEMAS_DIR, layout_file
+from evonb.table.partition_folders import check_partition_names
 from evonb.table.preview import preview_alter
 from evonb.table.properties import changed_config, check_plugins, check_properties, setting
 from evonb.table.read_plan import physical_struct
@@ -188,11 +189,13 @@ def create_table(
     check_key_columns(initial, config)
     check_properties(config.properties)  # known names and their values, Parquet options
     check_plugins(config.properties, root=root)  # lock provider, conflict policy: known names
+    layout = derive_layout(initial)
+    check_partition_names([layout.name(i) for i in config.partition_ids], object_key(root))
     _make_root(root)
     config.save(root, exclusive=True)
     table = (make or BaseTable)(root, config)
     with Transaction(table, "create", recover=False) as txn:
-        txn.save_version(initial, derive_layout(initial))
+        txn.save_version(initial, layout)
         txn.complete(CommitMetadata.of("create", INITIAL_VERSION))
     return table
 

@@ -162,3 +162,20 @@ def test_a_partition_value_too_long_for_a_folder_name_is_refused(spark: Any, tmp
                 mode="upsert")
     assert "derived from 'part'" in (err.value.hint or "")
     assert len(t.history()) == commits + 1
+
+
+def test_a_partition_column_name_too_long_for_a_folder_is_refused_at_create(
+        spark: Any, tmp_path: Any) -> None:
+    """A partition column's folders must hold at least the null folder: a name of 228 bytes
+    leaves ``=__HIVE_DEFAULT_PARTITION__`` exactly 255; one byte more is refused by
+    ``create_table``, which leaves nothing behind (every write was refused before)."""
+    name = "é" * 114  # 228 bytes
+    t = evonb.create_table(tmp_path / "t", f"id bigint, `{name}` string", partition_by=name)
+    t.write(spark.createDataFrame([(1, None), (2, "v")], f"id bigint, `{name}` string"))
+    assert sorted((r["id"], r[name]) for r in t.to_arrow().to_pylist()) == [(1, None), (2, "v")]
+    assert {f.partition for f in t.snapshot().files} == {f"{name}=__HIVE_DEFAULT_PARTITION__",
+                                                         f"{name}=v"}
+    with pytest.raises(evonb.errors.InvalidArgumentError,
+                       match=r"has a name of 229 bytes: its folders.* even for a null value"):
+        evonb.create_table(tmp_path / "u", f"id bigint, `{name}a` string", partition_by=name + "a")
+    assert not (tmp_path / "u").exists()

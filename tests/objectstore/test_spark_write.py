@@ -276,3 +276,20 @@ def test_a_partition_folder_too_long_for_an_object_key_is_refused(
     t.alter("ALTER TABLE t RENAME COLUMN p TO part")  # the error names it so
     with pytest.raises(evonb.errors.DataValidationError, match=r"Partition column 'part': "):
         t.write(spark.createDataFrame([(20, too_long[0], "x")], "id bigint, part string, v string"))
+
+
+def test_partition_column_names_too_long_for_an_object_key_are_refused_at_create(
+        bucket: str, s3_client) -> None:  # type: ignore[no-untyped-def]
+    """Under a table key of 700 bytes, two partition columns whose null folders take 193 bytes
+    leave a data file's key exactly 1,024 bytes; one byte more is refused by ``create_table``,
+    which stores nothing."""
+    key = "k" * 700
+    a, b = "a" * 70, "b" * 69  # 70+1+26 + 1 + 69+1+26 = 194 with the "/" between
+    evonb.create_table(f"s3://{bucket}/{key}", f"id bigint, {a} string, {b} string",
+                       partition_by=[a, b])
+    with pytest.raises(evonb.errors.InvalidArgumentError,
+                       match=r"Partition columns '.*', '.*': .* key of 1025 bytes .* even for "
+                             r"null values"):
+        evonb.create_table(f"s3://{bucket}/{key[1:]}x", f"id bigint, {a} string, {b}b string",
+                           partition_by=[a, b + "b"])
+    assert not [k for k in keys(s3_client, bucket) if k.startswith(f"{key[1:]}x/")]
