@@ -80,8 +80,10 @@ class Schema:
             object.__setattr__(self, "max_column_id", highest)
 
     # ---------------------------------------------------------------- lookups
-    @property
+    @cached_property
     def struct(self) -> StructType:
+        """The top-level fields as one struct (the same object each time, so a walk's index
+        of its members is built once)."""
         return StructType(self.fields)
 
     @cached_property

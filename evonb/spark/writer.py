@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evonb.schema.render import backquote
 from evonb.schema.spark_fields import FIELD_ID_KEY
 from evonb.table.fileio import file_io
 from evonb.table.fsutil import remove_data_files, staging_dir
@@ -100,11 +101,16 @@ def without_field_ids(df: DataFrame) -> DataFrame:
     name mapping: DuckDB's Iceberg reader then reads the nested values of such files as null.
     Files without any are read by name everywhere: evonb reads by physical name, and the
     Iceberg export's name mapping names every column (:mod:`evonb.iceberg.schema`)."""
-    for field in df.schema.fields:
-        if FIELD_ID_KEY in field.metadata:
-            kept = {k: v for k, v in field.metadata.items() if k != FIELD_ID_KEY}
-            df = df.withMetadata(field.name, kept)
-    return df
+    from pyspark.sql import functions as F
+
+    fields = df.schema.fields
+    if not any(FIELD_ID_KEY in f.metadata for f in fields):
+        return df
+    # one projection (withMetadata per column would analyze the whole plan once per column)
+    return df.select(*[
+        F.col(backquote(f.name)).alias(
+            f.name, metadata={k: v for k, v in f.metadata.items() if k != FIELD_ID_KEY})
+        if FIELD_ID_KEY in f.metadata else F.col(backquote(f.name)) for f in fields])
 
 
 ROW_GROUP_ROWS_OPTION = "parquet.block.row.count.limit"

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 from evonb.errors import DataValidationError, WriteSchemaError
 from evonb.schema.defaults import sql_literal
 from evonb.schema.diffing import diff
+from evonb.schema.render import backquote
 from evonb.schema.schema import Schema, walk
 from evonb.schema.types import DATE, TIMESTAMP, TIMESTAMP_NTZ, StructType
 from evonb.spark.arrow_collect import to_arrow
-from evonb.spark.columns import to_column
+from evonb.spark.columns import to_column, to_sql
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
 from evonb.spark.mor import write_delta
 from evonb.spark.mor_driver import DRIVER_COLLECT_BYTES, driver_lookup_limits, key_query
@@ -288,7 +289,6 @@ class WriteJob:
         each key column, as written (``self.key_ranges``). With ``collect`` (a number of
         rows), at most that many incoming rows are collected and checked in Arrow instead
         (:meth:`_collect_checked`)."""
-        from pyspark.sql import functions as F
 
         query_struct = with_write_defaults(physical_struct(target, layout))
         assert isinstance(query_struct, StructType)
@@ -307,10 +307,10 @@ class WriteJob:
             for (_, e), f in zip(group.columns, query.fields, strict=True):
                 if f.id in key_ids and prunable(f.type):
                     keys[f.id] = (f.type, to_column(e))
-        cols = [to_column(e).alias(name, metadata={"parquet.field.id": f.id})
-                for (name, e), f in zip(group.columns, query.fields, strict=True)]
-        cols.append(F.lit(instant).alias(META_COMMIT_TIME))
-        shaped = self.df.select(*cols)
+        # one selectExpr: a Column built per column costs a JVM round trip or more each
+        cols = [f"{to_sql(e)} AS {backquote(name)}" for name, e in group.columns]
+        cols.append(f"'{instant}' AS {META_COMMIT_TIME}")
+        shaped = self.df.selectExpr(*cols)
         names = {f.id: name for (name, _), f in zip(group.columns, query.fields, strict=True)}
         if not (collect and self._collect_checked(shaped, incoming, target, names, keys,
                                                   max_rows=collect)):
