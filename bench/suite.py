@@ -1016,6 +1016,33 @@ def notebook_alter(ctx: Context) -> Iterator[Case | Result]:
         )
 
 
+WIDE_COLUMNS = {"tiny": 40, "quick": 400, "full": 1_000}
+"""Columns of the wide-write benchmark's table, by size."""
+
+
+def wide_write(ctx: Context) -> Iterator[Case | Result]:
+    """An insert of 1,000 rows of a wide table (1,000 int columns at full size) vs Spark
+    writing the same DataFrame as Parquet: the per-column cost of a write's planning."""
+    import evonb
+
+    spark = ctx.spark
+    width = WIDE_COLUMNS.get(ctx.size.name, WIDE_COLUMNS["quick"])
+    cols = ", ".join(f"c{i} int" for i in range(width))
+    t = evonb.create_table(ctx.path("wide"), f"id bigint not null, {cols}")  # no key: no
+    # uniqueness check (its own Spark job), so both sides write the rows only
+    rows = spark.sql("select id, " + ", ".join(f"cast(id + {i} as int) c{i}"
+                                              for i in range(width)) + " from range(1000)")
+    plain = str(ctx.path("wide_plain"))
+    yield Case(
+        name="wide_write",
+        evonb=Side(f"t.write() of 1,000 rows x {width + 1} columns", lambda: t.write(rows)),
+        baseline=Side("df.write.parquet (append) of the same rows",
+                      lambda: rows.write.mode("append").parquet(plain)),
+        notes=["report only: a write's cost that grows with the number of columns "
+               "(schema matching, the shaping projection, checks), not with the rows"],
+    )
+
+
 BENCHMARKS: dict[str, Benchmark] = {
     "evolved_read": evolved_read,
     "ddl": ddl,
@@ -1027,6 +1054,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "random_upsert": random_upsert,
     "notebook_alter": notebook_alter,
     "first_rows": first_rows,
+    "wide_write": wide_write,
 }
 
 __all__ = ["BENCHMARKS", "Context"]
