@@ -58,35 +58,18 @@ def mix_path() -> str:
     return ".".join(steps)
 
 
-def plain(v: Any) -> Any:
-    """A value as plain tuples and lists, however a reader gave it (Spark's ``Row`` and
-    dict for a map, Arrow's dict for a struct and list of pairs for a map)."""
-    if isinstance(v, tuple) and hasattr(v, "__fields__"):  # a Row
-        return tuple(plain(x) for x in v)
-    if isinstance(v, tuple):
-        return tuple(plain(x) for x in v)
-    if isinstance(v, list):
-        return [plain(x) for x in v]
-    return v
-
-
-def spark_plain(v: Any) -> Any:
+def normalized(v: Any, *, arrow: bool) -> Any:
+    """A value as plain tuples and lists, however a reader gave it: Spark gives a struct as a
+    ``Row`` and a map as a dict, Arrow a struct as a dict and a map as a list of pairs (so a
+    map becomes its sorted pairs)."""
     if isinstance(v, dict):
-        return sorted((k, spark_plain(x)) for k, x in v.items())
+        if arrow:
+            return tuple(normalized(x, arrow=arrow) for x in v.values())
+        return sorted((k, normalized(x, arrow=arrow)) for k, x in v.items())
     if isinstance(v, tuple):
-        return tuple(spark_plain(x) for x in v)
+        return tuple(normalized(x, arrow=arrow) for x in v)
     if isinstance(v, list):
-        return [spark_plain(x) for x in v]
-    return v
-
-
-def arrow_plain(v: Any) -> Any:
-    if isinstance(v, dict):
-        return tuple(arrow_plain(x) for x in v.values())
-    if isinstance(v, tuple):
-        return tuple(arrow_plain(x) for x in v)
-    if isinstance(v, list):
-        return [arrow_plain(x) for x in v]
+        return [normalized(x, arrow=arrow) for x in v]
     return v
 
 
@@ -130,13 +113,12 @@ def test_columns_as_deep_as_allowed_work_on_every_path(spark: Any, tmp_path: Any
     expected = {k: (chain_value(depth, *_leaf(s, depth), None), m)
                 for k, (s, m) in expected.items()}
     expected[2] = (chain_value(depth, 200, 201, "new"), mix_value(202, 203))
-    want = sorted((k, *spark_plain(v)) for k, v in expected.items())
+    want = sorted((k, *normalized(v, arrow=False)) for k, v in expected.items())
 
-    got_spark = sorted(spark_plain(tuple(r.asDict(recursive=False).values()))
-                       for r in t.read().collect())
-    assert [plain(r) for r in got_spark] == [plain(w) for w in want]
-    got_arrow = sorted(arrow_plain(r) for r in t.to_arrow().to_pylist())
-    assert [plain(r) for r in got_arrow] == [plain(w) for w in want]
+    got_spark = sorted(normalized(tuple(r), arrow=False) for r in t.read().collect())
+    assert got_spark == want
+    got_arrow = sorted(normalized(r, arrow=True) for r in t.to_arrow().to_pylist())
+    assert got_arrow == want
     assert t.read().select(f"{inner}.c").where("id = 2").first()[0] == 200
 
     # one level more: refused by ALTER and by a write, the table unchanged

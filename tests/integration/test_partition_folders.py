@@ -16,6 +16,7 @@ import pytest
 import evonb
 from evonb.table.partition_folders import folder_value
 from tests.spark.merge_paths import MERGE_PATHS
+from tests.spark.partition_limits import holds_exactly, refused_in_each_mode, write_fitting
 
 pytestmark = pytest.mark.spark
 
@@ -137,23 +138,11 @@ def test_a_partition_value_too_long_for_a_folder_name_is_refused(spark: Any, tmp
     room = 255 - len("__evo_p0=")  # 246 bytes
     fits = ["a" * room, "/" * 82, "é" * 123]
     too_long = ["a" * (room + 1), "/" * 82 + "a", "é" * 123 + "a"]
-    for key, value in enumerate(fits):
-        t.write(spark.createDataFrame([(key, value, "x")], "id bigint, p string, v string"),
-                mode="upsert" if key % 2 else "insert")
+    write_fitting(spark, t, fits)
     commits = len(t.history())
-    modes = ("insert", "upsert", "overwrite")  # one each: every mode shapes rows alike
-    for (key, value), mode in zip(enumerate(too_long, start=10), modes, strict=True):
-        df = spark.createDataFrame([(key, value, "x"), (0, "short", "y")],
-                                   "id bigint, p string, v string")
-        with pytest.raises(evonb.errors.DataValidationError,
-                           match=r"Partition column 'p' has a value of 247 bytes .* "
-                                 r"more than the 246 a partition folder leaves it") as err:
-            t.write(df, mode=mode)
-        assert "prefix or a hash" in (err.value.hint or "")
-    assert len(t.history()) == commits
-    got = sorted((r["id"], r["p"]) for r in t.to_arrow().to_pylist())
-    assert got == list(enumerate(fits))
-    assert sorted((r.id, r.p) for r in t.read().collect()) == got
+    refused_in_each_mode(spark, t, too_long, r"Partition column 'p' has a value of 247 bytes .* "
+                                             r"more than the 246 a partition folder leaves it")
+    holds_exactly(t, fits)
     # after a rename the error names the column as users know it (its files keep "p")
     t.alter("ALTER TABLE t RENAME COLUMN p TO part")
     with pytest.raises(evonb.errors.DataValidationError,

@@ -21,6 +21,7 @@ from evonb.table.fileio import file_io
 from evonb.table.fsutil import data_tree
 from tests.objectstore.conftest import abfss, keys
 from tests.objectstore.test_spark_read import evolved_mor_table
+from tests.spark.partition_limits import holds_exactly, refused_in_each_mode, write_fitting
 
 pytestmark = pytest.mark.spark
 
@@ -253,26 +254,15 @@ def test_a_partition_folder_too_long_for_an_object_key_is_refused(
     room = 1024 - 200 - 1 - 1 - 128 - len("p=")  # 692 bytes
     fits = ["a" * room, "/" * 230 + "aa", "é" * 346]
     too_long = ["a" * (room + 1), "/" * 230 + "aaa", "é" * 346 + "a"]
-    for key, value in enumerate(fits):
-        t.write(spark.createDataFrame([(key, value, "x")], "id bigint, p string, v string"),
-                mode="upsert" if key % 2 else "insert")
-    commits, stored = len(t.history()), keys(s3_client, bucket)
+    write_fitting(spark, t, fits)
+    stored = keys(s3_client, bucket)
     assert max(len(k.encode()) for k in stored) <= 1024
-    for (key, value), mode in zip(enumerate(too_long, start=10), ("insert", "upsert", "overwrite"),
-                                  strict=True):
-        df = spark.createDataFrame([(key, value, "x"), (0, "short", "y")],
-                                   "id bigint, p string, v string")
-        with pytest.raises(evonb.errors.DataValidationError,
-                           match=r"Partition column 'p': a folder of 695 bytes .* a data file's "
-                                 r"key of 1025 bytes .* more than the 1024") as err:
-            t.write(df, mode=mode)
-        assert "prefix or a hash" in (err.value.hint or "")
-    assert len(t.history()) == commits
+    refused_in_each_mode(spark, t, too_long, r"Partition column 'p': a folder of 695 bytes "
+                                             r".* a data file's key of 1025 bytes .* more than "
+                                             r"the 1024")
     assert [k for k in keys(s3_client, bucket) if "/.evonb/" not in k] == [
         k for k in stored if "/.evonb/" not in k]
-    got = sorted((r["id"], r["p"]) for r in t.to_arrow().to_pylist())
-    assert got == list(enumerate(fits))
-    assert sorted((r.id, r.p) for r in t.read().collect()) == got
+    holds_exactly(t, fits)
     t.alter("ALTER TABLE t RENAME COLUMN p TO part")  # the error names it so
     with pytest.raises(evonb.errors.DataValidationError, match=r"Partition column 'part': "):
         t.write(spark.createDataFrame([(20, too_long[0], "x")], "id bigint, part string, v string"))
