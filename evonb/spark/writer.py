@@ -131,11 +131,6 @@ def coalesced(df: DataFrame, max_files: int | None, target_file_bytes: int) -> D
     return df.coalesce(max_files) if max_files else df
 
 
-def _quoted(column: str) -> str:
-    """``column`` as a Spark SQL identifier."""
-    return "`" + column.replace("`", "``") + "`"
-
-
 _FOLDER_TOO_LONG = re.compile(r"evonb: partition folder too long: (.*)\|(__evo_p\d+)\|(\d+)\|")
 """The message of :func:`fitting_folder`'s failure, as the failed job reports it."""
 
@@ -149,7 +144,7 @@ def fitting_folder(column: str, staged: str) -> Column:
     from pyspark.sql import functions as F
 
     room = folder_room((column, staged))
-    value = F.col(_quoted(column))
+    value = F.col(backquote(column))
     escaped = F.char_length(value) - F.char_length(F.regexp_replace(value, ESCAPED_PATTERN, ""))
     size = F.octet_length(value) + escaped * 2
     failed = F.raise_error(F.concat(F.lit(f"evonb: partition folder too long: {column}|{staged}|"),
@@ -170,7 +165,7 @@ def utc_text(column: str) -> Column:
     time zone (nor a daylight-saving fold) comes into it. Null stays null."""
     from pyspark.sql import functions as F
 
-    micros = f"unix_micros({_quoted(column)})"
+    micros = f"unix_micros({backquote(column)})"
     day, rest = f"(({micros} - pmod({micros}, {_DAY})) div {_DAY})", f"pmod({micros}, {_DAY})"
 
     def two(part: str) -> str:
@@ -224,7 +219,7 @@ def write_files(
         elif isinstance(kind, StringType):
             df = df.withColumn(name, fitting_folder(column, name))
         else:
-            df = df.withColumn(name, F.col(_quoted(column)))
+            df = df.withColumn(name, F.col(backquote(column)))
     df = coalesced(df, max_files, target_file_bytes)
     writer = (df.write.mode("overwrite").option("compression", "snappy")
               .option(ROW_GROUP_ROWS_OPTION, str(ROW_GROUP_ROWS)))

@@ -289,7 +289,6 @@ class WriteJob:
         each key column, as written (``self.key_ranges``). With ``collect`` (a number of
         rows), at most that many incoming rows are collected and checked in Arrow instead
         (:meth:`_collect_checked`)."""
-
         query_struct = with_write_defaults(physical_struct(target, layout))
         assert isinstance(query_struct, StructType)
         query = Schema(fields=query_struct.fields, version_id=target.version_id,

@@ -228,9 +228,8 @@ def check_partition_names(names: Sequence[str], table_key: str | None) -> None:
     may need: on local disk a folder name of at most :data:`FOLDER_NAME_BYTES`; in object
     storage (``table_key``: the table's key) a data file's key (:func:`check_key_bytes`)."""
     null_bytes = len(NULL_FOLDER)
-    for j, name in enumerate(names):
-        room = folder_room((name, staged_partition_name(j)))
-        if table_key is None and room < null_bytes:
+    for j, name in enumerate(names if table_key is None else ()):
+        if folder_room((name, staged_partition_name(j))) < null_bytes:
             raise InvalidArgumentError(
                 f"Partition column {name!r} has a name of {len(name.encode())} bytes: its "
                 f"folders, '<name>=<value>', would be longer than the {FOLDER_NAME_BYTES} bytes "
