@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from evonb.errors import (
     ColumnNotFoundError,
+    InvalidArgumentError,
     SchemaEvolutionError,
     TableExistsError,
     TableNotFoundError,
     UnsupportedTableError,
 )
 from evonb.schema.arrow_convert import field_from_arrow
+from evonb.schema.nesting import check_nesting
 from evonb.schema.partner import (
     FieldPartners,
     Partner,
@@ -50,9 +52,10 @@ from evonb.schema.types import (
 )
 from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
-from evonb.table.fileio import file_io, is_object_path
+from evonb.table.fileio import file_io, is_object_path, object_key
 from evonb.table.fsutil import EVO_DIR, evo_dir
 from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
+from evonb.table.partition_folders import check_partition_names
 from evonb.table.properties import check_plugins, check_properties
 from evonb.table.snapshot import DataFile
 from evonb.table.table import BaseTable, TableMaker, check_key_columns
@@ -154,6 +157,7 @@ def install(root: Path, plan: AdoptionPlan, *, make: TableMaker | None = None) -
         raise UnsupportedTableError(
             exc.message, hint="pass primary_key=/precombine= naming top-level primitive columns",
         ) from None
+    check_limits(root, plan, config)
     check_target(root)
     evo = evo_dir(root)
     try:
@@ -179,6 +183,28 @@ def install(root: Path, plan: AdoptionPlan, *, make: TableMaker | None = None) -
         file_io().delete_folder(evo)
         raise
     return table
+
+
+def check_limits(root: Path, plan: AdoptionPlan, config: TableConfig) -> None:
+    """Refuse data that :func:`~evonb.table.table.create_table` would refuse as a new table:
+    a column nested deeper than :data:`~evonb.schema.nesting.MAX_NESTING` (readers fail on it
+    later, each in its own way) and partition columns whose folders could not hold a null."""
+    try:
+        check_nesting(plan.schema.fields)
+    except SchemaEvolutionError as exc:
+        raise UnsupportedTableError(
+            f"Cannot convert {root}: {exc.message}",
+            hint="rewrite the data with the deepest parts as JSON text (to_json) or in more "
+            "columns, then convert it") from None
+    try:
+        check_partition_names([plan.layout.name(i) for i in config.partition_ids],
+                              object_key(root))
+    except InvalidArgumentError as exc:
+        raise UnsupportedTableError(
+            f"Cannot convert {root}: {exc.message}",
+            hint="rewrite the data with a shorter partition column (read it with Spark, then "
+            "evonb.create_table() and write), or convert each partition folder as a table of "
+            "its own") from None
 
 
 # ------------------------------------------------------------------- layout from the files
@@ -516,7 +542,8 @@ def plan_parquet(root: Path, *, name: str | None, primary_key: tuple[str, ...],
     footers = [read_footer(p) for p in files]
     fields: tuple[NestedField, ...] = ()
     for ft in footers:
-        own = tuple(f for f in ft.fields if f.name != META_COMMIT_TIME)
+        check_no_reserved(root, ft)
+        own = ft.fields
         fields = union_fields(fields, own, f"file {ft.path.relative_to(root)}")
     for ft in footers:
         fields = relax_missing(fields, ft.fields)
@@ -539,6 +566,19 @@ def plan_parquet(root: Path, *, name: str | None, primary_key: tuple[str, ...],
         properties={PROP_SOURCE: "parquet"},
         source={"format": "parquet", "files": len(adopted)},
     )
+
+
+def check_no_reserved(root: Path, footer: Footer) -> None:
+    """Refuse a file with a top-level column named like evonb's hidden column
+    (``_evo_commit_time``): the table could not keep it, and dropping it would lose its data."""
+    for f in footer.fields:
+        if f.name.lower() in RESERVED:
+            raise UnsupportedTableError(
+                f"{footer.path.relative_to(root)} holds a column named {f.name!r}, the name of "
+                f"evonb's hidden column {META_COMMIT_TIME} (the instant that wrote each row): "
+                "the table could not keep its values",
+                hint="rewrite the data with the column renamed (read it with Spark, "
+                "withColumnRenamed, then evonb.create_table() and write)")
 
 
 def _folder(root: Path, path: Path) -> str:

@@ -260,6 +260,71 @@ def test_nanosecond_timestamps_are_refused(spark, tmp_path):
     assert state(root) == before
 
 
+def test_a_column_named_like_the_hidden_column_is_refused(spark, tmp_path):
+    """It was dropped from the schema, its values lost without a word."""
+    root = tmp_path / "hidden"
+    root.mkdir()
+    pq.write_table(pa.table({"id": [1, 2], "_EVO_commit_time": ["x", "y"]}), root / "a.parquet")
+    before = state(root)
+    with pytest.raises(UnsupportedTableError, match=r"'_EVO_commit_time'.*a\.parquet|"
+                       r"a\.parquet.*'_EVO_commit_time'") as info:
+        convert(root, spark=spark)
+    assert "withColumnRenamed" in info.value.hint
+    assert state(root) == before
+
+
+def nested_struct(depth: int) -> tuple[pa.DataType, dict[str, Any]]:
+    """A struct ``depth`` levels deep (``s0`` innermost) and a value of it."""
+    kind: pa.DataType = pa.int32()
+    value: Any = 7
+    for i in range(depth):
+        kind, value = pa.struct([pa.field(f"s{i}", kind)]), {f"s{i}": value}
+    return kind, value
+
+
+@pytest.mark.parametrize("depth", [60, 61])
+def test_nesting_deeper_than_a_table_takes_is_refused(spark, tmp_path, depth):
+    """Deeper than ``MAX_NESTING`` a later read or upsert fails in some reader; as for
+    ``create_table``, conversion refuses, names the column and writes nothing."""
+    root = tmp_path / "deep"
+    root.mkdir()
+    kind, value = nested_struct(depth)
+    pq.write_table(pa.table({"id": [1], "s": pa.array([value], kind)}), root / "a.parquet")
+    before = state(root)
+    if depth == 61:
+        with pytest.raises(UnsupportedTableError, match=r"Column 's' would nest 61 levels") as info:
+            convert(root, spark=spark)
+        assert "s.s60.s59" in str(info.value) and "to_json" in info.value.hint
+        assert state(root) == before
+        return
+    t = convert(root, spark=spark)
+    leaf = t.read().collect()[0]["s"]
+    for i in reversed(range(depth)):
+        leaf = leaf[f"s{i}"]
+    assert leaf == 7
+
+
+@pytest.mark.parametrize("length", [228, 229])
+def test_a_partition_column_whose_folders_cannot_hold_a_null_is_refused(spark, tmp_path,
+                                                                        length):
+    """A name that leaves no room for ``__HIVE_DEFAULT_PARTITION__`` was adopted, and the
+    first write of a null then failed with ``OSError: File name too long``."""
+    name = "p" * length
+    root = tmp_path / "parts"
+    (root / f"{name}=a").mkdir(parents=True)
+    pq.write_table(pa.table({"id": [1], name: ["a"]}), root / f"{name}=a" / "data.parquet")
+    before = state(root)
+    if length == 229:
+        with pytest.raises(UnsupportedTableError, match=f"'{name}' has a name of 229 bytes"):
+            convert(root, spark=spark)
+        assert state(root) == before
+        return
+    t = convert(root, spark=spark)
+    assert t.partition_by == (name,)
+    t.write(spark.createDataFrame([(2, None)], f"id long, `{name}` string"))
+    assert sorted((r["id"], r[name]) for r in rows(t.read())) == [(1, "a"), (2, None)]
+
+
 def test_empty_missing_and_foreign_folders(spark, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
