@@ -9,6 +9,7 @@ incoming row wins: the rule of :mod:`evonb.table.precombine`, compiled by
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from evonb.errors import DataValidationError, WriteSchemaError
@@ -16,7 +17,7 @@ from evonb.schema.defaults import sql_literal
 from evonb.schema.diffing import diff
 from evonb.schema.render import backquote
 from evonb.schema.schema import Schema, walk
-from evonb.schema.types import DATE, TIMESTAMP, TIMESTAMP_NTZ, StructType
+from evonb.schema.types import DATE, TIMESTAMP, TIMESTAMP_NTZ, NestedField, StructType
 from evonb.spark.arrow_collect import to_arrow
 from evonb.spark.columns import to_column, to_sql
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
@@ -48,7 +49,7 @@ from evonb.table.write_schema import check_upsert_brings_precombine, match_ids
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, Observation
     from pyspark.sql.types import StructType as SparkStructType
 
     from evonb.spark.handles import SparkTableHandle
@@ -130,6 +131,9 @@ class WriteJob:
         self.collected: pa.Table | None = None
         self.seen: frozenset[str] = frozenset()  # the base files its snapshot had
         self.key_lookup: dict[str, int] | None = None
+        # Inserts and overwrites: the null counts of NOT NULL and key columns, observed by
+        # the job that writes the rows (see _observe_nulls), with the columns' names
+        self.observed_nulls: tuple[Observation, list[str]] | None = None
 
     # ------------------------------------------------------------- schemas
     def _incoming(self) -> Schema:
@@ -162,8 +166,6 @@ class WriteJob:
             check_upsert_brings_precombine(base_schema, incoming, self.config.precombine_id)
         duplicates = (setting(self.config, DUPLICATES_PROPERTY, DEFAULT_DUPLICATES)
                       if self.mode == "insert" and self.config.primary_key_ids else "allow")
-        if duplicates == "error":
-            self._check_unique_keys(base_schema)
         with txn:
             instant = txn.instant
             txn.tasks_place_files()
@@ -222,6 +224,9 @@ class WriteJob:
                 # by every later upsert (it has no key statistics).
                 remove_data_files(table.root, [f for f in added if f.rows == 0])
                 added = [f for f in added if f.rows > 0]
+                self.refuse_observed_nulls()
+                if duplicates == "error":
+                    self._check_unique_keys(added, base_schema)
             txn.stage(added, [f.path for f in removed])
             with txn.locked():
                 latest = self._check_conflicts(
@@ -311,10 +316,49 @@ class WriteJob:
         cols.append(f"'{instant}' AS {META_COMMIT_TIME}")
         shaped = self.df.selectExpr(*cols)
         names = {f.id: name for (name, _), f in zip(group.columns, query.fields, strict=True)}
-        if not (collect and self._collect_checked(shaped, incoming, target, names, keys,
-                                                  max_rows=collect)):
-            self._check_incoming(incoming, target, keys, count=ranges)
+        if collect and self._collect_checked(shaped, incoming, target, names, keys,
+                                             max_rows=collect):
+            return shaped
+        if self.mode in ("insert", "overwrite"):  # the rows are computed once: by the write
+            return self._observe_nulls(shaped, incoming, target, names)
+        self._check_incoming(incoming, target, keys, count=ranges)
         return shaped
+
+    def _required(self, incoming: Schema, target: Schema) -> list[tuple[NestedField, str]]:
+        """The incoming columns that may hold null but must not (NOT NULL or a record key
+        in ``target``), with their names in ``target``."""
+        key_ids = set(self.config.primary_key_ids)
+        return [(f, t.name) for f in incoming.fields
+                if (not (t := target.field_by_id(f.id)).nullable or f.id in key_ids)
+                and f.nullable]
+
+    def _observe_nulls(self, shaped: DataFrame, incoming: Schema, target: Schema,
+                       physical: dict[int, str]) -> DataFrame:
+        """``shaped`` counting, as the write's own job runs, the nulls of the columns that
+        must not hold any (:attr:`observed_nulls`; :meth:`refuse_observed_nulls` reads them
+        once the files are written, before the commit). No job of its own: the incoming rows,
+        which may be costly to compute, are computed once."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        required = self._required(incoming, target)
+        if not required:
+            return shaped
+        found = Observation()
+        self.observed_nulls = (found, [name for _, name in required])
+        return shaped.observe(found, *[
+            F.sum(F.when(F.col(backquote(physical[f.id])).isNull(), 1).otherwise(0)).alias(
+                f"c{i}") for i, (f, _) in enumerate(required)])
+
+    def refuse_observed_nulls(self) -> None:
+        """After the write's job: refuse nulls it counted (:meth:`_observe_nulls`); the
+        transaction then removes the files written."""
+        if self.observed_nulls is None:
+            return
+        found, names = self.observed_nulls
+        counts = found.get
+        for i, name in enumerate(names):
+            _refuse_nulls(name, int(counts.get(f"c{i}") or 0))
 
     def _collect_checked(self, shaped: DataFrame, incoming: Schema, target: Schema,
                          physical: dict[int, str], keys: dict[int, tuple[Any, Column]], *,
@@ -337,11 +381,8 @@ class WriteJob:
         rows = to_arrow(limited)
         if rows.num_rows > max_rows:
             return False
-        key_ids = set(self.config.primary_key_ids)
-        for f in incoming.fields:
-            t = target.field_by_id(f.id)
-            if (not t.nullable or f.id in key_ids) and f.nullable:
-                _refuse_nulls(t.name, rows.column(physical[f.id]).null_count)
+        for f, name in self._required(incoming, target):
+            _refuse_nulls(name, rows.column(physical[f.id]).null_count)
         ranges = []
         for fid, (t, _) in keys.items():
             column = rows.column(physical[fid])
@@ -368,13 +409,8 @@ class WriteJob:
         :func:`~evonb.spark.object_writer.write_task`.)"""
         from pyspark.sql import functions as F
 
-        key_ids = set(self.config.primary_key_ids)
-        checks = []
-        for f in incoming.fields:
-            t = target.field_by_id(f.id)
-            if (not t.nullable or f.id in key_ids) and f.nullable:
-                ref = "`" + f.name.replace("`", "``") + "`"
-                checks.append((t.name, F.sum(F.when(F.col(ref).isNull(), 1).otherwise(0))))
+        checks = [(name, F.sum(F.when(F.col(backquote(f.name)).isNull(), 1).otherwise(0)))
+                  for f, name in self._required(incoming, target)]
         aggs = [c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]
         for fid, (t, col) in keys.items():
             value = F.unix_micros(col) if t is TIMESTAMP else col  # instants as numbers
@@ -543,17 +579,29 @@ class WriteJob:
         (:func:`~evonb.spark.object_writer.write_table_files`)."""
         return write_table_files(df, root=self.table.root, **options)
 
-    def _check_unique_keys(self, schema: Schema) -> None:
-        """Insert with ``evonb.write.insert_duplicates='error'``: no two incoming rows may
-        share a record key (one job; the first few repeated keys are named)."""
+    def _check_unique_keys(self, added: Sequence[DataFile], base: Schema) -> None:
+        """Insert with ``evonb.write.insert_duplicates='error'``: no two rows written to
+        ``added`` (this insert's files, not committed yet) may share a record key. One job
+        reads only the key columns of those files, so the incoming rows, which may be
+        costly to compute (a join, rows from Python), are not computed a second time; the
+        first few repeated keys are named. On a refusal the transaction removes the files.
+
+        The files are read as files of ``base``, the schema version the write started
+        from, whose version is saved even when the write evolves the schema: a write
+        neither adds record key columns nor changes their names in the files or types."""
         from pyspark.sql import functions as F
 
-        names = {c.lower(): c for c in self.df.columns}
-        keys = [schema.field_by_id(i).name for i in self.config.primary_key_ids]
-        refs = [F.col("`" + names.get(k.lower(), k).replace("`", "``") + "`") for k in keys]
+        if not added:
+            return
+        ids = self.config.primary_key_ids
+        keys = [base.field_by_id(i).name for i in ids]
+        query = Schema(fields=tuple(base.field_by_id(i).replace(name=f"__evo_k{j}")
+                                    for j, i in enumerate(ids)))
+        refs = [F.col(f"__evo_k{j}") for j in range(len(ids))]
+        stored = self.read_stored([replace(f, version=base.version_id) for f in added], query)
         # the count named apart from the key columns (a key may be called ``count``)
-        repeated = self.df.groupBy(*refs).agg(F.count(F.lit(1)).alias("__evo_count")).filter(
-            "__evo_count > 1")
+        repeated = stored.groupBy(*refs).agg(
+            F.count(F.lit(1)).alias("__evo_count")).filter("__evo_count > 1")
         found = repeated.agg(F.count(F.lit(1)).alias("n"), F.sum("__evo_count").alias("rows"),
                              F.slice(F.collect_list(F.struct(*refs)), 1, 3).alias("ex")
                              ).collect()[0]

@@ -1,0 +1,94 @@
+"""The checks of an insert or overwrite (no null in a NOT NULL or key column; with
+``evonb.write.insert_duplicates='error'``, no record key twice) see the rows the write's own
+job computes: the incoming rows are computed once, and what is refused is what would have
+been committed. A refused write leaves the table as it was, even when it evolved the schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import evonb
+
+COLUMNS = "id bigint NOT NULL, v float NOT NULL, day string"
+INCOMING = "id bigint, v double, day string, extra string"  # widens v, adds extra
+
+
+def _table_files(table) -> set[str]:
+    """Every file under the table's folder (data files, metadata, the timeline)."""
+    root = Path(table.path)
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def _state(table) -> tuple:
+    fresh = evonb.open_table(table.path)
+    rows = sorted(tuple(r) for r in fresh.read().collect())
+    return ([c.instant for c in fresh.history()], rows, str(fresh.schema.struct),
+            _table_files(fresh))
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+@pytest.mark.parametrize("mode", ["insert", "overwrite"])
+def test_the_incoming_rows_are_computed_once(spark, warehouse, table_type, mode):
+    """Each incoming row passes once through the Python function that makes its key and
+    its NOT NULL value: the null check rides on the write's job (an observed metric), and the
+    uniqueness check reads the key column of the files written. Before, an insert computed
+    its rows three times (null check, uniqueness job, write), so a costly or
+    non-deterministic input was checked on other rows than those it wrote."""
+    from pyspark.sql import functions as F
+
+    calls = spark.sparkContext.accumulator(0)
+
+    @F.udf("bigint")
+    def counted(x):
+        calls.add(1)
+        return x
+
+    t = evonb.create_table(warehouse / "t", COLUMNS, primary_key="id", partition_by="day",
+                           table_type=table_type)
+    rows = spark.range(200).select(
+        counted("id").alias("id"), (F.col("id") / 2).cast("float").alias("v"),
+        F.when(F.col("id") % 3 == 0, "mon").otherwise("tue").alias("day"))
+    t.write(rows, mode=mode)
+    assert calls.value == 200
+    assert sorted((r["id"], r["v"], r["day"]) for r in t.read().collect()) == [
+        (i, i / 2, "mon" if i % 3 == 0 else "tue") for i in range(200)]
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_refused_inserts_that_evolve_the_schema_leave_nothing(spark, warehouse, table_type):
+    t = evonb.create_table(warehouse / "t", COLUMNS, primary_key="id", partition_by="day",
+                           table_type=table_type)
+    t.write(spark.createDataFrame([(1, 1.5, "mon")], "id bigint, v float, day string"))
+    before = _state(t)
+    cases = [
+        ([(2, 2.5, "mon", "a"), (3, 3.5, "tue", "b"), (2, 4.5, "wed", "c")], "insert",
+         r"^1 record keys \(id\) occur more than once in the rows inserted \(2 rows\), "
+         r"e\.g\. 2, and the table property evonb\.write\.insert_duplicates is 'error'"),
+        ([(2, 2.5, "mon", "a"), (None, 3.5, "tue", "b")], "insert",
+         r"^Column 'id' is NOT NULL or a record key, but 1 incoming rows hold null"),
+        ([(2, None, "mon", "a"), (3, None, "tue", "b")], "overwrite",
+         r"^Column 'v' is NOT NULL or a record key, but 2 incoming rows hold null"),
+    ]
+    for rows, mode, message in cases:
+        with pytest.raises(evonb.DataValidationError, match=message):
+            t.write(spark.createDataFrame(rows, INCOMING), mode=mode)
+        assert _state(t) == before, (mode, message)
+    t.write(spark.createDataFrame([(2, 2.5, "mon", "a")], INCOMING))
+    assert str(t.schema.find("v").type) == "double"
+    assert sorted(tuple(r) for r in t.read().collect()) == [
+        (1, 1.5, "mon", None), (2, 2.5, "mon", "a")]
+
+
+def test_duplicate_keys_are_named_by_their_current_name(spark, warehouse):
+    """The uniqueness check reads the files by physical name; the error names the key as
+    the table now calls it."""
+    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v string", primary_key="id")
+    t.alter("ALTER TABLE t RENAME COLUMN id TO order_id")
+    before = _state(t)
+    with pytest.raises(evonb.DataValidationError, match=r"^2 record keys \(order_id\)") as info:
+        t.write(spark.createDataFrame([(1, "a"), (1, "b"), (2, "c"), (2, "d"), (3, "e")],
+                                      "order_id bigint, v string"))
+    assert sorted(info.value.examples) == [1, 2]
+    assert _state(t) == before
