@@ -17,9 +17,16 @@ from evonb.schema.defaults import sql_literal
 from evonb.schema.diffing import diff
 from evonb.schema.render import backquote
 from evonb.schema.schema import Schema, walk
-from evonb.schema.types import DATE, TIMESTAMP, TIMESTAMP_NTZ, NestedField, StructType
+from evonb.schema.types import (
+    DATE,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    NestedField,
+    StructType,
+    Type,
+)
 from evonb.spark.arrow_collect import to_arrow
-from evonb.spark.columns import to_column, to_sql
+from evonb.spark.columns import to_sql
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
 from evonb.spark.mor import write_delta
 from evonb.spark.mor_driver import DRIVER_COLLECT_BYTES, driver_lookup_limits, key_query
@@ -134,6 +141,8 @@ class WriteJob:
         # Inserts and overwrites: the null counts of NOT NULL and key columns, observed by
         # the job that writes the rows (see _observe_nulls), with the columns' names
         self.observed_nulls: tuple[Observation, list[str]] | None = None
+        # Upserts and deletes: the incoming rows, computed once (see _computed_once)
+        self.kept: list[DataFrame] = []
 
     # ------------------------------------------------------------- schemas
     def _incoming(self) -> Schema:
@@ -147,6 +156,8 @@ class WriteJob:
             _, layout = self.table.version(schema.version_id)
             raise exc.named({layout.name(i): schema.field_by_id(i).name
                              for i in self.config.partition_ids}) from None
+        finally:
+            self.release()
 
     def _run(self) -> CommitRecord:
         table = self.table
@@ -305,24 +316,40 @@ class WriteJob:
             f.id: f.name for f in _named(incoming)
         })
         group = plan_group(query, incoming, incoming_layout, ())
-        keys: dict[int, tuple[Any, Column]] = {}
+        keys: dict[int, Type] = {}
         if ranges:
             key_ids = set(self.config.primary_key_ids)
-            for (_, e), f in zip(group.columns, query.fields, strict=True):
-                if f.id in key_ids and prunable(f.type):
-                    keys[f.id] = (f.type, to_column(e))
+            keys = {f.id: f.type for f in query.fields if f.id in key_ids and prunable(f.type)}
         # one selectExpr: a Column built per column costs a JVM round trip or more each
         cols = [f"{to_sql(e)} AS {backquote(name)}" for name, e in group.columns]
         cols.append(f"'{instant}' AS {META_COMMIT_TIME}")
         shaped = self.df.selectExpr(*cols)
         names = {f.id: name for (name, _), f in zip(group.columns, query.fields, strict=True)}
-        if collect and self._collect_checked(shaped, incoming, target, names, keys,
-                                             max_rows=collect):
-            return shaped
         if self.mode in ("insert", "overwrite"):  # the rows are computed once: by the write
             return self._observe_nulls(shaped, incoming, target, names)
-        self._check_incoming(incoming, target, keys, count=ranges)
+        shaped = self._computed_once(shaped)
+        if not (collect and self._collect_checked(shaped, incoming, target, names, keys,
+                                                  max_rows=collect)):
+            self._check_incoming(shaped, incoming, target, names, keys, count=ranges)
         return shaped
+
+    def _computed_once(self, shaped: DataFrame) -> DataFrame:
+        """Upserts and deletes: ``shaped`` computed now, once, and kept in Spark's block
+        store (a local checkpoint) until the write ends (:meth:`release`). Their checks, key
+        lookup and merge each read the incoming rows, and a source that gives other rows on
+        each computation (a JDBC query of a changing table, a function of the time or of
+        outside state) must not be checked on some rows and written with others: a check that
+        saw new keys while the merge wrote stored ones committed a key twice. A block lost
+        from the store fails the write rather than computing the rows again."""
+        kept = shaped.localCheckpoint(eager=False)
+        self.kept.append(kept)
+        return kept
+
+    def release(self) -> None:
+        """Free the blocks :meth:`_computed_once` kept (Spark would free them only when its
+        cleaner collects the plan)."""
+        while self.kept:
+            self.kept.pop()._jdf.queryExecution().logical().rdd().unpersist(False)
 
     def _required(self, incoming: Schema, target: Schema) -> list[tuple[NestedField, str]]:
         """The incoming columns that may hold null but must not (NOT NULL or a record key
@@ -361,7 +388,7 @@ class WriteJob:
             _refuse_nulls(name, int(counts.get(f"c{i}") or 0))
 
     def _collect_checked(self, shaped: DataFrame, incoming: Schema, target: Schema,
-                         physical: dict[int, str], keys: dict[int, tuple[Any, Column]], *,
+                         physical: dict[int, str], keys: dict[int, Type], *,
                          max_rows: int) -> bool:
         """For an upsert or delete that may be small enough for a driver path
         (:meth:`_collect_rows`): collect the shaped rows as Arrow in one job
@@ -384,7 +411,7 @@ class WriteJob:
         for f, name in self._required(incoming, target):
             _refuse_nulls(name, rows.column(physical[f.id]).null_count)
         ranges = []
-        for fid, (t, _) in keys.items():
+        for fid, t in keys.items():
             column = rows.column(physical[fid])
             if t is TIMESTAMP:  # instants as numbers (microseconds), as the Spark check has them
                 column = column.cast(pa.timestamp("us", "UTC")).cast(pa.int64())
@@ -400,19 +427,23 @@ class WriteJob:
         self.collected = rows
         return True
 
-    def _check_incoming(self, incoming: Schema, target: Schema,
-                        keys: dict[int, tuple[Any, Column]], *, count: bool) -> None:
-        """Required (and key) columns must not receive nulls: one job counts them, and takes
-        the min and max of the key columns in ``keys`` (field ID -> type and column as
-        written) and (``count``) the number of rows. (Partition values too long for a folder
+    def _check_incoming(self, shaped: DataFrame, incoming: Schema, target: Schema,
+                        physical: dict[int, str], keys: dict[int, Type], *,
+                        count: bool) -> None:
+        """Required (and key) columns must not receive nulls: one job over ``shaped`` (the
+        rows as written, columns named by ``physical``) counts them, and takes the min and
+        max of the key columns in ``keys`` (field ID -> type) and (``count``) the number of
+        rows. (Partition values too long for a folder
         name fail the writer that names the folder: :func:`~evonb.spark.writer.fitting_folder`,
         :func:`~evonb.spark.object_writer.write_task`.)"""
         from pyspark.sql import functions as F
 
-        checks = [(name, F.sum(F.when(F.col(backquote(f.name)).isNull(), 1).otherwise(0)))
+        checks = [(name, F.sum(F.when(F.col(backquote(physical[f.id])).isNull(), 1)
+                               .otherwise(0)))
                   for f, name in self._required(incoming, target)]
         aggs = [c.alias(f"c{i}") for i, (_, c) in enumerate(checks)]
-        for fid, (t, col) in keys.items():
+        for fid, t in keys.items():
+            col = F.col(backquote(physical[fid]))
             value = F.unix_micros(col) if t is TIMESTAMP else col  # instants as numbers
             aggs += [_python_bound(t, F.min(value)).alias(f"lo{fid}"),
                      _python_bound(t, F.max(value)).alias(f"hi{fid}")]
@@ -420,14 +451,14 @@ class WriteJob:
             aggs.append(F.count(F.lit(1)).alias("rows"))
         if not aggs:
             return
-        row = self.df.agg(*aggs).collect()[0]
+        row = shaped.agg(*aggs).collect()[0]
         for i, (name, _) in enumerate(checks):
             _refuse_nulls(name, int(row[f"c{i}"] or 0))
         if count:
             self.incoming_rows = int(row["rows"])
             self.incoming_empty = not self.incoming_rows
             self.key_ranges = [KeyRange(fid, t, row[f"lo{fid}"], row[f"hi{fid}"])
-                               for fid, (t, _) in keys.items()
+                               for fid, t in keys.items()
                                if row[f"lo{fid}"] is not None and row[f"hi{fid}"] is not None]
 
     def key_candidates(self, live: Sequence[DataFile]) -> list[DataFile]:

@@ -1,7 +1,9 @@
-"""The checks of an insert or overwrite (no null in a NOT NULL or key column; with
-``evonb.write.insert_duplicates='error'``, no record key twice) see the rows the write's own
-job computes: the incoming rows are computed once, and what is refused is what would have
-been committed. A refused write leaves the table as it was, even when it evolved the schema."""
+"""A write computes its incoming rows once, and checks the rows it writes.
+
+An insert or overwrite checks (no null in a NOT NULL or key column; with
+``evonb.write.insert_duplicates='error'``, no record key twice) the rows its own job computes,
+and a refused write leaves the table as it was, even when it evolved the schema. An upsert or
+delete computes its rows once and keeps them for its checks, key lookup and merge."""
 
 from __future__ import annotations
 
@@ -92,3 +94,54 @@ def test_duplicate_keys_are_named_by_their_current_name(spark, warehouse):
                                       "order_id bigint, v string"))
     assert sorted(info.value.examples) == [1, 2]
     assert _state(t) == before
+
+
+UPSERT_PATHS = {  # the Spark path: the driver's paths turned off
+    "driver": {},
+    "spark": {"evonb.mor.driver_lookup.rows": "0", "evonb.write.driver_rewrite.bytes": "0"},
+}
+
+
+@pytest.mark.parametrize("path", sorted(UPSERT_PATHS))
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_an_upsert_of_rows_that_change_between_computations(spark, warehouse, tmp_path,
+                                                            table_type, path):
+    """A source that gives other rows each time it is computed (here: new keys the first
+    time, the stored keys after) was checked on one computation and merged with another:
+    the key lookup, pruned by the keys the check saw, found no file, and the stored keys were
+    written a second time. Now an upsert or delete computes its rows once; this one brings
+    the new keys only, each row computed once."""
+    import os
+
+    from pyspark.sql import functions as F
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    calls = spark.sparkContext.accumulator(0)
+
+    @F.udf("bigint")
+    def shifting(x):
+        calls.add(1)
+        mark = os.path.join(str(marks), str(x))
+        if os.path.exists(mark):
+            return x
+        open(mark, "w").close()
+        return x + 1000
+
+    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v string, ts bigint",
+                           primary_key="id", precombine="ts", table_type=table_type,
+                           properties=UPSERT_PATHS[path])
+    t.write(spark.range(100).selectExpr("id", "'old' AS v", "0L AS ts").repartition(4))
+    calls.value = 0
+    t.write(spark.range(10).select(shifting("id").alias("id"), F.lit("new").alias("v"),
+                                   F.lit(1).cast("bigint").alias("ts")), mode="upsert")
+    assert calls.value == 10
+    got = sorted((r["id"], r["v"]) for r in t.read().collect())
+    assert got == [(i, "old") for i in range(100)] + [(1000 + i, "new") for i in range(10)]
+    for mark in marks.iterdir():  # the next computation gives the stored keys
+        mark.unlink()
+    calls.value = 0
+    t.write(spark.range(5).select(shifting("id").alias("id")), mode="delete")
+    assert calls.value == 5
+    assert sorted(r["id"] for r in t.read().collect()) == [
+        *range(100), *(1000 + i for i in range(5, 10))]
