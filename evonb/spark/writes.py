@@ -334,13 +334,15 @@ class WriteJob:
         return shaped
 
     def _computed_once(self, shaped: DataFrame) -> DataFrame:
-        """Upserts and deletes: ``shaped`` computed now, once, and kept in Spark's block
-        store (a local checkpoint) until the write ends (:meth:`release`). Their checks, key
-        lookup and merge each read the incoming rows, and a source that gives other rows on
-        each computation (a JDBC query of a changing table, a function of the time or of
-        outside state) must not be checked on some rows and written with others: a check that
-        saw new keys while the merge wrote stored ones committed a key twice. A block lost
-        from the store fails the write rather than computing the rows again."""
+        """Upserts and deletes: ``shaped`` kept in Spark's block store (a local checkpoint)
+        until the write ends (:meth:`release`): the first job that reads it (the check, or the
+        collect of a small delta) computes each row once and keeps it, and later jobs read
+        the kept rows. Their checks, key lookup and merge each read the incoming rows, and a
+        source that gives other rows on each computation (a JDBC query of a changing table, a
+        function of the time or of outside state) must not be checked on some rows and
+        written with others: a check that saw new keys while the merge wrote stored ones
+        committed a key twice. Once the first job ends, a block lost from the store fails
+        the write rather than computing its rows again."""
         kept = shaped.localCheckpoint(eager=False)
         self.kept.append(kept)
         return kept
