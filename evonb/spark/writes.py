@@ -435,8 +435,8 @@ class WriteJob:
         """Required (and key) columns must not receive nulls: one job over ``shaped`` (the
         rows as written, columns named by ``physical``) counts them, and takes the min and
         max of the key columns in ``keys`` (field ID -> type) and (``count``) the number of
-        rows. (Partition values too long for a folder
-        name fail the writer that names the folder: :func:`~evonb.spark.writer.fitting_folder`,
+        rows. (Partition values too long for a folder name fail the writer that names the
+        folder: :func:`~evonb.spark.writer.fitting_folder`,
         :func:`~evonb.spark.object_writer.write_task`.)"""
         from pyspark.sql import functions as F
 
@@ -632,7 +632,6 @@ class WriteJob:
                                     for j, i in enumerate(ids)))
         refs = [F.col(f"__evo_k{j}") for j in range(len(ids))]
         stored = self.read_stored([replace(f, version=base.version_id) for f in added], query)
-        # the count named apart from the key columns (a key may be called ``count``)
         repeated = stored.groupBy(*refs).agg(
             F.count(F.lit(1)).alias("__evo_count")).filter("__evo_count > 1")
         found = repeated.agg(F.count(F.lit(1)).alias("n"), F.sum("__evo_count").alias("rows"),
