@@ -283,3 +283,34 @@ def test_partition_column_names_too_long_for_an_object_key_are_refused_at_create
         evonb.create_table(f"s3://{bucket}/{key[1:]}x", f"id bigint, {a} string, {b}b string",
                            partition_by=[a, b + "b"])
     assert not [k for k in keys(s3_client, bucket) if k.startswith(f"{key[1:]}x/")]
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_refused_inserts_leave_the_bucket_as_it_was(
+        spark, bucket: str, s3_client, table_type: str) -> None:  # type: ignore[no-untyped-def]
+    """In a bucket too, an insert's checks see the rows it writes: evonb's Python workers
+    write the files while Spark counts the nulls of NOT NULL and key columns, and the keys
+    are read back from the objects written, before the commit. A refused insert, even one
+    that would widen a column and add another, leaves no object and no commit behind."""
+    where = f"s3://{bucket}/t"
+    t = evonb.create_table(where, "id bigint not null, v float not null, day string",
+                           primary_key="id", partition_by="day", table_type=table_type)
+    t.write(spark.createDataFrame([(1, 1.5, "mon")], "id bigint, v float, day string"))
+    stored = [k for k in keys(s3_client, bucket) if "/.evonb/" not in k]
+    history = [c.instant for c in t.history()]
+    incoming = "id bigint, v double, day string, extra string"  # widens v, adds extra
+    for rows, message in [
+        ([(2, 2.5, "mon", "a"), (3, 3.5, "tue", "b"), (2, 4.5, "wed", "c")],
+         r"^1 record keys \(id\) occur more than once in the rows inserted \(2 rows\), e\.g\. 2,"),
+        ([(2, 2.5, "mon", "a"), (None, 3.5, "tue", "b")],
+         r"^Column 'id' is NOT NULL or a record key, but 1 incoming rows hold null"),
+        ([(2, None, "mon", "a")], r"^Column 'v' is NOT NULL or a record key, but 1 incoming"),
+    ]:
+        with pytest.raises(evonb.errors.DataValidationError, match=message):
+            t.write(spark.createDataFrame(rows, incoming))
+        assert [k for k in keys(s3_client, bucket) if "/.evonb/" not in k] == stored, message
+        fresh = evonb.open_table(where)
+        assert [c.instant for c in fresh.history()] == history
+        assert str(fresh.schema.find("v").type) == "float"
+    t.write(spark.createDataFrame([(2, 2.5, "tue", "a")], incoming))
+    assert _rows(t.read()) == [(1, 1.5, "mon", None), (2, 2.5, "tue", "a")]
