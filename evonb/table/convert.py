@@ -54,11 +54,11 @@ from evonb.table.commit import CommitMetadata
 from evonb.table.config import TableConfig
 from evonb.table.fileio import file_io, is_object_path, object_key
 from evonb.table.fsutil import EVO_DIR, evo_dir
-from evonb.table.layout import META_COMMIT_TIME, RESERVED, Layout, named_members, natively_readable
+from evonb.table.layout import RESERVED, Layout, named_members, natively_readable
 from evonb.table.partition_folders import check_partition_names
 from evonb.table.properties import check_plugins, check_properties
 from evonb.table.snapshot import DataFile
-from evonb.table.table import BaseTable, TableMaker, check_key_columns
+from evonb.table.table import BaseTable, TableMaker, check_key_columns, check_reserved
 from evonb.table.transaction import Transaction
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -543,8 +543,7 @@ def plan_parquet(root: Path, *, name: str | None, primary_key: tuple[str, ...],
     fields: tuple[NestedField, ...] = ()
     for ft in footers:
         check_no_reserved(root, ft)
-        own = ft.fields
-        fields = union_fields(fields, own, f"file {ft.path.relative_to(root)}")
+        fields = union_fields(fields, ft.fields, f"file {ft.path.relative_to(root)}")
     for ft in footers:
         fields = relax_missing(fields, ft.fields)
     schema = with_ids(fields)
@@ -570,15 +569,16 @@ def plan_parquet(root: Path, *, name: str | None, primary_key: tuple[str, ...],
 
 def check_no_reserved(root: Path, footer: Footer) -> None:
     """Refuse a file with a top-level column named like evonb's hidden column
-    (``_evo_commit_time``): the table could not keep it, and dropping it would lose its data."""
-    for f in footer.fields:
-        if f.name.lower() in RESERVED:
-            raise UnsupportedTableError(
-                f"{footer.path.relative_to(root)} holds a column named {f.name!r}, the name of "
-                f"evonb's hidden column {META_COMMIT_TIME} (the instant that wrote each row): "
-                "the table could not keep its values",
-                hint="rewrite the data with the column renamed (read it with Spark, "
-                "withColumnRenamed, then evonb.create_table() and write)")
+    (:func:`~evonb.table.table.check_reserved`): the table could not keep it, and dropping it
+    would lose its data."""
+    try:
+        check_reserved([f.name for f in footer.fields])
+    except SchemaEvolutionError as exc:
+        raise UnsupportedTableError(
+            f"{footer.path.relative_to(root)} holds a column the table could not keep: "
+            f"{exc.message}",
+            hint="rewrite the data with the column renamed (read it with Spark, "
+            "withColumnRenamed, then evonb.create_table() and write)") from None
 
 
 def _folder(root: Path, path: Path) -> str:
