@@ -104,6 +104,11 @@ class WriteJobHandle(Protocol):
         """The live base files that may hold incoming keys."""
         ...
 
+    def rows_frame(self, shaped: DataFrame) -> DataFrame:
+        """The incoming rows for a Spark job: the collected rows when the driver collected
+        them, else ``shaped`` (computed once)."""
+        ...
+
     def key_columns(self, target: Schema, layout: Layout) -> dict[int, tuple[str, Any]]:
         """The key columns new files of ``target`` record statistics for."""
         ...

@@ -762,6 +762,7 @@ def write_delta(job: WriteJobHandle, incoming: DataFrame, snapshot: Snapshot, ta
                                       layout, physical, keys_read, instant, fmt=fmt,
                                       codec=codec, positions=positions,
                                       write_options=write_options)
+    incoming = job.rows_frame(incoming)
     if job.mode == "upsert":
         # the incoming rows of a key: the largest precombine value, on a tie the latest
         rule = ordering(precombine=layout.name(pre_id) if pre_id is not None else None,

@@ -25,7 +25,7 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-from evonb.spark.arrow_collect import to_arrow
+from evonb.spark.arrow_collect import relaxed_columns, to_arrow
 from evonb.spark.columns import to_sql
 from evonb.spark.cow_driver import Rewrite, rewrite_here, rewrite_limits, takes_rewrite_path
 from evonb.spark.mor import write_delta
@@ -143,6 +143,7 @@ class WriteJob:
         self.observed_nulls: tuple[Observation, list[str]] | None = None
         # Upserts and deletes: the incoming rows, computed once (see _computed_once)
         self.kept: list[DataFrame] = []
+        self.collected_frame: DataFrame | None = None  # see rows_frame
 
     # ------------------------------------------------------------- schemas
     def _incoming(self) -> Schema:
@@ -212,7 +213,8 @@ class WriteJob:
                                    "target_file_bytes": self.target_file_bytes()})
                 txn.wrote(added)
             elif self.mode in ("upsert", "delete"):
-                out, removed = self._merge(physical, snapshot.files, target, layout)
+                out, removed = self._merge(self.rows_frame(physical), snapshot.files, target,
+                                           layout)
             elif self.mode == "overwrite":
                 out, removed = physical, list(snapshot.files)
             else:
@@ -327,25 +329,41 @@ class WriteJob:
         names = {f.id: name for (name, _), f in zip(group.columns, query.fields, strict=True)}
         if self.mode in ("insert", "overwrite"):  # the rows are computed once: by the write
             return self._observe_nulls(shaped, incoming, target, names)
+        if collect and self._collect_checked(shaped, incoming, target, names, keys,
+                                             max_rows=collect):
+            return shaped  # computed once, into collected: later jobs read it (rows_frame)
         shaped = self._computed_once(shaped)
-        if not (collect and self._collect_checked(shaped, incoming, target, names, keys,
-                                                  max_rows=collect)):
-            self._check_incoming(shaped, incoming, target, names, keys, count=ranges)
+        self._check_incoming(shaped, incoming, target, names, keys, count=ranges)
         return shaped
 
     def _computed_once(self, shaped: DataFrame) -> DataFrame:
         """Upserts and deletes: ``shaped`` kept in Spark's block store (a local checkpoint)
-        until the write ends (:meth:`release`): the first job that reads it (the check, or the
-        collect of a small delta) computes each row once and keeps it, and later jobs read
-        the kept rows. Their checks, key lookup and merge each read the incoming rows, and a
-        source that gives other rows on each computation (a JDBC query of a changing table, a
-        function of the time or of outside state) must not be checked on some rows and
-        written with others: a check that saw new keys while the merge wrote stored ones
-        committed a key twice. Once the first job ends, a block lost from the store fails
-        the write rather than computing its rows again."""
+        until the write ends (:meth:`release`): the first job that reads it (the check)
+        computes each row once and keeps it, and later jobs read the kept rows. Their
+        checks, key lookup and merge each read the incoming rows, and a source that gives
+        other rows on each computation (a JDBC query of a changing table, a function of the
+        time or of outside state) must not be checked on some rows and written with others:
+        a check that saw new keys while the merge wrote stored ones committed a key twice.
+        Once the first job ends, a block lost from the store fails the write rather than
+        computing its rows again. (A small delta the driver collected is kept as Arrow
+        instead, without a checkpoint's planning: :meth:`rows_frame`.)"""
         kept = shaped.localCheckpoint(eager=False)
         self.kept.append(kept)
         return kept
+
+    def rows_frame(self, shaped: DataFrame) -> DataFrame:
+        """The incoming rows for a Spark job of an upsert or delete (:meth:`_physical`'s
+        ``shaped``). A write whose small delta the driver collected (:attr:`collected`, in
+        the one job that computed the rows) and that then takes Spark's path reads the
+        collected rows, as a DataFrame made once: computing ``shaped`` again could give rows
+        other than those checked. Otherwise ``shaped`` itself, kept by :meth:`_computed_once`.
+        """
+        if self.collected is None:
+            return shaped
+        if self.collected_frame is None:
+            self.collected_frame = self.spark.createDataFrame(
+                self.collected, schema=relaxed_columns(shaped.schema))
+        return self.collected_frame
 
     def release(self) -> None:
         """Free the blocks :meth:`_computed_once` kept (Spark would free them only when its
@@ -398,7 +416,9 @@ class WriteJob:
         (required and key columns without nulls, the keys' range, the row count). False
         (nothing collected) when Spark's size estimate of the incoming rows is above
         :data:`~evonb.spark.mor_driver.DRIVER_COLLECT_BYTES` or more than ``max_rows``
-        rows came."""
+        rows came: those rows are dropped, and the write computes and keeps the incoming rows
+        anew (:meth:`_computed_once`), so up to ``max_rows + 1`` of them are computed
+        twice."""
         import pyarrow as pa
         import pyarrow.compute as pc
 

@@ -96,9 +96,14 @@ def test_duplicate_keys_are_named_by_their_current_name(spark, warehouse):
     assert _state(t) == before
 
 
-UPSERT_PATHS = {  # the Spark path: the driver's paths turned off
+UPSERT_PATHS = {
     "driver": {},
+    # the Spark path: the driver's paths turned off
     "spark": {"evonb.mor.driver_lookup.rows": "0", "evonb.write.driver_rewrite.bytes": "0"},
+    # the rows collected for a driver path, whose limit on stored data then sends the write
+    # to Spark's path, with the rows collected
+    "collected_then_spark": {"evonb.mor.driver_lookup.rows": "1",
+                             "evonb.write.driver_rewrite.bytes": "1"},
 }
 
 
@@ -143,5 +148,44 @@ def test_an_upsert_of_rows_that_change_between_computations(spark, warehouse, tm
     calls.value = 0
     t.write(spark.range(5).select(shifting("id").alias("id")), mode="delete")
     assert calls.value == 5
+    lookup = t.timeline.last_completed().metadata.get("key_lookup") or {}
+    assert bool(lookup.get("driver")) == (path == "driver")  # the path named was taken
     assert sorted(r["id"] for r in t.read().collect()) == [
         *range(100), *(1000 + i for i in range(5, 10))]
+
+
+@pytest.mark.parametrize("path", ["driver", "collected_then_spark"])
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_a_collected_delta_is_merged_as_collected(spark, warehouse, tmp_path, monkeypatch,
+                                                   table_type, path):
+    """A small delta from a source Spark can size (here a CSV file) is collected to the
+    driver in the one job that checks it, without a checkpoint. When the stored side is then
+    too large for the driver's path, Spark's merge reads the collected rows, not the source
+    again: the file changes right after that job (new keys 1000 to 1004, then the stored keys
+    0 to 4, of the same byte length), and the keys deleted are those collected."""
+    from evonb.spark import writes
+
+    source = tmp_path / "keys.csv"
+    collected = []
+
+    def to_arrow_then_change(df):
+        rows = real(df)
+        collected.append(rows.num_rows)
+        source.write_text("".join(f"{i:04d}\n" for i in range(5)))  # what comes next
+        return rows
+
+    real = writes.to_arrow
+    monkeypatch.setattr(writes, "to_arrow", to_arrow_then_change)
+    t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v string",
+                           primary_key="id", table_type=table_type,
+                           properties=UPSERT_PATHS[path])
+    t.write(spark.range(100).selectExpr("id", "'old' AS v").repartition(4))
+    t.write(spark.range(1000, 1010).selectExpr("id", "'new' AS v"), mode="upsert")
+    collected.clear()
+    source.write_text("".join(f"{1000 + i}\n" for i in range(5)))
+    t.write(spark.read.schema("id bigint").csv(str(source)), mode="delete")
+    assert collected == [5]  # one collect: the check's, of the keys 1000 to 1004
+    lookup = t.timeline.last_completed().metadata.get("key_lookup") or {}
+    assert bool(lookup.get("driver")) == (path == "driver")  # the path named was taken
+    assert sorted(r["id"] for r in t.read().collect()) == [
+        *range(100), *range(1005, 1010)]
