@@ -48,6 +48,7 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
+from evonb.spark.arrow_collect import with_times_as_numbers
 from evonb.spark.avro_encode import CODECS as ENCODE_CODECS
 from evonb.spark.avro_encode import data_blocks, encode_records, field_kinds, fits
 from evonb.spark.avro_fast import (
@@ -61,6 +62,7 @@ from evonb.spark.avro_fast import (
 from evonb.spark.columns import spark_read_type
 from evonb.spark.parquet_encoding import dictionary_columns
 from evonb.spark.task_attempts import note_if_retried
+from evonb.table.avro_records import reader_with_times_as_numbers
 from evonb.table.file_checks import file_error
 from evonb.table.fileio import file_io, is_object_path
 from evonb.table.layout import META_COMMIT_TIME
@@ -231,6 +233,15 @@ def _reader(t: Type, avro: Any) -> Converter:
             return None
         return lambda v: None if v is None else {k: val(x) for k, x in v.items()}
     return None
+
+
+def _times_as_numbers(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with its dates and timestamps, at any depth, as their numbers
+    (:func:`~evonb.spark.arrow_collect.with_times_as_numbers`)."""
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays(
+        [with_times_as_numbers(c) for c in batch.columns], names=batch.schema.names)
 
 
 # ------------------------------------------------------------------------------ positions
@@ -573,7 +584,10 @@ class _BlockSink:
             writer = self.writer
             write, tell, note = writer.write, writer.io.tell, self.lengths.append
             convert = self.convert
-            for record in batch.to_pylist():
+            # Dates and timestamps as their numbers (days, microseconds), which fastavro
+            # writes as they are: Python's dates stop at year 9999 (in the batch's time zone
+            # for timestamps), Spark's do not.
+            for record in _times_as_numbers(batch).to_pylist():
                 start = tell()
                 write(convert(record) if convert else record)
                 end = tell()
@@ -914,7 +928,6 @@ def _decode_block(path: str, struct: StructType, arrow: pa.Schema,
                 cols.append(pa.nulls(table.num_rows, f.type))
         yield from pa.Table.from_arrays(cols, schema=arrow).to_batches(batch_rows)
         return
-    import fastavro
 
     with file_io().open_data(path) as fh:
         data = fh.read()
@@ -925,7 +938,7 @@ def _decode_block(path: str, struct: StructType, arrow: pa.Schema,
         yield from pa.Table.from_batches([fast]).to_batches(batch_rows)
         return
     with io.BytesIO(data) as fh:
-        reader = fastavro.reader(fh)
+        reader = reader_with_times_as_numbers(fh)  # dates past year 9999 read too
         written = json.loads(reader.metadata["avro.schema"])
         by_id = {int(a["field-id"]): a for a in written["fields"] if "field-id" in a}
         plan = []
