@@ -46,9 +46,11 @@ from evonb.table.partition_folders import (
     OBJECT_KEY_BYTES,
     check_folder_bytes,
     check_key_bytes,
+    date_folder_value,
     folder_value,
     key_bytes,
     staged_partition_name,
+    timestamp_folder_value,
 )
 from evonb.table.snapshot import DataFile
 from evonb.table.store_settings import apply_store_settings, store_settings
@@ -168,6 +170,22 @@ class _FileWriter:
             os.unlink(self.local)
 
 
+def _folder_values(column: pa.ChunkedArray) -> list[str]:
+    """The folder spelling of each value of a partition column (:func:`folder_value`);
+    dates and timestamps from their numbers, so years past 9999 are spelled too (Python's
+    dates stop there, Spark's do not)."""
+    import pyarrow as pa
+
+    t = column.type
+    if pa.types.is_date32(t):
+        return [date_folder_value(v) for v in column.cast(pa.int32()).to_pylist()]
+    if pa.types.is_timestamp(t):
+        micros = column.cast(pa.timestamp("us", t.tz)).cast(pa.int64())
+        return [timestamp_folder_value(v) for v in micros.to_pylist()]
+    single = pa.types.is_float32(t)
+    return [folder_value(v, single) for v in column.to_pylist()]
+
+
 def _partitions(batch: pa.RecordBatch, columns: Sequence[str], root: Path, in_task: bool
                 ) -> Iterator[tuple[str, pa.RecordBatch]]:
     """The rows of ``batch`` per partition folder (``col=value/...``, each value spelled as
@@ -188,9 +206,9 @@ def _partitions(batch: pa.RecordBatch, columns: Sequence[str], root: Path, in_ta
         _ROW, pa.array(np.arange(batch.num_rows, dtype=np.int64)))
     groups = table.group_by(list(columns), use_threads=False).aggregate([(_ROW, "list")])
     members = groups.column(f"{_ROW}_list").combine_chunks()
-    single = {name: pa.types.is_float32(groups.column(name).type) for name in columns}
+    spelled = [_folder_values(groups.column(name)) for name in columns]
     for i in range(groups.num_rows):
-        values = [folder_value(groups.column(name)[i].as_py(), single[name]) for name in columns]
+        values = [column[i] for column in spelled]
         if table_key is None:
             for j, (name, value) in enumerate(zip(columns, values, strict=True)):
                 check_folder_bytes(name, (name, staged_partition_name(j)), len(value.encode()))

@@ -9,7 +9,8 @@ value it does not hold. The spelling is Spark's, whatever the session's time zon
 - null, and the empty string, as :data:`NULL_FOLDER` (Hive's default partition);
 - strings as they are, with Hive's characters escaped as ``%XX`` (:func:`escape`);
 - integers, decimals (plain digits at the column's scale), dates and booleans as Spark casts
-  them to text;
+  them to text (a date past year 9999 as ``+164111-01-01``: spelled from its day number,
+  since Python's dates stop at 9999);
 - ``float`` and ``double`` as Java prints them (``1.0E20``, ``0.1``, ``NaN``, ``Infinity``),
   from the fewest digits that read back as the number. The Java that Spark runs on (17) prints
   a digit or two more for some numbers (about 2 in 100 random doubles, none with few digits,
@@ -36,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evonb.errors import DataValidationError, InvalidArgumentError
+from evonb.schema.dates import MICROS_PER_DAY, date_text
 
 NULL_FOLDER = "__HIVE_DEFAULT_PARTITION__"
 """The folder value of a null (and, as Spark writes it, of an empty string)."""
@@ -78,6 +80,31 @@ def timestamp_text(value: datetime.datetime) -> str:
     if value.microsecond:
         text += "." + f"{value.microsecond:06d}".rstrip("0")
     return text
+
+
+def micros_text(micros: int) -> str:
+    """:func:`timestamp_text` of a timestamp given as its microseconds since 1970-01-01 (an
+    instant's in UTC, a wall-clock time's as it is), over Spark's whole range: a year past
+    9999 or before 1 spelled as Spark spells it (``+10001-02-03 23:59:59.999999``)."""
+    day, rest = divmod(micros, MICROS_PER_DAY)
+    seconds, fraction = divmod(rest, 1_000_000)
+    text = (f"{date_text(day)} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:"
+            f"{seconds % 60:02d}")
+    if fraction:
+        text += "." + f"{fraction:06d}".rstrip("0")
+    return text
+
+
+def date_folder_value(days: int | None) -> str:
+    """:func:`folder_value` of a date given as its day number (None: null), over Spark's whole
+    range (``+164111-01-01``)."""
+    return NULL_FOLDER if days is None else escape(date_text(days))
+
+
+def timestamp_folder_value(micros: int | None) -> str:
+    """:func:`folder_value` of a timestamp given as its microseconds (:func:`micros_text`;
+    None: null)."""
+    return NULL_FOLDER if micros is None else escape(micros_text(micros))
 
 
 def _as_float32(value: float) -> float:
@@ -264,12 +291,15 @@ __all__ = [
     "check_folder_bytes",
     "check_key_bytes",
     "check_partition_names",
+    "date_folder_value",
     "escape",
     "floating_text",
     "folder_room",
     "folder_value",
     "instant_text",
     "key_bytes",
+    "micros_text",
     "staged_partition_name",
+    "timestamp_folder_value",
     "timestamp_text",
 ]

@@ -85,6 +85,61 @@ def test_both_writers_spell_a_partition_value_alike(spark: Any, tmp_path: Any, k
     assert seen["cow-driver"] == expected, seen["cow-driver"] ^ expected
 
 
+FAR_DAYS = [59_220_784, -59_220_784, 2_932_896, -719_529]
+"""Days of dates Python cannot hold: +164111-01-01, -160171-01-01, +10000-01-01, 0000-12-31."""
+FAR_MICROS = [253_402_300_800_000_000 + 123_000, -62_135_596_800_000_001, 2**62]
+"""Microseconds of timestamps past Python's range: just after 9999 ends (UTC), just before
+year 1 begins, and year 146138."""
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata"])
+@pytest.mark.parametrize("kind", ["date", "timestamp", "timestamp_ntz"])
+def test_partition_values_past_year_9999(spark: Any, tmp_path: Any, kind: str,
+                                         zone: str) -> None:
+    """Dates and timestamps past year 9999 (or before year 1) as partition values: the Arrow
+    writer of a copy-on-write rewrite on the driver failed with ``OverflowError: date value
+    out of range`` (it spelled folders from Python dates). Now both writers spell them as
+    Spark does (``p=+164111-01-01``), and both readers read the values back (compared as
+    Spark's text: a date's, an instant's in UTC, a wall-clock time's)."""
+    from pyspark.sql import functions as F
+
+    from evonb.schema.dates import date_text
+    from evonb.spark.arrow_collect import key_list
+    from evonb.spark.writer import utc_text
+    from evonb.table.partition_folders import NULL_FOLDER, escape, micros_text
+
+    numbers = [*(FAR_DAYS if kind == "date" else FAR_MICROS), None]
+    spell = date_text if kind == "date" else micros_text
+    texts = [None if n is None else spell(n) for n in numbers]
+    value = {"date": "date_from_unix_date(n)", "timestamp": "timestamp_micros(n)",
+             "timestamp_ntz": "CAST(text AS timestamp_ntz)"}[kind]  # no time zone comes in
+    as_text = utc_text("p") if kind == "timestamp" else F.col("p").cast("string")
+    seen = {}
+    with time_zone(spark, zone):
+        for path in ("cow-direct", "cow-driver"):
+            table_type, props = MERGE_PATHS[path]
+            t = evonb.create_table(tmp_path / path, f"id bigint not null, p {kind}, v string",
+                                   primary_key="id", partition_by="p", table_type=table_type,
+                                   properties=props)
+            for tag in ("first", "again"):  # "again": every file rewritten by this path
+                rows = spark.createDataFrame(
+                    list(zip(range(len(numbers)), numbers, texts, strict=True)),
+                    "id bigint, n bigint, text string")
+                t.write(rows.selectExpr("id", f"{value} AS p", f"'{tag}' AS v"), mode="upsert")
+            seen[path] = folders(t)
+            got = sorted(tuple(r) for r in t.read().select("id", as_text, "v").collect())
+            assert got == [(i, text, "again") for i, text in enumerate(texts)], path
+            table = t.to_arrow()
+            arrow = sorted(zip(table.column("id").to_pylist(),
+                               [None if n is None else spell(n)
+                                for n in key_list(table.column("p"))],
+                               table.column("v").to_pylist(), strict=True))
+            assert arrow == got, path
+    expected = {f"p={NULL_FOLDER if text is None else escape(text)}" for text in texts}
+    assert seen["cow-direct"] == expected, seen["cow-direct"] ^ expected
+    assert seen["cow-driver"] == expected, seen["cow-driver"] ^ expected
+
+
 def test_an_instant_has_one_folder_from_any_time_zone(spark: Any, tmp_path: Any) -> None:
     """Two instants five hours apart, written from UTC and from New York, have two folders
     named by their UTC times (Spark's writer alone would name both ``2020-01-01 00:00:00``),
