@@ -264,7 +264,7 @@ def create_table(
     *,
     primary_key: str | Sequence[str] | None = None,
     precombine: str | None = None,
-    partition_by: str | Sequence[str] = (),
+    partition_by: str | Sequence[str] | None = (),
     table_type: str = "cow",
     properties: dict[str, Any] | None = None,
     name: str | None = None,

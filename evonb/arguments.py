@@ -8,6 +8,7 @@ value and the accepted range.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from evonb.errors import InvalidArgumentError
@@ -110,4 +111,34 @@ def check_text(value: Any, name: str, example: str) -> str:
     return value
 
 
-__all__ = ["SPARK_INT_MAX", "check_dataframe", "check_text", "finite_number", "whole_number"]
+def column_names(value: Any, name: str, example: str) -> tuple[str, ...]:
+    """Column-name argument ``value`` (None: none; a name; a list or tuple of names) as a
+    tuple of names; :class:`~evonb.errors.InvalidArgumentError` naming ``name`` otherwise."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    shown = type(value).__name__
+    if isinstance(value, list | tuple):
+        odd = next(v for v in value if not isinstance(v, str))
+        shown = f"a {shown} holding {odd!r}"
+    raise InvalidArgumentError(
+        f"{name} must be a column name or a list of column names, not {shown}", name=name,
+        value=value, hint=f"pass e.g. {example}")
+
+
+def check_mapping(value: Any, name: str, example: str) -> dict[Any, Any]:
+    """``value`` (None: empty) as a dict if it is a mapping;
+    :class:`~evonb.errors.InvalidArgumentError` naming ``name`` otherwise."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise InvalidArgumentError(f"{name} must be a dict, not {type(value).__name__}", name=name,
+                               value=value, hint=f"pass e.g. {example}")
+
+
+__all__ = ["SPARK_INT_MAX", "check_dataframe", "check_mapping", "check_text", "column_names",
+           "finite_number", "whole_number"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
-from evonb.errors import EvoError, MetadataCorruptError
+from evonb.errors import EvoError, InvalidArgumentError, MetadataCorruptError
 from evonb.table.fileio import FileInfo, file_io, fsync_dir, is_object_path, object_store
 from evonb.table.fileio_azure import AZURE_SCHEMES, parse_location
 from evonb.table.fileio_azure import uri as azure_uri
@@ -43,8 +43,13 @@ def table_path(root: str | os.PathLike[str]) -> Path:
     names the store, and :func:`~evonb.table.fileio.file_io` sends such paths to the object
     store's FileIO.
 
-    Other URI schemes raise :class:`EvoError` naming the scheme.
+    Other URI schemes raise :class:`EvoError` naming the scheme, and what is neither text nor
+    a path an :class:`~evonb.errors.InvalidArgumentError`.
     """
+    if not isinstance(root, str | os.PathLike):
+        raise InvalidArgumentError(
+            f"A table's path must be text or a path, not {type(root).__name__}", name="path",
+            value=root, hint="pass e.g. 'warehouse/orders' or 's3://bucket/orders'")
     if isinstance(root, str) and (root.startswith("file:") or "://" in root):
         parsed = urlparse(root)
         if parsed.scheme == "file":

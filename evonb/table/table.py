@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
+from evonb.arguments import check_mapping, check_text, column_names
 from evonb.errors import (
     CommitNotFoundError,
     ConflictError,
@@ -149,7 +150,7 @@ def create_table(
     *,
     primary_key: str | Sequence[str] | None = None,
     precombine: str | None = None,
-    partition_by: str | Sequence[str] = (),
+    partition_by: str | Sequence[str] | None = (),
     table_type: str = "cow",
     properties: dict[str, Any] | None = None,
     name: str | None = None,
@@ -174,8 +175,12 @@ def create_table(
     initial = _as_schema(schema)
     check_reserved(initial.column_names)
     check_nesting(initial.fields)
-    keys = (primary_key,) if isinstance(primary_key, str) else tuple(primary_key or ())
-    parts = (partition_by,) if isinstance(partition_by, str) else tuple(partition_by)
+    keys = column_names(primary_key, "primary_key", "primary_key='id'")
+    parts = column_names(partition_by, "partition_by", "partition_by=['day']")
+    properties = check_mapping(properties, "properties",
+                               "properties={'evonb.write.target.file.bytes': '67108864'}")
+    if precombine is not None:
+        check_text(precombine, "precombine", "precombine='ts'")
     config = TableConfig(
         name=name or root.name,
         table_type=table_type,  # type: ignore[arg-type]

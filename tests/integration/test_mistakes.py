@@ -133,6 +133,38 @@ def test_a_location_that_cannot_be_created_is_refused_and_nothing_is_made(wareho
     assert sorted(p.name for p in warehouse.iterdir()) == ["a-file"]
 
 
+@pytest.mark.parametrize(("given", "message"), [
+    ({"partition_by": 5}, "partition_by must be a column name or a list of column names, "
+                          "not int"),
+    ({"primary_key": 5}, "primary_key must be a column name or a list of column names, not int"),
+    ({"primary_key": ["id", 3]}, "primary_key must be a column name or a list of column names, "
+                                 "not a list holding 3"),
+    ({"partition_by": ["v", None]}, "partition_by must be a column name or a list of column "
+                                    "names, not a list holding None"),
+    ({"properties": "evonb.mor.log_format=parquet"}, "properties must be a dict, not str"),
+    ({"precombine": 5}, "precombine must be text (a str), not int"),
+    ({"path": None}, "A table's path must be text or a path, not NoneType"),
+    ({"path": 5}, "A table's path must be text or a path, not int"),
+])
+def test_create_table_arguments_of_the_wrong_kind(warehouse, given, message):
+    """Each was a raw ``TypeError`` or ``AttributeError`` (``'int' object is not iterable``);
+    now an ``InvalidArgumentError`` naming the argument, with an example, and nothing made."""
+    kwargs = dict(given)
+    path = kwargs.pop("path", warehouse / "t")
+    with pytest.raises(evonb.InvalidArgumentError) as info:
+        evonb.create_table(path, "id bigint not null, v string", **kwargs)
+    assert str(info.value).startswith(message)
+    assert "e.g." in info.value.hint
+    assert list(warehouse.iterdir()) == []
+
+
+def test_partition_by_none_is_no_partition_column(warehouse):
+    """As pyspark's ``partitionBy`` takes None: ``partition_by=None`` (a TypeError before)."""
+    t = evonb.create_table(warehouse / "t", "id bigint not null, v string", partition_by=None,
+                           primary_key=None)
+    assert t.partition_by == () and evonb.open_table(t.path).partition_by == ()
+
+
 def test_type_widening_on_write_can_be_an_error(spark, warehouse):
     t = evonb.create_table(warehouse / "t", "id bigint NOT NULL, v double, ts bigint",
                            primary_key="id", precombine="ts",
