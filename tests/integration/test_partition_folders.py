@@ -56,6 +56,23 @@ def folders(table: Any) -> set[str]:
     return {f.partition for f in table.snapshot().files}
 
 
+def by_both_writers(spark: Any, tmp_path: Any, kind: str, zone: str,
+                    write: Any) -> Iterator[tuple[str, Any]]:
+    """A table partitioned by ``p`` of type ``kind`` per writer of rewrites (``cow-direct``:
+    Spark's merge; ``cow-driver``: the Arrow writer on the driver), in session time zone
+    ``zone``, written by ``write(table, tag)`` twice: tag ``first``, then ``again`` (every file
+    rewritten by that path's merge). The zone stays set while the caller looks at a table."""
+    with time_zone(spark, zone):
+        for path in ("cow-direct", "cow-driver"):
+            table_type, props = MERGE_PATHS[path]
+            t = evonb.create_table(tmp_path / path, f"id bigint not null, p {kind}, v string",
+                                   primary_key="id", partition_by="p", table_type=table_type,
+                                   properties=props)
+            for tag in ("first", "again"):
+                write(t, tag)
+            yield path, t
+
+
 def write_all(spark: Any, table: Any, kind: str, tag: str) -> None:
     rows = [(i, v, tag) for i, v in enumerate(VALUES[kind])]
     table.write(spark.createDataFrame(rows, f"id bigint, p {kind}, v string"), mode="upsert")
@@ -70,17 +87,11 @@ def test_both_writers_spell_a_partition_value_alike(spark: Any, tmp_path: Any, k
     :func:`folder_value`, in any session time zone."""
     expected = {f"p={folder_value(v, single=kind == 'float')}" for v in VALUES[kind]}
     seen = {}
-    with time_zone(spark, zone):
-        for path in ("cow-direct", "cow-driver"):
-            table_type, props = MERGE_PATHS[path]
-            t = evonb.create_table(tmp_path / path, f"id bigint not null, p {kind}, v string",
-                                   primary_key="id", partition_by="p", table_type=table_type,
-                                   properties=props)
-            write_all(spark, t, kind, "first")
-            write_all(spark, t, kind, "again")  # every file rewritten by this path's merge
-            seen[path] = folders(t)
-            got = sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist())
-            assert got == [(i, "again") for i in range(len(VALUES[kind]))]
+    for path, t in by_both_writers(spark, tmp_path, kind, zone,
+                                   lambda t, tag: write_all(spark, t, kind, tag)):
+        seen[path] = folders(t)
+        got = sorted((r["id"], r["v"]) for r in t.to_arrow().to_pylist())
+        assert got == [(i, "again") for i in range(len(VALUES[kind]))]
     assert seen["cow-direct"] == expected, seen["cow-direct"] ^ expected
     assert seen["cow-driver"] == expected, seen["cow-driver"] ^ expected
 
@@ -114,27 +125,22 @@ def test_partition_values_past_year_9999(spark: Any, tmp_path: Any, kind: str,
     value = {"date": "date_from_unix_date(n)", "timestamp": "timestamp_micros(n)",
              "timestamp_ntz": "CAST(text AS timestamp_ntz)"}[kind]  # no time zone comes in
     as_text = utc_text("p") if kind == "timestamp" else F.col("p").cast("string")
+    rows = spark.createDataFrame(list(zip(range(len(numbers)), numbers, texts, strict=True)),
+                                 "id bigint, n bigint, text string")
+
+    def write(t: Any, tag: str) -> None:
+        t.write(rows.selectExpr("id", f"{value} AS p", f"'{tag}' AS v"), mode="upsert")
+
     seen = {}
-    with time_zone(spark, zone):
-        for path in ("cow-direct", "cow-driver"):
-            table_type, props = MERGE_PATHS[path]
-            t = evonb.create_table(tmp_path / path, f"id bigint not null, p {kind}, v string",
-                                   primary_key="id", partition_by="p", table_type=table_type,
-                                   properties=props)
-            for tag in ("first", "again"):  # "again": every file rewritten by this path
-                rows = spark.createDataFrame(
-                    list(zip(range(len(numbers)), numbers, texts, strict=True)),
-                    "id bigint, n bigint, text string")
-                t.write(rows.selectExpr("id", f"{value} AS p", f"'{tag}' AS v"), mode="upsert")
-            seen[path] = folders(t)
-            got = sorted(tuple(r) for r in t.read().select("id", as_text, "v").collect())
-            assert got == [(i, text, "again") for i, text in enumerate(texts)], path
-            table = t.to_arrow()
-            arrow = sorted(zip(table.column("id").to_pylist(),
-                               [None if n is None else spell(n)
-                                for n in key_list(table.column("p"))],
-                               table.column("v").to_pylist(), strict=True))
-            assert arrow == got, path
+    for path, t in by_both_writers(spark, tmp_path, kind, zone, write):
+        seen[path] = folders(t)
+        got = sorted(tuple(r) for r in t.read().select("id", as_text, "v").collect())
+        assert got == [(i, text, "again") for i, text in enumerate(texts)], path
+        table = t.to_arrow()
+        arrow = sorted(zip(table.column("id").to_pylist(),
+                           [None if n is None else spell(n) for n in key_list(table.column("p"))],
+                           table.column("v").to_pylist(), strict=True))
+        assert arrow == got, path
     expected = {f"p={NULL_FOLDER if text is None else escape(text)}" for text in texts}
     assert seen["cow-direct"] == expected, seen["cow-direct"] ^ expected
     assert seen["cow-driver"] == expected, seen["cow-driver"] ^ expected
