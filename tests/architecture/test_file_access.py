@@ -190,8 +190,10 @@ def test_the_engine_checker_sees_a_direct_read(tmp_path: Path):
 # reading through Python can still be waiting for the interpreter's lock when the interpreter
 # exits, which aborts the process (``evonb check --deep`` did, now and then, under load). A
 # Python stream is read by its own methods or by fastavro, and handed to nothing else (where
-# it could reach pyarrow).
-PYTHON_STREAM_READERS = {"fastavro.reader", "fastavro.block_reader", "fastavro.schemaless_reader"}
+# it could reach pyarrow). ``reader_with_times_as_numbers`` (evonb/table/avro_records.py) is
+# fastavro's reader over the stream's bytes (read by the stream's own ``read``).
+PYTHON_STREAM_READERS = {"fastavro.reader", "fastavro.block_reader", "fastavro.schemaless_reader",
+                         "reader_with_times_as_numbers"}
 
 
 def _python_streams_handed_on(path: Path):
