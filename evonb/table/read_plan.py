@@ -316,7 +316,9 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
     snapshot's own types), then cast to ``query``'s type; where no one type change leads
     there and the two are not both numbers (a snapshot's ``int`` read in a ``date`` column that
     was ``string`` in between), through the types the column had after the snapshot's
-    (``layout``'s history, :func:`_later`).
+    (``layout``'s history, :func:`_later`). A field the snapshot lacks but its files store
+    (dropped then, restored by a revert since) reads through the types of ``layout``'s
+    history, as in a read of the latest snapshot: the snapshot has no type of its own.
     Layouts written before histories were kept know no history: a value is cast to the
     snapshot's type, then to the query's. None when nothing passes through more than one
     type."""
@@ -336,6 +338,13 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
             path = (*path, *_later(path, qt, layout.history(fid, qt) if layout else None))
         if len(path) > 1:
             out[fid] = path
+    for fid in query.field_ids():  # dropped in the snapshot, restored by a revert since
+        qt = query.field_by_id(fid).type
+        if snapshot.has_id(fid) or not qt.is_primitive or layout is None:
+            continue
+        history = layout.history(fid, qt)
+        if history is not None and len(history) > 1:
+            out[fid] = history
     return out or None
 
 

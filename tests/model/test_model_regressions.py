@@ -354,3 +354,27 @@ def test_a_merge_collects_a_null_struct_with_a_required_member(state) -> None:
     state.add_column(default=0, name=0, pos=0, type_pick=0, where=2165)
     state.drop_and_add_again(pick=0, pos=0, type_pick=0)
     state.sql_merge_star(vseed=0)
+
+
+@pytest.mark.spark
+def test_time_travel_to_a_drop_after_a_revert_and_a_type_change(state) -> None:
+    """``m.value.x`` was ``int``, became ``float``, was dropped, came back with its ID by a
+    revert and became ``string``. Read as of the drop in the latest schema, the JVM-free and
+    Spark readers cast the stored ``int`` straight to ``string`` (``'-44'``), where the value
+    reads through ``float`` (``'-44.0'``), as in the latest snapshot. Found by the model test
+    (seed 2695294772, 10 histories; copy-on-write, partitioned)."""
+    state.create(flavour=2998, vseed=100000)
+    state.cluster(how=0, pick=0)
+    state.change_type(pick=318, to=8574)
+    state.upsert(vseed=10967241)
+    state.sql_update(pick=188, vseed=1023)
+    state.sql_update(pick=2778, vseed=4425)
+    state.change_type_more(pick=1347, to=884)
+    state.clean(keep=2)
+    state.drop_write_and_revert(pick=271, vseed=10506)
+    state.move_column(pick=6453, pos=902)
+    state.overwrite(vseed=178)
+    state.cluster(how=0, pick=346)
+    state.change_type_more(pick=1347, to=884)
+    state.change_type_more(pick=65535, to=536)
+    state.sql_insert(pick=42022, vseed=1214031)
