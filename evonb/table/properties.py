@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evonb.errors import EvoError
+from evonb.errors import EvoError, InvalidArgumentError
 from evonb.table.config import TableConfig
 from evonb.table.conflicts import POLICY_PROPERTY, check_policy
 from evonb.table.lock import LOCK_PROVIDER_PROPERTY, check_lock_provider
@@ -229,8 +229,35 @@ FIXED = {
 """Properties that cannot change once the table exists, with why."""
 
 
+def property_values(values: Mapping[Any, Any]) -> dict[str, str]:
+    """``values`` (table properties to set) as the text stored: booleans ``true``/``false``,
+    numbers as written. A name that is not text or is empty, a value that is None (to
+    remove a property: unset it) or not text, a number or a boolean raise an evonb error
+    naming it. (What a name may be is checked by :func:`changed_config` and
+    :func:`check_properties`.)"""
+    out: dict[str, str] = {}
+    for name, value in values.items():
+        if not isinstance(name, str) or not name.strip():
+            _check_name(name, fixed=False)
+        if value is None:
+            raise InvalidArgumentError(
+                f"Table property {name} needs a value", name=name,
+                hint=f"give it a value; to remove it: UNSET TBLPROPERTIES ('{name}')")
+        if not isinstance(value, str | int | float):  # bool is an int
+            raise InvalidArgumentError(
+                f"Table property {name} must be text, a number or a boolean, not "
+                f"{type(value).__name__}", name=name, value=value,
+                hint=f"pass e.g. {{'{name}': '...'}}")
+        out[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return out
+
+
 def _check_name(name: str, *, fixed: bool = True) -> None:
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str):
+        raise InvalidArgumentError(
+            f"Table property names are text, not {type(name).__name__} ({name!r})",
+            name="properties", value=name, hint="name each property with a str")
+    if not name.strip():
         raise EvoError(f"Table property name {name!r} is empty", hint="name the property")
     reason = FIXED.get(name.lower()) if fixed else None
     if reason:
@@ -251,7 +278,7 @@ def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
     and ``unset`` removed, every change checked (see the module docstring). Unsetting a
     property the table does not have is an error unless ``if_exists``. ``root``: the table's
     folder (a plug-in registered from inside it is not a known name)."""
-    set_ = dict(set_ or {})
+    set_ = property_values(set_ or {})
     for name in (*set_, *unset):
         _check_name(name)
     both = sorted(set(set_) & set(unset))
@@ -263,10 +290,6 @@ def changed_config(config: TableConfig, set_: Mapping[str, Any] | None = None,
         if missing:
             raise EvoError(f"Table property {missing[0]} is not set on this table",
                            hint="UNSET TBLPROPERTIES IF EXISTS (...) ignores missing names")
-    for name, value in set_.items():
-        if value is None:
-            raise EvoError(f"Table property {name} needs a value",
-                           hint=f"to remove it: UNSET TBLPROPERTIES ('{name}')")
     out = config.with_properties(set_).without_properties(*unset)
     for name in set_:
         check = KNOWN.get(name)
@@ -288,4 +311,4 @@ def setting(config: TableConfig, name: str, default: str) -> str:
 
 __all__ = ["ADOPTED_PREFIX", "FIXED", "FREE_PREFIXES", "KNOWN", "PARQUET_OPTIONS", "PLUGINS",
            "changed_config", "check_parquet_option", "check_plugins", "check_properties",
-           "setting"]
+           "property_values", "setting"]

@@ -67,7 +67,13 @@ from evonb.table.lru import LRU
 from evonb.table.names import SCHEMAS_DIR, layout_file
 from evonb.table.partition_folders import check_partition_names
 from evonb.table.preview import preview_alter
-from evonb.table.properties import changed_config, check_plugins, check_properties, setting
+from evonb.table.properties import (
+    changed_config,
+    check_plugins,
+    check_properties,
+    property_values,
+    setting,
+)
 from evonb.table.read_plan import physical_struct
 from evonb.table.refs import expand_ref, history_index, is_latest, version_ordinal
 from evonb.table.revert import REVERT, RevertPreview, plan_revert, revert_layout
@@ -187,8 +193,7 @@ def create_table(
         primary_key=keys or None,
         precombine=precombine,
         partition_by=parts,
-        properties={str(k): str(v).lower() if isinstance(v, bool) else str(v)
-                    for k, v in (properties or {}).items()},
+        properties=property_values(properties),
     )
     config = config.resolve_ids(initial)
     check_key_columns(initial, config)
@@ -625,8 +630,9 @@ class BaseTable:
 
     def set_properties(self, values: Mapping[str, Any] | None = None, *,
                        unset: Iterable[str] = (), if_exists: bool = True) -> Mapping[str, str]:
-        """Set table properties (values become strings; booleans ``true``/``false``) and
-        remove those named in ``unset``; returns the properties now.
+        """Set table properties (text, numbers or booleans, stored as text: booleans
+        ``true``/``false``; None is refused, ``unset`` removes) and remove those named in
+        ``unset``; returns the properties now.
 
         Every change is checked first (:mod:`evonb.table.properties`): the value of a
         property evonb reads must parse and lie in range, an unknown ``evonb.*`` name is

@@ -158,6 +158,30 @@ def test_create_table_arguments_of_the_wrong_kind(warehouse, given, message):
     assert list(warehouse.iterdir()) == []
 
 
+@pytest.mark.parametrize(("properties", "message"), [
+    ({"owner": None}, "Table property owner needs a value"),
+    ({5: "x"}, "Table property names are text, not int (5)"),
+    ({"owner": ["ann"]}, "Table property owner must be text, a number or a boolean, not list"),
+    ({"owner": {"name": "ann"}}, "Table property owner must be text, a number or a boolean, "
+                                 "not dict"),
+])
+def test_property_values_of_the_wrong_kind(warehouse, properties, message):
+    """``create_table`` stored ``None`` as the text ``'None'``, a name ``5`` as ``'5'`` and a
+    list as its repr; ``set_properties`` refused only the None, with a plain ``EvoError``. Both
+    now raise one ``InvalidArgumentError`` naming the property, and change nothing."""
+    with pytest.raises(evonb.InvalidArgumentError) as info:
+        evonb.create_table(warehouse / "t", "id bigint", properties=properties)
+    assert str(info.value).startswith(message)
+    assert list(warehouse.iterdir()) == []
+    t = evonb.create_table(warehouse / "t", "id bigint", properties={"owner": "bo", "n": 2,
+                                                                     "on": True})
+    assert dict(t.properties) == {"owner": "bo", "n": "2", "on": "true"}
+    with pytest.raises(evonb.InvalidArgumentError) as info:
+        t.set_properties(properties)
+    assert str(info.value).startswith(message)
+    assert dict(evonb.open_table(t.path).properties) == {"owner": "bo", "n": "2", "on": "true"}
+
+
 def test_partition_by_none_is_no_partition_column(warehouse):
     """As pyspark's ``partitionBy`` takes None: ``partition_by=None`` (a TypeError before)."""
     t = evonb.create_table(warehouse / "t", "id bigint not null, v string", partition_by=None,
