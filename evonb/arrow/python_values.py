@@ -13,24 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evonb.schema.dates import MICROS_PER_DAY, PYTHON_DAYS, date_text
+from evonb.schema.dates import MICROS_PER_DAY, PYTHON_DAYS, date_text, micros_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
 Days = tuple[int, int]
 """The first and last day numbers (since 1970-01-01) a consumer holds."""
-
-
-def timestamp_text(micros: int) -> str:
-    """Microseconds since 1970-01-01 as Spark prints a timestamp (``+294247-01-10 04:00:54``,
-    fractions of a second only where there are some)."""
-    days, rest = divmod(micros, MICROS_PER_DAY)
-    seconds, fraction = divmod(rest, 1_000_000)
-    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-    if fraction:
-        clock += f".{fraction:06d}".rstrip("0")
-    return f"{date_text(days)} {clock}"
 
 
 def beyond_python_as_text(values: pa.Array | pa.ChunkedArray, *,
@@ -79,7 +68,7 @@ def _rebuild(arr: pa.Array, days: Days, timestamp_days: Days) -> pa.Array:
 
         wall = pc.local_timestamp(arr) if t.tz is not None else arr
         return _as_text(arr, wall.cast(pa.int64()), timestamp_days, MICROS_PER_DAY,
-                        timestamp_text)
+                        micros_text)
     if pa.types.is_struct(t):
         children = arr.flatten()
         rebuilt = [_rebuild(c, days, days) for c in children]
@@ -124,4 +113,4 @@ def _as_text(arr: pa.Array, numbers: pa.Array, days: Days, scale: int,
     return pa.array([None if v is None else text(v) for v in numbers.to_pylist()], pa.string())
 
 
-__all__ = ["beyond_python_as_text", "python_rows", "text_beyond_python", "timestamp_text"]
+__all__ = ["beyond_python_as_text", "python_rows", "text_beyond_python"]

@@ -59,5 +59,19 @@ def date_text(days: int) -> str:
     return f"{shown}-{month:02d}-{day:02d}"
 
 
+def micros_text(micros: int) -> str:
+    """Microseconds since 1970-01-01 (an instant's in UTC, a wall-clock time's as it is) as
+    Spark prints the timestamp, over its whole range: ``2020-01-01 05:00:00.12``, the fraction
+    of a second only where there is one and without trailing zeros, a year past 9999 as
+    :func:`date_text` spells it (``+294247-01-10 04:00:54``)."""
+    days, rest = divmod(micros, MICROS_PER_DAY)
+    seconds, fraction = divmod(rest, 1_000_000)
+    text = (f"{date_text(days)} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:"
+            f"{seconds % 60:02d}")
+    if fraction:
+        text += "." + f"{fraction:06d}".rstrip("0")
+    return text
+
+
 __all__ = ["CYCLE_DAYS", "LAST_TIMESTAMP_DAY", "MICROS_PER_DAY", "PYTHON_DAYS", "civil",
-           "date_text", "epoch_days"]
+           "date_text", "epoch_days", "micros_text"]

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from evonb.errors import DataValidationError, InvalidArgumentError
-from evonb.schema.dates import MICROS_PER_DAY, date_text
+from evonb.schema.dates import date_text, micros_text
 
 NULL_FOLDER = "__HIVE_DEFAULT_PARTITION__"
 """The folder value of a null (and, as Spark writes it, of an empty string)."""
@@ -71,28 +71,15 @@ def escape(text: str) -> str:
 
 
 def timestamp_text(value: datetime.datetime) -> str:
-    """Spark's text of a timestamp: an aware ``value`` (an instant) in UTC, a naive one (a
-    wall-clock time) as it is; the fraction of a second without trailing zeros."""
+    """Spark's text of a timestamp (:func:`~evonb.schema.dates.micros_text`): an aware
+    ``value`` (an instant) in UTC, a naive one (a wall-clock time) as it is."""
     if value.tzinfo is not None:
-        value = value.astimezone(datetime.UTC)
-    text = (f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
-            f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}")
-    if value.microsecond:
-        text += "." + f"{value.microsecond:06d}".rstrip("0")
-    return text
+        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return micros_text((value - _EPOCH) // _MICROSECOND)
 
 
-def micros_text(micros: int) -> str:
-    """:func:`timestamp_text` of a timestamp given as its microseconds since 1970-01-01 (an
-    instant's in UTC, a wall-clock time's as it is), over Spark's whole range: a year past
-    9999 or before 1 spelled as Spark spells it (``+10001-02-03 23:59:59.999999``)."""
-    day, rest = divmod(micros, MICROS_PER_DAY)
-    seconds, fraction = divmod(rest, 1_000_000)
-    text = (f"{date_text(day)} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:"
-            f"{seconds % 60:02d}")
-    if fraction:
-        text += "." + f"{fraction:06d}".rstrip("0")
-    return text
+_EPOCH = datetime.datetime(1970, 1, 1)
+_MICROSECOND = datetime.timedelta(microseconds=1)
 
 
 def date_folder_value(days: int | None) -> str:
@@ -298,7 +285,6 @@ __all__ = [
     "folder_value",
     "instant_text",
     "key_bytes",
-    "micros_text",
     "staged_partition_name",
     "timestamp_folder_value",
     "timestamp_text",

@@ -15,9 +15,9 @@ from evonb.arrow.python_values import (
     beyond_python_as_text,
     python_rows,
     text_beyond_python,
-    timestamp_text,
 )
 from evonb.schema.dates import MICROS_PER_DAY
+from evonb.schema.dates import micros_text as timestamp_text
 
 FAR = 59220784
 """+164111-01-01 as days since 1970-01-01."""

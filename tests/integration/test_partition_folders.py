@@ -114,10 +114,10 @@ def test_partition_values_past_year_9999(spark: Any, tmp_path: Any, kind: str,
     Spark's text: a date's, an instant's in UTC, a wall-clock time's)."""
     from pyspark.sql import functions as F
 
-    from evonb.schema.dates import date_text
+    from evonb.schema.dates import date_text, micros_text
     from evonb.spark.arrow_collect import key_list
     from evonb.spark.writer import utc_text
-    from evonb.table.partition_folders import NULL_FOLDER, escape, micros_text
+    from evonb.table.partition_folders import NULL_FOLDER, escape
 
     numbers = [*(FAR_DAYS if kind == "date" else FAR_MICROS), None]
     spell = date_text if kind == "date" else micros_text
