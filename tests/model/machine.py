@@ -7,7 +7,8 @@ replays it: ``tests/model/test_model_regressions.py`` keeps each one found.
 
 Each latest snapshot and each commit at the end is also read by the JVM-free Arrow reader
 (``Table.to_arrow``), which must agree with the model too, and so must three filters at the
-end, read by both (:meth:`TableMachine.add_filter`). Type changes go between every pair of
+end, read by both (:meth:`TableMachine.add_filter`), and the latest snapshot read in up to three
+earlier schemas (:meth:`TableMachine.add_older_schemas`). Type changes go between every pair of
 the model's types DDL allows, one after another (a value reads through each type its field
 had: :meth:`~tests.model.reference.Model.retype`).
 
@@ -114,6 +115,10 @@ FILTERS = dict.fromkeys(FILTER_OPS, 0)
 """The final filters the histories ran, by predicate."""
 FINAL_FILTERS = 3
 """Filters read at the end of each history."""
+OLDER_SCHEMAS = 3
+"""The most earlier schemas the latest snapshot is read in at the end of a history."""
+OLDER_READS = [0]
+"""How many reads of the latest snapshot in an earlier schema the histories checked."""
 RETYPES: Counter[str] = Counter()
 """The type changes by DDL the histories made, by kind."""
 SQL = {"INSERT": 0, "UPDATE": 0, "DELETE": 0, "MERGE": 0, "SET * / INSERT *": 0,
@@ -1028,7 +1033,8 @@ class TableMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------------ the end
     def final_checks(self) -> None:
         """Every commit by time travel (its own schema and the latest), an incremental read, a
-        filter on a random column, and the other merge-on-read reader: planned one by one,
+        filter on a random column, the latest snapshot in earlier schemas, and the other
+        merge-on-read reader: planned one by one,
         their schemas compared at once, their rows collected by one Spark job."""
         rng = random.Random(len(self.commits) * 7919 + self.model.max_id)
         latest = self.model
@@ -1053,6 +1059,7 @@ class TableMachine(RuleBasedStateMachine):
                       model_b.schema_text(), model_b.read(since=a, until=b))
         for _ in range(FINAL_FILTERS):
             self.add_filter(rng, reads, readable)
+        self.add_older_schemas(rng, reads)
         reads.check(self.spark)
         if self.flavour and self.flavour.table_type == "mor":
             self.table.set_properties(self.flavour.properties(jvm=not self.flavour.jvm))
@@ -1121,6 +1128,33 @@ class TableMachine(RuleBasedStateMachine):
             ICEBERG["latest"] += 1
         else:
             ICEBERG["blocked"] += 1
+
+    def add_older_schemas(self, rng: random.Random, reads: Reads) -> None:
+        """The latest snapshot read in the schemas of up to ``OLDER_SCHEMAS`` earlier commits,
+        by Spark and the JVM-free reader: each value as the latest snapshot shows it, then
+        converted to the older type (a ``string`` ``"-44.0"`` of a column that was ``int``
+        reads null, as Spark's ``try_cast`` has it). Only schemas none of whose fields was
+        dropped since: a dropped field's values are where no rewrite removed them, which the
+        model does not follow."""
+        now = set(self.model.all_ids().values())
+        texts = {self.model.schema_text()}
+        older = []
+        for instant, _, model in self.commits:
+            text = model.schema_text()
+            if text not in texts and set(model.all_ids().values()) <= now:
+                texts.add(text)
+                older.append((instant, model))
+        for instant, model in rng.sample(older, min(OLDER_SCHEMAS, len(older))):
+            try:
+                df = self.table.read(schema=instant)
+            except CommitNotFoundError:
+                assert instant in self.cleaned_after, f"schema of {instant} unreadable"
+                continue
+            expected = self.model.read(model.columns)
+            label = f"the latest snapshot in the schema of {instant}"
+            reads.add(label, df, model.schema_text(), expected)
+            same(arrow_rows(self.table.to_arrow(schema=instant)), expected, f"Arrow read, {label}")
+            OLDER_READS[0] += 1
 
     def add_filter(self, rng: random.Random, reads: Reads,
                    readable: list[tuple[str, Model]]) -> None:

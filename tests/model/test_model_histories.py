@@ -42,7 +42,8 @@ def play(spark: SparkSession, histories: int, label: str = "model test") -> None
     ran = next(machine.HISTORIES) - before - 1
     print(f"{label}: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
           f"read {machine.ICEBERG}; SQL statements {machine.SQL}; final filters "
-          f"{machine.FILTERS}; type changes {dict(machine.RETYPES)}")
+          f"{machine.FILTERS}; reads in earlier schemas {machine.OLDER_READS[0]}; type changes "
+          f"{dict(machine.RETYPES)}")
     assert ran >= histories
 
 
