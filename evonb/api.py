@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from evonb.arguments import check_mapping
 from evonb.errors import EvoError
 from evonb.iceberg.status import IcebergStatus, iceberg_status
 from evonb.schema.schema import Schema
@@ -313,6 +314,8 @@ def convert(
     :class:`TableNotFoundError`) on data that cannot be adopted; then nothing on disk changes.
     """
     root = table_path(path)
+    properties = check_mapping(properties, "properties",
+                               "properties={'evonb.write.target.file.bytes': '67108864'}")
     check_target(root)
     keys = key_tuple(primary_key)
     if file_io().is_folder(root / ".hoodie"):  # local disk or object storage

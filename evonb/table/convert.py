@@ -56,7 +56,7 @@ from evonb.table.fileio import file_io, is_object_path, object_key
 from evonb.table.fsutil import EVO_DIR, evo_dir
 from evonb.table.layout import RESERVED, Layout, named_members, natively_readable
 from evonb.table.partition_folders import check_partition_names
-from evonb.table.properties import check_plugins, check_properties
+from evonb.table.properties import check_plugins, check_properties, property_values
 from evonb.table.snapshot import DataFile
 from evonb.table.table import BaseTable, TableMaker, check_key_columns, check_reserved
 from evonb.table.transaction import Transaction
@@ -105,10 +105,9 @@ def key_tuple(primary_key: str | Sequence[str] | None) -> tuple[str, ...] | None
 
 
 def with_properties(plan: AdoptionPlan, extra: Mapping[str, Any]) -> AdoptionPlan:
-    merged = dict(plan.properties)
-    for k, v in extra.items():
-        merged[str(k)] = ("true" if v else "false") if isinstance(v, bool) else str(v)
-    return dataclasses.replace(plan, properties=merged)
+    """``plan`` with the properties ``extra`` set (:func:`property_values`: text, numbers or
+    booleans)."""
+    return dataclasses.replace(plan, properties={**plan.properties, **property_values(extra)})
 
 
 def check_target(root: Path) -> None:

@@ -182,6 +182,28 @@ def test_property_values_of_the_wrong_kind(warehouse, properties, message):
     assert dict(evonb.open_table(t.path).properties) == {"owner": "bo", "n": "2", "on": "true"}
 
 
+@pytest.mark.parametrize(("properties", "message"), [
+    ({"owner": None}, "Table property owner needs a value"),
+    ({"owner": ["ann"]}, "Table property owner must be text, a number or a boolean, not list"),
+    ("owner=ann", "properties must be a dict, not str"),
+])
+def test_convert_refuses_property_values_of_the_wrong_kind(warehouse, properties, message):
+    """``convert`` stored such values as their repr, and a str of properties failed with an
+    AttributeError; nothing is written now."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = warehouse / "data"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": [1, 2]}), folder / "part-0.parquet")
+    with pytest.raises(evonb.InvalidArgumentError) as info:
+        evonb.convert(folder, properties=properties)
+    assert str(info.value).startswith(message)
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet"]
+    t = evonb.convert(folder, properties={"owner": "bo", "n": 2})
+    assert dict(t.properties)["owner"] == "bo" and dict(t.properties)["n"] == "2"
+
+
 def test_partition_by_none_is_no_partition_column(warehouse):
     """As pyspark's ``partitionBy`` takes None: ``partition_by=None`` (a TypeError before)."""
     t = evonb.create_table(warehouse / "t", "id bigint not null, v string", partition_by=None,
