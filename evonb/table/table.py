@@ -187,6 +187,8 @@ def create_table(
                                "properties={'evonb.write.target.file.bytes': '67108864'}")
     if precombine is not None:
         check_text(precombine, "precombine", "precombine='ts'")
+    if name is not None:
+        check_text(name, "name", "name='orders'")
     config = TableConfig(
         name=name or root.name,
         table_type=table_type,  # type: ignore[arg-type]

@@ -143,6 +143,7 @@ def test_a_location_that_cannot_be_created_is_refused_and_nothing_is_made(wareho
                                     "names, not a list holding None"),
     ({"properties": "evonb.mor.log_format=parquet"}, "properties must be a dict, not str"),
     ({"precombine": 5}, "precombine must be text (a str), not int"),
+    ({"name": 5}, "name must be text (a str), not int"),
     ({"path": None}, "A table's path must be text or a path, not NoneType"),
     ({"path": 5}, "A table's path must be text or a path, not int"),
 ])
