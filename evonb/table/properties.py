@@ -14,7 +14,9 @@ table uses it.
 
 from __future__ import annotations
 
+import decimal
 import difflib
+import numbers
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -231,10 +233,10 @@ FIXED = {
 
 def property_values(values: Mapping[Any, Any]) -> dict[str, str]:
     """``values`` (table properties to set) as the text stored: booleans ``true``/``false``,
-    numbers as written. A name that is not text or is empty, a value that is None (to
-    remove a property: unset it) or not text, a number or a boolean raise an evonb error
-    naming it. (What a name may be is checked by :func:`changed_config` and
-    :func:`check_properties`.)"""
+    numbers (numpy's and decimals too) as written. A name that is not text or is empty, a
+    value that is None (to remove a property: unset it) or not text, a number or a boolean
+    raise an evonb error naming it. (What a name may be is checked by
+    :func:`changed_config` and :func:`check_properties`.)"""
     out: dict[str, str] = {}
     for name, value in values.items():
         if not isinstance(name, str) or not name.strip():
@@ -243,7 +245,9 @@ def property_values(values: Mapping[Any, Any]) -> dict[str, str]:
             raise InvalidArgumentError(
                 f"Table property {name} needs a value", name=name,
                 hint=f"give it a value; to remove it: UNSET TBLPROPERTIES ('{name}')")
-        if not isinstance(value, str | int | float):  # bool is an int
+        if type(value).__module__ == "numpy" and hasattr(value, "item"):
+            value = value.item()  # a numpy scalar: its Python value
+        if not isinstance(value, str | numbers.Real | decimal.Decimal):  # bool is an int
             raise InvalidArgumentError(
                 f"Table property {name} must be text, a number or a boolean, not "
                 f"{type(value).__name__}", name=name, value=value,

@@ -3,6 +3,9 @@ Also tables at paths Spark would read as glob patterns."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+import numpy as np
 import pytest
 
 import evonb
@@ -174,13 +177,14 @@ def test_property_values_of_the_wrong_kind(warehouse, properties, message):
         evonb.create_table(warehouse / "t", "id bigint", properties=properties)
     assert str(info.value).startswith(message)
     assert list(warehouse.iterdir()) == []
-    t = evonb.create_table(warehouse / "t", "id bigint", properties={"owner": "bo", "n": 2,
-                                                                     "on": True})
-    assert dict(t.properties) == {"owner": "bo", "n": "2", "on": "true"}
+    t = evonb.create_table(warehouse / "t", "id bigint", properties={
+        "owner": "bo", "n": np.int64(2), "on": np.bool_(True), "rate": Decimal("0.50")})
+    assert dict(t.properties) == {"owner": "bo", "n": "2", "on": "true", "rate": "0.50"}
     with pytest.raises(evonb.InvalidArgumentError) as info:
         t.set_properties(properties)
     assert str(info.value).startswith(message)
-    assert dict(evonb.open_table(t.path).properties) == {"owner": "bo", "n": "2", "on": "true"}
+    assert dict(evonb.open_table(t.path).properties) == {"owner": "bo", "n": "2", "on": "true",
+                                                         "rate": "0.50"}
 
 
 @pytest.mark.parametrize(("properties", "message"), [
