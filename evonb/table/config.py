@@ -51,7 +51,7 @@ class FrozenProperties(Mapping[str, str]):
 
     def __init__(self, data: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> None:
         items = data.items() if isinstance(data, Mapping) else data
-        self._data: dict[str, str] = {str(k): _prop_str(v) for k, v in items}
+        self._data: dict[str, str] = {str(k): property_text(v) for k, v in items}
 
     def __getitem__(self, key: str) -> str:
         return self._data[key]
@@ -77,7 +77,8 @@ class FrozenProperties(Mapping[str, str]):
         return dict(self._data)
 
 
-def _prop_str(value: Any) -> str:
+def property_text(value: Any) -> str:
+    """The stored text of a property value: a boolean as ``true``/``false``, else its str."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
@@ -196,8 +197,8 @@ class TableConfig:
     ) -> TableConfig:
         """A copy with properties set (values become strings; booleans ``true``/``false``)."""
         merged = dict(self.properties)
-        merged.update({k: _prop_str(v) for k, v in (updates or {}).items()})
-        merged.update({k: _prop_str(v) for k, v in more.items()})
+        merged.update({k: property_text(v) for k, v in (updates or {}).items()})
+        merged.update({k: property_text(v) for k, v in more.items()})
         return replace(self, properties=FrozenProperties(merged))
 
     def without_properties(self, *names: str) -> TableConfig:
@@ -330,4 +331,5 @@ class TableConfig:
         return cls.from_dict(data, source=str(path))
 
 
-__all__ = ["CONFIG_FILE", "FORMAT_VERSION", "FrozenProperties", "TableConfig", "TableType"]
+__all__ = ["CONFIG_FILE", "FORMAT_VERSION", "FrozenProperties", "TableConfig", "TableType",
+           "property_text"]

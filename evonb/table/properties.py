@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evonb.errors import EvoError, InvalidArgumentError
-from evonb.table.config import TableConfig
+from evonb.table.config import TableConfig, property_text
 from evonb.table.conflicts import POLICY_PROPERTY, check_policy
 from evonb.table.lock import LOCK_PROVIDER_PROPERTY, check_lock_provider
 
@@ -244,7 +244,8 @@ def property_values(values: Mapping[Any, Any]) -> dict[str, str]:
         if value is None:
             raise InvalidArgumentError(
                 f"Table property {name} needs a value", name=name,
-                hint=f"give it a value; to remove it: UNSET TBLPROPERTIES ('{name}')")
+                hint=f"give it a value, or leave it out (on an existing table: "
+                     f"UNSET TBLPROPERTIES ('{name}'))")
         if type(value).__module__ == "numpy" and hasattr(value, "item"):
             value = value.item()  # a numpy scalar: its Python value
         if not isinstance(value, str | numbers.Real | decimal.Decimal):  # bool is an int
@@ -252,7 +253,7 @@ def property_values(values: Mapping[Any, Any]) -> dict[str, str]:
                 f"Table property {name} must be text, a number or a boolean, not "
                 f"{type(value).__name__}", name=name, value=value,
                 hint=f"pass e.g. {{'{name}': '...'}}")
-        out[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        out[name] = property_text(value)
     return out
 
 
@@ -262,7 +263,8 @@ def _check_name(name: str, *, fixed: bool = True) -> None:
             f"Table property names are text, not {type(name).__name__} ({name!r})",
             name="properties", value=name, hint="name each property with a str")
     if not name.strip():
-        raise EvoError(f"Table property name {name!r} is empty", hint="name the property")
+        raise InvalidArgumentError(f"Table property name {name!r} is empty",
+                                   name="properties", value=name, hint="name the property")
     reason = FIXED.get(name.lower()) if fixed else None
     if reason:
         raise EvoError(f"Table property {name} cannot change after the table is created: "

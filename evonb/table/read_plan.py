@@ -338,9 +338,10 @@ def type_paths(query: Schema, layout: Layout | None, snapshot: Schema | None = N
             path = (*path, *_later(path, qt, layout.history(fid, qt) if layout else None))
         if len(path) > 1:
             out[fid] = path
-    for fid in query.field_ids():  # dropped in the snapshot, restored by a revert since
+    restored = () if layout is None else query.field_ids()
+    for fid in restored:  # dropped in the snapshot, restored by a revert since
         qt = query.field_by_id(fid).type
-        if snapshot.has_id(fid) or not qt.is_primitive or layout is None:
+        if snapshot.has_id(fid) or not qt.is_primitive:
             continue
         history = layout.history(fid, qt)
         if history is not None and len(history) > 1:

@@ -165,6 +165,7 @@ def test_create_table_arguments_of_the_wrong_kind(warehouse, given, message):
 @pytest.mark.parametrize(("properties", "message"), [
     ({"owner": None}, "Table property owner needs a value"),
     ({5: "x"}, "Table property names are text, not int (5)"),
+    ({" ": "x"}, "Table property name ' ' is empty"),
     ({"owner": ["ann"]}, "Table property owner must be text, a number or a boolean, not list"),
     ({"owner": {"name": "ann"}}, "Table property owner must be text, a number or a boolean, "
                                  "not dict"),
