@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from evonb.arrow.python_values import python_rows
 from evonb.errors import EvoError
-from evonb.spark.arrow_collect import key_list, to_arrow, with_times_as_numbers
+from evonb.spark.arrow_collect import key_list, rows_with_times_as_numbers, to_arrow
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -285,8 +285,7 @@ def _multiset(before: pa.Table, after: pa.Table, common: dict[str, Any]) -> Data
 def _comparable_rows(table: pa.Table) -> list[dict[str, Any]]:
     """The rows of ``table`` as Python values, dates and timestamps as numbers
     (:func:`~evonb.spark.arrow_collect.with_times_as_numbers`)."""
-    return pa.Table.from_arrays([with_times_as_numbers(c) for c in table.columns],
-                                names=table.column_names).to_pylist()
+    return rows_with_times_as_numbers(table).to_pylist()
 
 
 def sort_columns(schema: pa.Schema) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ loads no engine: Spark and pyarrow are imported by the functions that use them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evonb.schema.render import backquote
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType, StructType
+
+TableOrBatch = TypeVar("TableOrBatch", "pa.Table", "pa.RecordBatch")
 
 
 def relaxed_type(t: DataType) -> DataType:
@@ -107,6 +109,13 @@ def with_times_as_numbers(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.C
     return column if plain == column.type else column.cast(plain)
 
 
+def rows_with_times_as_numbers(rows: TableOrBatch) -> TableOrBatch:
+    """``rows`` (a table or a record batch, the same kind returned) with each column as
+    :func:`with_times_as_numbers` has it."""
+    return type(rows).from_arrays([with_times_as_numbers(c) for c in rows.columns],
+                                  names=rows.schema.names)
+
+
 def times_as_numbers(t: pa.DataType) -> pa.DataType:
     """``t`` with every date and timestamp in it (at any depth) as the integer type that
     holds its number (days, or the timestamp's unit, since 1970-01-01): what a column is cast
@@ -130,4 +139,5 @@ def times_as_numbers(t: pa.DataType) -> pa.DataType:
 
 
 __all__ = ["key_list", "nested_nullable", "nullable_schema", "relaxed_columns", "relaxed_type",
-           "times_as_numbers", "to_arrow", "with_times_as_numbers"]
+           "rows_with_times_as_numbers", "times_as_numbers", "to_arrow",
+           "with_times_as_numbers"]

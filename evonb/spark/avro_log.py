@@ -48,7 +48,7 @@ from evonb.schema.types import (
     StructType,
     Type,
 )
-from evonb.spark.arrow_collect import with_times_as_numbers
+from evonb.spark.arrow_collect import rows_with_times_as_numbers
 from evonb.spark.avro_encode import CODECS as ENCODE_CODECS
 from evonb.spark.avro_encode import data_blocks, encode_records, field_kinds, fits
 from evonb.spark.avro_fast import (
@@ -233,15 +233,6 @@ def _reader(t: Type, avro: Any) -> Converter:
             return None
         return lambda v: None if v is None else {k: val(x) for k, x in v.items()}
     return None
-
-
-def _times_as_numbers(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """``batch`` with its dates and timestamps, at any depth, as their numbers
-    (:func:`~evonb.spark.arrow_collect.with_times_as_numbers`)."""
-    import pyarrow as pa
-
-    return pa.RecordBatch.from_arrays(
-        [with_times_as_numbers(c) for c in batch.columns], names=batch.schema.names)
 
 
 # ------------------------------------------------------------------------------ positions
@@ -587,7 +578,7 @@ class _BlockSink:
             # Dates and timestamps as their numbers (days, microseconds), which fastavro
             # writes as they are: Python's dates stop at year 9999 (in the batch's time zone
             # for timestamps), Spark's do not.
-            for record in _times_as_numbers(batch).to_pylist():
+            for record in rows_with_times_as_numbers(batch).to_pylist():
                 start = tell()
                 write(convert(record) if convert else record)
                 end = tell()
