@@ -17,7 +17,8 @@ Writes come as DataFrames (insert, upsert, delete, overwrite) and as SQL stateme
 the columns and struct members by their current names after every rename, drop and re-add;
 a row a statement changes is written again in the current schema, read defaults included
 (:func:`~tests.model.reference.store_struct`), and the columns an insert leaves out take
-their write defaults.
+their write defaults, which ``SET DEFAULT`` and ``DROP DEFAULT`` change apart from the read
+defaults (:meth:`TableMachine.set_default`).
 
 A table's flavour is drawn once per history (:class:`Flavour`): copy-on-write or merge-on-read,
 partitioned or not, publishing Iceberg metadata at every commit or not, for copy-on-write
@@ -120,6 +121,23 @@ OLDER_SCHEMAS = 3
 OLDER_READS = [0]
 """How many reads of the latest snapshot in an earlier schema the histories checked."""
 RETYPES: Counter[str] = Counter()
+DEFAULTS: Counter[str] = Counter()
+"""The write-default changes the histories made, by kind."""
+
+
+def default_value(t: str, pick: int) -> Any:
+    """A write default of primitive type ``t`` drawn from ``pick``; None a fifth of the time
+    (``SET DEFAULT NULL`` or ``DROP DEFAULT``). Strings begin with a hostile text half the
+    time (the DDL literal must be quoted and escaped right); floating point values are
+    quarters, exact in binary."""
+    if pick % 5 == 0:
+        return None
+    if t == "string":
+        text = str(pick % 100)
+        return HOSTILE_STRINGS[pick % len(HOSTILE_STRINGS)] + text if pick % 2 else text
+    if t in ("float", "double"):
+        return (pick % 100) / 4
+    return pick % 100
 """The type changes by DDL the histories made, by kind."""
 SQL = {"INSERT": 0, "UPDATE": 0, "DELETE": 0, "MERGE": 0, "SET * / INSERT *": 0,
        "overwrite": 0, "no commit": 0}
@@ -339,10 +357,13 @@ class TableMachine(RuleBasedStateMachine):
         self.record()
         self.check(ddl)
 
-    def write(self, keys_rows: list[dict[int, Any]], mode: str) -> None:
-        cols = self.model.columns.fields
+    def write(self, keys_rows: list[dict[int, Any]], mode: str, *,
+              leave_out: MField | None = None) -> None:
+        """Write ``keys_rows`` as a DataFrame of the current columns (but ``leave_out``)."""
+        cols = [f for f in self.model.columns.fields if f is not leave_out]
         data = [tuple(spark_value(f.type, row.get(f.id)) for f in cols) for row in keys_rows]
-        df = self.spark.createDataFrame(data, self.columns_ddl().replace(" not null", ""))
+        ddl = ", ".join(f"`{f.name}` {ddl_type(f.type)}" for f in cols)
+        df = self.spark.createDataFrame(data, ddl)
         commit = self.table.write(df, mode=mode)
         return commit.instant
 
@@ -408,6 +429,26 @@ class TableMachine(RuleBasedStateMachine):
             self.model.rows[self.key(row)] = (row, instant)
         self.record()
         self.check("insert")
+
+    @rule(pick=picks, vseed=seeds)
+    def insert_leaving_out(self, pick: int, vseed: int) -> None:
+        """A DataFrame insert of new keys without one top-level column: the write fills it
+        with the column's write default, or null."""
+        columns = self.settable()
+        if not columns:
+            return
+        f = columns[pick % len(columns)]
+        rng = random.Random(vseed)
+        rows = [self.new_row(rng, k) for k in self.free_keys(rng, rng.randint(1, 2))]
+        if not rows:
+            return
+        for row in rows:
+            row[f.id] = f.write_default
+        instant = self.write(rows, "insert", leave_out=f)
+        for row in rows:
+            self.model.rows[self.key(row)] = (row, instant)
+        self.record()
+        self.check(f"insert without {f.name}")
 
     @rule(vseed=seeds)
     def upsert(self, vseed: int) -> None:
@@ -504,9 +545,9 @@ class TableMachine(RuleBasedStateMachine):
 
     def inserted(self, key: int, f: MField | None, value: Any) -> dict[int, Any]:
         """The row an ``INSERT`` of ``key`` (and ``value`` in column ``f``) stores: the
-        columns it leaves out at their write defaults (the model's DEFAULTs are read and
-        write defaults), ``ts`` 0 and the partition value ``key % 2``."""
-        row = {g.id: g.default for g in self.model.columns.fields}
+        columns it leaves out at their write defaults, ``ts`` 0 and the partition value
+        ``key % 2``."""
+        row = {g.id: g.write_default for g in self.model.columns.fields}
         row.update({KEY_ID: key, PRECOMBINE_ID: 0, self.field("p").id: key % 2})
         if f is not None:
             row[f.id] = value
@@ -722,7 +763,7 @@ class TableMachine(RuleBasedStateMachine):
             value = convert(default % 100, t)
             if t == "string" and default % 2:  # half of them quoted and escaped in the DDL
                 value = HOSTILE_STRINGS[default % len(HOSTILE_STRINGS)] + value
-        field = self.model.numbered_field(MField(0, name, t, value))
+        field = self.model.numbered_field(MField(0, name, t, value, write_default=value))
         suffix, index = self.position(struct, pos)
         text = f" DEFAULT {literal(value, t)}" if value is not None else ""  # type: ignore[arg-type]
         if index is None:
@@ -730,6 +771,27 @@ class TableMachine(RuleBasedStateMachine):
         else:
             struct.fields.insert(index, field)
         self.alter(f"ADD COLUMNS ({prefix}`{name}` {ddl_type(t)}{text}{suffix})")
+
+    @rule(pick=picks, value=picks)
+    def set_default(self, pick: int, value: int) -> None:
+        """``SET DEFAULT`` (a value, or ``NULL``) or ``DROP DEFAULT`` on a top-level column an
+        ``INSERT`` may leave out: only its write default changes. Rows stored before keep
+        their values, and rows stored without the field (written before it was added, or
+        while it was dropped) still read its read default."""
+        columns = self.settable()
+        if not columns:
+            return
+        f = columns[pick % len(columns)]
+        new = default_value(f.type, value)  # type: ignore[arg-type]
+        if new is None and f.write_default is not None and value % 2:
+            clause = kind = "DROP DEFAULT"
+        elif new is None:
+            clause = kind = "SET DEFAULT NULL"
+        else:
+            clause, kind = "SET DEFAULT " + literal(new, f.type), "SET DEFAULT value"  # type: ignore[arg-type]
+        f.write_default = new
+        DEFAULTS[kind] += 1
+        self.alter(f"ALTER COLUMN `{f.name}` {clause}")
 
     @rule(pick=picks)
     def drop_column(self, pick: int) -> None:
@@ -870,8 +932,8 @@ class TableMachine(RuleBasedStateMachine):
             self.alter(f"ALTER COLUMN {prefix}`{f.name}` TYPE double")
             self.upsert(vseed)
         new = NARROWINGS[f.type][to % len(NARROWINGS[f.type])]
-        default = convert(f.default, new)
-        if f.default is not None and default is None:
+        if any(d is not None and convert(d, new) is None
+               for d in (f.default, f.write_default)):
             return  # a default that does not fit: not modelled
         self.table.rewrite(f"ALTER TABLE t ALTER COLUMN {prefix}`{f.name}` TYPE {new}",
                            on_cast_error="null")

@@ -71,7 +71,11 @@ class MField:
     name: str
     type: MType
     default: Any = None
+    """The read default: what a row stored without the field reads."""
     required: bool = False
+    write_default: Any = None
+    """What an ``INSERT`` that leaves the field out stores. ``ADD COLUMN ... DEFAULT`` sets
+    both defaults; ``SET DEFAULT`` and ``DROP DEFAULT`` change only this one."""
 
 
 def type_text(t: MType) -> str:
@@ -167,9 +171,10 @@ class Model:
         return out
 
     def retype(self, f: MField, new: str) -> None:
-        """Field ``f`` becomes ``new``: its default and every stored value are converted (a
+        """Field ``f`` becomes ``new``: its defaults and every stored value are converted (a
         value reads through each type it had)."""
         f.type, f.default = new, convert(f.default, new)
+        f.write_default = convert(f.write_default, new)
         for stored, _ in self.rows.values():
             narrow_values(stored, f.id, new)
 
@@ -239,7 +244,7 @@ class Model:
 
     def numbered_field(self, f: MField) -> MField:
         fid = self.new_id()
-        return MField(fid, f.name, self.number(f.type), f.default, f.required)
+        return MField(fid, f.name, self.number(f.type), f.default, f.required, f.write_default)
 
 
 def field_types(struct: MStruct) -> dict[int, str]:

@@ -43,7 +43,7 @@ def play(spark: SparkSession, histories: int, label: str = "model test") -> None
     print(f"{label}: {ran} histories, {next(machine.STEPS)} checked steps; pyiceberg "
           f"read {machine.ICEBERG}; SQL statements {machine.SQL}; final filters "
           f"{machine.FILTERS}; reads in earlier schemas {machine.OLDER_READS[0]}; type changes "
-          f"{dict(machine.RETYPES)}")
+          f"{dict(machine.RETYPES)}; write defaults {dict(machine.DEFAULTS)}")
     assert ran >= histories
 
 
