@@ -49,8 +49,10 @@ def coerce_default(value: Any, t: Type, *, path: str | None = None) -> Any:
         return _coerce(value, t)
     except (ValueError, TypeError, ArithmeticError) as exc:
         where = f" for column {path!r}" if path else ""
+        # a number literal of the DDL text reads as a Decimal: shown as written (1.5)
+        shown = str(value) if isinstance(value, decimal.Decimal) else repr(value)
         raise InvalidDefaultError(
-            f"Default {value!r} does not convert to {t}{where}: {exc}",
+            f"Default {shown} does not convert to {t}{where}: {exc}",
             path=path,
             new=value,
             hint=f"give a literal of type {t}",

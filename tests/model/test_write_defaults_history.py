@@ -25,7 +25,8 @@ def state(spark):
 def test_write_defaults_change_apart_from_read_defaults(state) -> None:
     """Rows stored before a column was added read its read default (3) after every
     ``SET DEFAULT``; rows an ``INSERT`` or ``MERGE`` stores without it hold the write default
-    of that moment, as do rows of a DataFrame without it; a revert brings back the defaults of the schema it restores."""
+    of that moment, as do rows of a DataFrame without it; a revert brings back the defaults
+    of the schema it restores."""
     state.create(flavour=1)  # merge-on-read, Avro blocks: rewrites and log blocks both seen
     state.insert(vseed=3)
     state.add_column(where=0, type_pick=0, pos=0, default=3, name=0)  # an int, DEFAULT 3

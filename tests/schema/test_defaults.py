@@ -148,12 +148,19 @@ def test_coerce_default_rejects_naming_the_column(value, t, reason: str) -> None
         coerce_default(value, t, path="loc.alt")
     err = exc.value
     assert isinstance(err, SchemaEvolutionError) and isinstance(err, EvoError)
-    assert err.message.startswith(
-        f"Default {value!r} does not convert to {t} for column 'loc.alt': "
-    )
+    shown = str(value) if isinstance(value, D) else repr(value)  # D("2.5") as 2.5
+    assert err.message.startswith(f"Default {shown} does not convert to {t} for column 'loc.alt': ")
     assert reason in err.message
     assert (err.path, err.new) == ("loc.alt", value)
     assert err.hint == f"give a literal of type {t}"
+
+
+def test_a_number_literal_is_shown_as_written() -> None:
+    """A DDL number literal reads as a Decimal; the message showed ``Decimal('1.5')``."""
+    with pytest.raises(InvalidDefaultError) as exc:
+        coerce_default(D("1.5"), INT, path="a")
+    assert exc.value.message == ("Default 1.5 does not convert to int for column 'a': "
+                                 "not a whole number")
 
 
 def test_coerce_default_without_a_path() -> None:
