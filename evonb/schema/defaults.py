@@ -55,7 +55,8 @@ def coerce_default(value: Any, t: Type, *, path: str | None = None) -> Any:
             f"Default {shown} does not convert to {t}{where}: {exc}",
             path=path,
             new=value,
-            hint=f"give a literal of type {t}",
+            hint=("leave DEFAULT out; a struct's members can take defaults" if t.is_nested
+                  else f"give a literal of type {t}"),
         ) from None
 
 

@@ -275,7 +275,8 @@ class SchemaUpdate:
         if default is not None and col_type.is_nested:
             raise SchemaEvolutionError(
                 f"Cannot add {shown!r} with a default: {col_type} columns take no default",
-                path=shown,
+                path=shown, hint="add it without DEFAULT; a struct's members can take "
+                "defaults (ALTER COLUMN <column>.<member> SET DEFAULT ...)",
             )
         value = coerce_default(default, col_type, path=shown)
         if not nullable and value is None:
@@ -313,7 +314,8 @@ class SchemaUpdate:
         given = sum([bool(first), after is not None, before is not None])
         if given > 1:
             raise SchemaEvolutionError(
-                f"Give one position for {shown!r}: FIRST, AFTER or BEFORE", path=shown
+                f"Give one position for {shown!r}: FIRST, AFTER or BEFORE", path=shown,
+                hint="keep one of them, e.g. AFTER <column>",
             )
         if first:
             return ("first", None)
@@ -362,7 +364,9 @@ class SchemaUpdate:
         field_id, current, _, shown = self._resolve(path)
         self._check_not_structural(field_id, shown, "rename")
         if not isinstance(new_name, str) or not new_name.strip():
-            raise SchemaEvolutionError(f"Cannot rename {shown!r} to an empty name", path=shown)
+            raise SchemaEvolutionError(f"Cannot rename {shown!r} to an empty name", path=shown,
+                                       hint=f"give the new name, e.g. RENAME COLUMN {shown} "
+                                       "TO new_name")
         self._stage_update(field_id, name=new_name)
         self._record("rename", shown, field_id, (current.name, new_name))
         return self
@@ -417,7 +421,8 @@ class SchemaUpdate:
         if current.type.is_nested:
             raise SchemaEvolutionError(
                 f"Cannot set a default on {shown!r}: {current.type} columns take no default",
-                path=shown, field_id=field_id,
+                path=shown, field_id=field_id, hint="set defaults on primitive columns; a "
+                f"struct's members take them (ALTER COLUMN {shown}.<member> SET DEFAULT ...)",
             )
         coerced = coerce_default(value, current.type, path=shown)
         if coerced is None:
@@ -475,7 +480,8 @@ class SchemaUpdate:
                     )
             if other_id == field_id:
                 raise SchemaEvolutionError(
-                    f"Cannot move {shown!r} {where} itself", path=shown, field_id=field_id
+                    f"Cannot move {shown!r} {where} itself", path=shown, field_id=field_id,
+                    hint="name another column of the same struct, or use FIRST",
                 )
         self._moves.setdefault(parent_id, []).append(_Move(field_id, where, other_id))
         self._record("move", shown, field_id, (where, other_id))

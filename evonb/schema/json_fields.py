@@ -132,7 +132,10 @@ def schema_parts_from_dict(data: dict[str, Any]) -> SchemaParts:
         )
     except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         # (ArithmeticError: decimal.InvalidOperation from a malformed decimal default)
-        raise SchemaEvolutionError(f"Not a valid evonb schema document: {exc!r}") from None
+        raise SchemaEvolutionError(
+            f"Not a valid evonb schema document: {exc!r}",
+            hint="a table's schema documents are written by evonb (Schema.to_json); one "
+            "of a newer format needs a newer evonb") from None
 
 
 def schema_to_json(schema: SchemaView, *, indent: int | None = None) -> str:

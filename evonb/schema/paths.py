@@ -40,10 +40,12 @@ def parse_path(path: Path) -> tuple[str, ...]:
     """
     if isinstance(path, tuple):
         if not path or not all(isinstance(p, str) and p for p in path):
-            raise ColumnNotFoundError(repr(path), context="(empty name in path)")
+            raise ColumnNotFoundError(repr(path), context="(empty name in path)",
+                                      hint="name each level, e.g. ('address', 'city')")
         return path
     if not isinstance(path, str) or not path.strip():
-        raise ColumnNotFoundError(repr(path), context="(empty path)")
+        raise ColumnNotFoundError(repr(path), context="(empty path)",
+                                  hint="name the column, e.g. 'address.city'")
     parts: list[str] = []
     buf: list[str] = []
     i, quoted, text = 0, False, path.strip()
@@ -63,7 +65,9 @@ def parse_path(path: Path) -> tuple[str, ...]:
         i += 1
     parts.append("".join(buf))
     if quoted or any(not p for p in parts):
-        raise ColumnNotFoundError(path, context="(malformed path)")
+        raise ColumnNotFoundError(path, context="(malformed path)",
+                                  hint="close each backquote and name every level between "
+                                  "dots, e.g. a.b or `a.b`.c")
     return tuple(parts)
 
 

@@ -176,6 +176,7 @@ def reconcile_write_type(table: Type, incoming: Type, *, path: str) -> Type:
         raise WriteSchemaError(
             f"Incompatible column type in write: {path}: table has {table}, data has {incoming}",
             path=path, old=table, new=incoming,
+            hint=f"cast the data's {path} to {table}, or change the table's column first",
         )
     if table is BINARY and incoming is STRING:
         return BINARY

@@ -103,6 +103,11 @@ def _closest(word: str, options: tuple[str, ...] | list[str]) -> str | None:
     return found[0] if found else None
 
 
+NAME_HINT = "a name is a word of letters, digits and _, or any text in backquotes (`my col`)"
+"""The hint of an error where a name was expected and the parser's caller gave none."""
+END_HINT = "end the text there, or separate statements with ';'"
+"""The hint of an error at text after the end of a type or statement."""
+
 
 class TypeTextParser:
     """Parses types, column lists and literals of one text; every error is a
@@ -161,7 +166,7 @@ class TypeTextParser:
 
     def expect_end(self) -> None:
         if self.tok.kind != EOF:
-            raise self.error("unexpected text after the end")
+            raise self.error("unexpected text after the end", hint=END_HINT)
 
     # ------------------------------------------------------------------ names
     def name(self, message: str, *, hint: str | None = None) -> str:
@@ -170,6 +175,7 @@ class TypeTextParser:
         if tok.kind == WORD or (tok.kind == IDENT and tok.value):
             self.advance()
             return str(tok.value)
+        hint = hint or NAME_HINT
         if tok.kind == IDENT:
             raise self.error("empty backquoted name", hint=hint)
         raise self.error(message, hint=hint)

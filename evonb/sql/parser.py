@@ -34,6 +34,7 @@ from evonb.schema.type_text import (
     CHAR_NAMES,
     COMPLEX_NAMES,
     DECIMAL_NAMES,
+    END_HINT,
     KNOWN_TYPES,
     MAX_DEPTH,
     PRIMITIVE_NAMES,
@@ -84,7 +85,8 @@ class Parser(TypeTextParser):
             source = self.text[start : self.tokens[self.i - 1].end]
             out.extend((s, source) for s in parsed)
             if not self.at_end_of_statement():
-                raise self.error("expected ';' or the end of the text after the statement")
+                raise self.error("expected ';' or the end of the text after the statement",
+                                 hint=END_HINT)
 
     def statement(self, *, alter_only: bool = False) -> list[Statement]:
         tok = self.tok
@@ -281,7 +283,9 @@ class Parser(TypeTextParser):
                 break
         if not seen:
             raise self.error(
-                f"expected TYPE, COMMENT, FIRST, AFTER, BEFORE, SET or DROP after column {shown!r}")
+                f"expected TYPE, COMMENT, FIRST, AFTER, BEFORE, SET or DROP after column {shown!r}",
+                hint=f"e.g. ALTER COLUMN {shown} TYPE bigint, or ALTER COLUMN {shown} SET "
+                     "DEFAULT 0")
         return AlterColumn(table, path, **changes)
 
     def create_table(self) -> CreateTable:
@@ -318,7 +322,9 @@ class Parser(TypeTextParser):
             else:
                 clauses[key] = self.string(f"expected a string after {key}")
         if self.at_word("AS"):
-            raise self.error("CREATE TABLE ... AS SELECT is not supported")
+            raise self.error("CREATE TABLE ... AS SELECT is not supported",
+                             hint="create the table, then write the query's rows: "
+                             "evonb.create_table(...).write(spark.sql(query))")
         return CreateTable(
             table,
             schema,

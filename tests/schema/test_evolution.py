@@ -305,6 +305,7 @@ def test_add_rejections(base: Schema, call: Callable, error: type, message: str)
         call(u)
     assert type(exc.value) is error
     assert message in str(exc.value)
+    assert exc.value.hint, "each refusal says what to do instead"
     assert u.apply() == base
     assert not u
 
@@ -655,6 +656,7 @@ def test_set_default_rejections(
         u.set_default(path, value)
     assert type(exc.value) is error
     assert exc.value.message.startswith(message)
+    assert exc.value.hint, "each refusal says what to do instead"
     assert u.apply() == base
 
 

@@ -9,6 +9,7 @@ import pytest
 from evonb.errors import (
     ColumnNotFoundError,
     DDLSyntaxError,
+    EvoError,
     InvalidDefaultError,
     SchemaEvolutionError,
 )
@@ -273,3 +274,28 @@ def test_version_id_passes_through(base: Schema) -> None:
     assert new.version_id == "20240101000000000"
     assert new.fields[0].type == BIGINT
     assert new.find("name").type == STRING
+
+
+@pytest.mark.parametrize(("ddl", "message", "hint"), [
+    ("ALTER TABLE t ALTER COLUMN loc SET DEFAULT 1",
+     "Cannot set a default on 'loc': struct<lat:double,lon:double> columns take no default",
+     "ALTER COLUMN loc.<member> SET DEFAULT"),
+    ("ALTER TABLE t ADD COLUMN z array<int> DEFAULT 1",
+     "Default 1 does not convert to array<int> for column 'z': columns of type array<int> "
+     "take no default", "leave DEFAULT out"),
+    ("ALTER TABLE t ALTER COLUMN n SET DEFAULT 1.5",
+     "Default 1.5 does not convert to int for column 'n'", "give a literal of type int"),
+    ("ALTER TABLE t ALTER COLUMN n AFTER n", "Cannot move 'n' after itself",
+     "name another column"),
+    ("ALTER TABLE t ALTER COLUMN n", "expected TYPE, COMMENT, FIRST, AFTER, BEFORE, SET or DROP",
+     "ALTER COLUMN n TYPE bigint"),
+    ("ALTER TABLE t ADD COLUMN 1.5 int", "expected a column name", "in backquotes"),
+    ("ALTER TABLE t DROP COLUMN n n", "expected ';' or the end of the text",
+     "separate statements with ';'"),
+])
+def test_ddl_mistakes_say_what_to_do(base: Schema, ddl: str, message: str, hint: str) -> None:
+    """Each of these refusals had no hint, or showed a literal as ``Decimal('1.5')``."""
+    with pytest.raises(EvoError) as exc:
+        apply_ddl(base, ddl)
+    assert exc.value.message.startswith(message), exc.value.message
+    assert hint in (exc.value.hint or ""), exc.value.hint
