@@ -1,6 +1,6 @@
 """A fixed history of write-default changes through the model's machine: ``SET DEFAULT`` (a
 value, ``NULL``, hostile text) and ``DROP DEFAULT`` between ``INSERT`` and ``MERGE``
-statements and DataFrame inserts that leave columns out, then a type change and a revert. The
+statements and DataFrame inserts that leave columns out, then type changes and a revert. The
 random histories draw :meth:`~tests.model.machine.TableMachine.set_default` too, but seldom
 before an insert that leaves the column out; this one always does, and every step and every
 commit at the end is checked against the model (both readers)."""
@@ -40,8 +40,13 @@ def test_write_defaults_change_apart_from_read_defaults(state) -> None:
     state.sql_merge(pick=1, vseed=61)  # inserts leave the added column out
     made = machine.DEFAULTS - before
     assert made == {"SET DEFAULT value": 3, "SET DEFAULT NULL": 1, "DROP DEFAULT": 1}, made
-    state.change_type(pick=0, to=2)  # the int column's defaults become text
+    state.change_type(pick=0, to=2)  # the added column's read default becomes text
+    state.change_type(pick=4, to=2)  # ``a``'s write default too: '12'
     state.sql_insert(pick=0, vseed=99)
-    state.revert(pick=1)
+    before = state.commits[-1]
+    state.set_default(pick=1, value=21)  # ``a``: '`t`21'
+    state.sql_insert(pick=0, vseed=97)
+    state.revert_to(before[0], before[2])  # ``a``'s write default is '12' again
+    assert state.reverts["made"] == 1
     state.sql_insert(pick=0, vseed=98)
     state.final_checks()
