@@ -7,21 +7,13 @@ from __future__ import annotations
 import pytest
 
 from tests.model import machine
-from tests.model.machine import Flavour, TableMachine
+from tests.model.machine import Flavour
 
 MOR_FLAVOURS = [1, 15, 97]
 """Merge-on-read: Avro blocks read by the fallback (unpartitioned) and Parquet blocks read by
 evonb's JVM sources (partitioned), their deltas looked up by the driver; and Avro blocks
 whose deltas go through Spark tasks (97). The final checks of each history read every commit
 with the other reader too, so both readers meet both block formats."""
-
-
-@pytest.fixture
-def state(spark):
-    machine.use_spark(spark)
-    m = TableMachine()
-    yield m
-    m.teardown()
 
 
 @pytest.mark.spark

@@ -10,15 +10,6 @@ from __future__ import annotations
 import pytest
 
 from tests.model import machine
-from tests.model.machine import TableMachine
-
-
-@pytest.fixture
-def state(spark):
-    machine.use_spark(spark)
-    m = TableMachine()
-    yield m
-    m.teardown()
 
 
 @pytest.mark.spark
