@@ -421,8 +421,10 @@ class SchemaUpdate:
         if current.type.is_nested:
             raise SchemaEvolutionError(
                 f"Cannot set a default on {shown!r}: {current.type} columns take no default",
-                path=shown, field_id=field_id, hint="set defaults on primitive columns; a "
-                f"struct's members take them (ALTER COLUMN {shown}.<member> SET DEFAULT ...)",
+                path=shown, field_id=field_id,
+                hint=(f"set it on a member: ALTER COLUMN {shown}.<member> SET DEFAULT ..."
+                      if isinstance(current.type, StructType)
+                      else "only primitive columns and struct members take defaults"),
             )
         coerced = coerce_default(value, current.type, path=shown)
         if coerced is None:

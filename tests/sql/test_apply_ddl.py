@@ -279,7 +279,7 @@ def test_version_id_passes_through(base: Schema) -> None:
 @pytest.mark.parametrize(("ddl", "message", "hint"), [
     ("ALTER TABLE t ALTER COLUMN loc SET DEFAULT 1",
      "Cannot set a default on 'loc': struct<lat:double,lon:double> columns take no default",
-     "ALTER COLUMN loc.<member> SET DEFAULT"),
+     "set it on a member: ALTER COLUMN loc.<member> SET DEFAULT"),
     ("ALTER TABLE t ADD COLUMN z array<int> DEFAULT 1",
      "Default 1 does not convert to array<int> for column 'z': columns of type array<int> "
      "take no default", "leave DEFAULT out"),
