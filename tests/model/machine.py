@@ -121,6 +121,7 @@ OLDER_SCHEMAS = 3
 OLDER_READS = [0]
 """How many reads of the latest snapshot in an earlier schema the histories checked."""
 RETYPES: Counter[str] = Counter()
+"""The type changes by DDL the histories made, by kind."""
 DEFAULTS: Counter[str] = Counter()
 """The write-default changes the histories made, by kind."""
 
@@ -138,7 +139,8 @@ def default_value(t: str, pick: int) -> Any:
     if t in ("float", "double"):
         return (pick % 100) / 4
     return pick % 100
-"""The type changes by DDL the histories made, by kind."""
+
+
 SQL = {"INSERT": 0, "UPDATE": 0, "DELETE": 0, "MERGE": 0, "SET * / INSERT *": 0,
        "overwrite": 0, "no commit": 0}
 """SQL statements the histories ran (the MERGEs with ``UPDATE SET *`` and ``INSERT *`` also
@@ -358,8 +360,9 @@ class TableMachine(RuleBasedStateMachine):
         self.check(ddl)
 
     def write(self, keys_rows: list[dict[int, Any]], mode: str, *,
-              leave_out: MField | None = None) -> None:
-        """Write ``keys_rows`` as a DataFrame of the current columns (but ``leave_out``)."""
+              leave_out: MField | None = None) -> str:
+        """Write ``keys_rows`` as a DataFrame of the current columns (but ``leave_out``); the
+        commit's instant."""
         cols = [f for f in self.model.columns.fields if f is not leave_out]
         data = [tuple(spark_value(f.type, row.get(f.id)) for f in cols) for row in keys_rows]
         ddl = ", ".join(f"`{f.name}` {ddl_type(f.type)}" for f in cols)
