@@ -38,6 +38,10 @@ NARROWINGS = {"double": ("int", "bigint", "float"), "float": ("int",), "bigint":
 does not fit the new type (a fraction, an overflow, text that is not a number) becomes null."""
 RANGES = {"int": 1 << 31, "bigint": 1 << 63}
 INTEGRAL_TEXT = re.compile(r"[+-]?\d+")
+FLOAT_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+FLOAT_WORDS = ("nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
+"""Text Spark's ``try_cast`` reads as a float or a double (any case for the words); any other
+text reads null."""
 
 
 @dataclass
@@ -91,12 +95,17 @@ def type_text(t: MType) -> str:
 
 def convert(value: Any, t: MType) -> Any:
     """A stored value as a field of type ``t`` reads it: promoted after widenings; after a
-    narrowing, the value if it fits ``t`` exactly, else null (what the rewrite wrote)."""
+    narrowing, the value if it fits ``t`` exactly, else null (what the rewrite wrote); text
+    that is no number of ``t`` reads null."""
     if value is None:
         return None
     if t == "string":
         return value if isinstance(value, str) else str(value)
     if t in ("double", "float"):
+        if isinstance(value, str):
+            text = value.strip()
+            if not (FLOAT_TEXT.fullmatch(text) or text.lower() in FLOAT_WORDS):
+                return None
         return float(value)
     if t in RANGES:
         if isinstance(value, float):
