@@ -107,6 +107,16 @@ NAME_HINT = "a name is a word of letters, digits and _, or any text in backquote
 """The hint of an error where a name was expected and the parser's caller gave none."""
 END_HINT = "end the text there, or separate statements with ';'"
 """The hint of an error at text after the end of a type or statement."""
+NOT_NULL_HINT = "write NOT NULL (a column that holds no nulls), or leave NOT out"
+"""The hint of an error where NULL should follow NOT."""
+STRING_HINT = "text goes in quotes: 'like this'"
+"""The hint of an error where a string literal was expected and the caller gave none."""
+TWICE_HINT = "give it once"
+"""The hint of an error at a clause or setting given twice."""
+DECIMAL_HINT = "decimal(p, s): a precision p of 1 to 38 digits, a scale s of 0 to p"
+"""The hint of an error in a decimal type's precision or scale."""
+DUPLICATE_HINT = "rename one of them (names differing only in case are the same name)"
+"""The hint of an error at a column or field name given twice."""
 
 
 class TypeTextParser:
@@ -187,22 +197,23 @@ class TypeTextParser:
             parts.append(self.name(f"expected a name after '.' in {format_path(tuple(parts))!r}"))
         return tuple(parts)
 
-    def string(self, message: str) -> str:
+    def string(self, message: str, *, hint: str | None = None) -> str:
         """A string literal; adjacent literals are joined (``'a' 'b'`` is ``'ab'``)."""
         if self.tok.kind != STR:
-            raise self.error(message)
+            raise self.error(message, hint=hint or STRING_HINT)
         parts = [self.advance().value]
         while self.tok.kind == STR:
             parts.append(self.advance().value)
         return "".join(parts)
 
-    def integer(self, message: str) -> tuple[int, Token]:
+    def integer(self, message: str, *, hint: str) -> tuple[int, Token]:
+        """A whole number of at most 9 digits, and its token."""
         tok = self.tok
         if tok.kind != NUMBER or not tok.text.isdigit():
-            raise self.error(message)
+            raise self.error(message, hint=hint)
         self.advance()
         if len(tok.text.lstrip("0")) > 9:
-            raise self.error("number too large", tok)
+            raise self.error("number too large", tok, hint=hint)
         return int(tok.text), tok
 
     # ------------------------------------------------------------------ types
@@ -210,7 +221,8 @@ class TypeTextParser:
         """A type; ``where`` completes "expected a type ..." (e.g. "after column name 'x'")."""
         tok = self.tok
         if depth > MAX_DEPTH:
-            raise self.error(f"types nested more than {MAX_DEPTH} deep")
+            raise self.error(f"types nested more than {MAX_DEPTH} deep",
+                             hint="nest fewer levels of struct, array and map")
         where = f" {where}" if where else ""
         if tok.kind != WORD:
             raise self.error(f"expected a type{where}", hint=f"known types: {_known()}")
@@ -224,22 +236,27 @@ class TypeTextParser:
             self.advance()
             self.expect_punct("(", f"expected '(' and a length after {tok.text}",
                               hint=f"write {tok.text}(n), or use string")
-            self.integer(f"expected a length in {tok.text}(...)")
-            self.expect_punct(")", f"expected ')' after the length of {tok.text}")
+            self.integer(f"expected a length in {tok.text}(...)",
+                         hint=f"write {tok.text}(n), or use string")
+            self.expect_punct(")", f"expected ')' after the length of {tok.text}",
+                              hint=f"write {tok.text}(n), or use string")
             return STRING
         if name == "array":
             self.advance()
             self.expect_punct("<", "expected '<' after array", hint="write array<element type>")
             element = self.type_("in array<...>", depth + 1)
-            self.expect_punct(">", "expected '>' to close array<...>")
+            self.expect_punct(">", "expected '>' to close array<...>",
+                              hint="array<int>, or array<struct<a: int>>")
             return array_of(element)
         if name == "map":
             self.advance()
             self.expect_punct("<", "expected '<' after map", hint="write map<key type, value type>")
             key = self.type_("for the key of map<...>", depth + 1)
-            self.expect_punct(",", "expected ',' between the key and value types of map<...>")
+            self.expect_punct(",", "expected ',' between the key and value types of map<...>",
+                              hint="map<string, int>: the key type, ',', the value type")
             value = self.type_("for the value of map<...>", depth + 1)
-            self.expect_punct(">", "expected '>' to close map<...>")
+            self.expect_punct(">", "expected '>' to close map<...>",
+                              hint="map<string, int>: the key type, ',', the value type")
             return map_of(key, value)
         if name == "struct":
             self.advance()
@@ -257,15 +274,19 @@ class TypeTextParser:
         self.advance()
         if not self.accept_punct("("):
             return DecimalType(10, 0)
-        precision, ptok = self.integer("expected a precision in decimal(...)")
+        precision, ptok = self.integer("expected a precision in decimal(...)", hint=DECIMAL_HINT)
         scale, stok = 0, ptok
         if self.accept_punct(","):
-            scale, stok = self.integer("expected a scale after ',' in decimal(...)")
-        self.expect_punct(")", "expected ')' to close decimal(...)")
+            scale, stok = self.integer("expected a scale after ',' in decimal(...)",
+                                       hint=DECIMAL_HINT)
+        self.expect_punct(")", "expected ')' to close decimal(...)",
+                          hint=DECIMAL_HINT)
         if not 1 <= precision <= 38:
-            raise self.error(f"decimal precision must be 1..38, got {precision}", ptok)
+            raise self.error(f"decimal precision must be 1..38, got {precision}", ptok,
+                             hint=DECIMAL_HINT)
         if scale > precision:
-            raise self.error(f"decimal scale must be 0..{precision}, got {scale}", stok)
+            raise self.error(f"decimal scale must be 0..{precision}, got {scale}", stok,
+                             hint=DECIMAL_HINT)
         return DecimalType(precision, scale)
 
     def _struct_body(self, depth: int) -> StructType:
@@ -280,14 +301,14 @@ class TypeTextParser:
             if name.lower() in seen:
                 raise self.error(
                     f"duplicate field name {name!r} in struct<...> (names are case-insensitive)",
-                    name_tok)
+                    name_tok, hint=DUPLICATE_HINT)
             seen[name.lower()] = name
             self.accept_punct(":")
             t = self.type_(f"after struct field name {name!r}", depth + 1)
             nullable, comment = True, None
             while True:
                 if self.accept_word("NOT"):
-                    self.expect_word("NULL", "expected NULL after NOT")
+                    self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
                     nullable = False
                 elif self.accept_word("COMMENT"):
                     comment = self.string(f"expected a string after COMMENT for field {name!r}")
@@ -296,7 +317,9 @@ class TypeTextParser:
             fields.append(NestedField(0, name, t, nullable, comment=comment))
             if self.accept_punct(","):
                 continue
-            self.expect_punct(">", f"expected ',' or '>' after struct field {name!r}")
+            self.expect_punct(">", f"expected ',' or '>' after struct field {name!r}",
+                              hint="struct<a: int, b: string>: fields separated by ',', "
+                                   "closed by '>'")
             return StructType(tuple(fields))
 
     # ------------------------------------------------------------------ literals
@@ -306,7 +329,8 @@ class TypeTextParser:
         if tok.is_punct("-") or tok.is_punct("+"):
             self.advance()
             if self.tok.kind != NUMBER:
-                raise self.error(f"expected a number after {tok.text!r}")
+                raise self.error(f"expected a number after {tok.text!r}",
+                                 hint=f"write the number right after it: {tok.text}5")
             return _number(self, self.advance(), negative=tok.text == "-"), tok
         if tok.kind == NUMBER:
             return _number(self, self.advance(), negative=False), tok
@@ -350,9 +374,11 @@ class TypeTextParser:
         start = self.i
         value, vtok = self.literal("in CAST(...)")
         literal_tokens = self.tokens[start : self.i]
-        self.expect_word("AS", "expected AS in CAST(literal AS type)")
+        self.expect_word("AS", "expected AS in CAST(literal AS type)",
+                         hint="CAST('2024-01-31' AS date)")
         t = self.type_("after AS in CAST(...)")
-        self.expect_punct(")", "expected ')' to close CAST(...)")
+        self.expect_punct(")", "expected ')' to close CAST(...)",
+                          hint="CAST('2024-01-31' AS date)")
         number = literal_tokens[-1]
         if (isinstance(t, DecimalType) and isinstance(value, float) and number.kind == NUMBER
                 and number.text[-1] not in "dDfF"):
@@ -370,7 +396,8 @@ class TypeTextParser:
         name = self.name("expected a column name")
         if name.lower() in seen:
             raise self.error(
-                f"duplicate column name {name!r} (names are case-insensitive)", name_tok)
+                f"duplicate column name {name!r} (names are case-insensitive)", name_tok,
+                hint=DUPLICATE_HINT)
         seen[name.lower()] = name
         self.accept_punct(":")
         t = self.type_(f"after column name {name!r}")
@@ -383,11 +410,11 @@ class TypeTextParser:
             if key not in ("NOT", "DEFAULT", "COMMENT"):
                 break
             if key in given:
-                raise self.error(f"{tok.text} given twice for column {name!r}")
+                raise self.error(f"{tok.text} given twice for column {name!r}", hint=TWICE_HINT)
             given.add(key)
             self.advance()
             if key == "NOT":
-                self.expect_word("NULL", "expected NULL after NOT")
+                self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
                 nullable = False
             elif key == "DEFAULT":
                 default, dtok = self.literal(f"after DEFAULT for column {name!r}")

@@ -37,7 +37,9 @@ from evonb.schema.type_text import (
     END_HINT,
     KNOWN_TYPES,
     MAX_DEPTH,
+    NOT_NULL_HINT,
     PRIMITIVE_NAMES,
+    TWICE_HINT,
     DDLDefaultError,
     TypeTextParser,
     _closest,
@@ -91,12 +93,14 @@ class Parser(TypeTextParser):
     def statement(self, *, alter_only: bool = False) -> list[Statement]:
         tok = self.tok
         if self.accept_word("ALTER"):
-            self.expect_word("TABLE", "expected TABLE after ALTER")
+            self.expect_word("TABLE", "expected TABLE after ALTER",
+                             hint="ALTER TABLE t ADD COLUMN c int")
             table = self.table_name()
             return list(self.alter(table))
         if self.at_word("CREATE") and not alter_only:
             self.advance()
-            self.expect_word("TABLE", "expected TABLE after CREATE")
+            self.expect_word("TABLE", "expected TABLE after CREATE",
+                             hint="CREATE TABLE t (id bigint, name string)")
             return [self.create_table()]
         hint = "statements start with ALTER TABLE" + ("" if alter_only else " or CREATE TABLE")
         close = _closest(tok.value, ["ALTER", "CREATE"]) if tok.kind == WORD else None
@@ -130,7 +134,8 @@ class Parser(TypeTextParser):
                              hint="UNSET TBLPROPERTIES [IF EXISTS] ('key', ...)")
             if_exists = self.accept_word("IF") is not None
             if if_exists:
-                self.expect_word("EXISTS", "expected EXISTS after IF")
+                self.expect_word("EXISTS", "expected EXISTS after IF",
+                                 hint="UNSET TBLPROPERTIES IF EXISTS ('key', ...)")
             return [UnsetProperties(table, self._property_names(), if_exists)]
         actions = ["ADD", "DROP", "RENAME", "ALTER", "CHANGE", "SET", "UNSET"]
         close = _closest(tok.value, actions) if tok.kind == WORD else None
@@ -143,14 +148,16 @@ class Parser(TypeTextParser):
 
     def _add(self, table: str) -> AddColumns:
         if not self.accept_word("COLUMN"):
-            self.expect_word("COLUMNS", "expected COLUMN or COLUMNS after ADD")
+            self.expect_word("COLUMNS", "expected COLUMN or COLUMNS after ADD",
+                             hint="ADD COLUMN c int, or ADD COLUMNS (c int, d string)")
         paren = self.accept_punct("(") is not None
         columns: list[ColumnSpec] = []
         while True:
             columns.append(self._add_spec())
             if self.tok.is_word("NOT", "DEFAULT", "COMMENT", *_POSITIONS):
                 what = "a position" if self.tok.is_word(*_POSITIONS) else self.tok.text
-                raise self.error(f"{what} given twice for column {columns[-1].name!r}")
+                raise self.error(f"{what} given twice for column {columns[-1].name!r}",
+                                 hint=TWICE_HINT)
             if self.accept_punct(","):
                 continue
             done = self.accept_punct(")") if paren else self.at_end_of_statement()
@@ -174,7 +181,7 @@ class Parser(TypeTextParser):
             given.add(group)
             self.advance()
             if key == "NOT":
-                self.expect_word("NULL", "expected NULL after NOT")
+                self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
                 nullable = False
             elif key == "DEFAULT":
                 default, dtok = self.literal(f"after DEFAULT for column {shown!r}")
@@ -198,13 +205,15 @@ class Parser(TypeTextParser):
             if _lower(other[:-1]) != _lower(parent):
                 where = f"in {format_path(parent)!r}" if parent else "at the top level"
                 raise self.error(
-                    f"{key} must name a column next to {format_path(path)!r} ({where})", tok)
+                    f"{key} must name a column next to {format_path(path)!r} ({where})", tok,
+                    hint=f"name a column {where}: {key} {format_path((*parent, other[-1]))}")
             other = other[-1:]
         return ColumnPosition(cast(PositionKind, key.lower()), other[0])
 
     def _drop(self, table: str) -> DropColumns:
         if not self.accept_word("COLUMN"):
-            self.expect_word("COLUMNS", "expected COLUMN or COLUMNS after DROP")
+            self.expect_word("COLUMNS", "expected COLUMN or COLUMNS after DROP",
+                             hint="DROP COLUMN c, or DROP COLUMNS (c, d)")
         if_exists = False
         if self.at_word("IF") and self.peek().is_word("EXISTS"):
             self.advance()
@@ -215,14 +224,16 @@ class Parser(TypeTextParser):
         while self.accept_punct(","):
             paths.append(self.path("expected a column name to drop"))
         if paren:
-            self.expect_punct(")", "expected ',' or ')' after the column to drop")
+            self.expect_punct(")", "expected ',' or ')' after the column to drop",
+                              hint="DROP COLUMNS (c, d): names separated by ',', closed by ')'")
         return DropColumns(table, tuple(paths), if_exists)
 
     def _rename(self, table: str) -> RenameColumn:
         self.expect_word("COLUMN", "expected COLUMN after RENAME",
                          hint="only columns can be renamed here: RENAME COLUMN a.b TO c")
         path = self.path("expected the column to rename")
-        self.expect_word("TO", f"expected TO after RENAME COLUMN {format_path(path)}")
+        self.expect_word("TO", f"expected TO after RENAME COLUMN {format_path(path)}",
+                         hint=f"RENAME COLUMN {format_path(path)} TO new_name")
         tok = self.tok
         target = self.path("expected the new column name after TO")
         if len(target) > 1 and _lower(target[:-1]) != _lower(path[:-1]):
@@ -240,7 +251,7 @@ class Parser(TypeTextParser):
 
         def once(kind: str, tok: Token) -> None:
             if kind in seen:
-                raise self.error(f"{kind} given twice for column {shown!r}", tok)
+                raise self.error(f"{kind} given twice for column {shown!r}", tok, hint=TWICE_HINT)
             seen.add(kind)
 
         while True:
@@ -257,7 +268,8 @@ class Parser(TypeTextParser):
             elif self.accept_word("SET", "DROP"):
                 setting = tok.value.upper() == "SET"
                 if self.accept_word("NOT"):
-                    self.expect_word("NULL", f"expected NULL after {tok.value.upper()} NOT")
+                    self.expect_word("NULL", f"expected NULL after {tok.value.upper()} NOT",
+                                     hint=NOT_NULL_HINT)
                     once("NOT NULL", tok)
                     changes["nullable"] = not setting
                 elif self.accept_word("DEFAULT"):
@@ -268,7 +280,8 @@ class Parser(TypeTextParser):
                     else:
                         changes["drop_default"] = True
                 else:
-                    raise self.error(f"expected NOT NULL or DEFAULT after {tok.value.upper()}")
+                    raise self.error(f"expected NOT NULL or DEFAULT after {tok.value.upper()}",
+                                 hint="SET NOT NULL, DROP NOT NULL, SET DEFAULT 0 or DROP DEFAULT")
             elif (hive and not seen and tok.kind in (WORD, IDENT)
                   and not tok.is_word(*_ALTER_ACTIONS)):
                 # Hive's form: CHANGE [COLUMN] old_name new_name type [COMMENT ..] [position]
@@ -276,7 +289,7 @@ class Parser(TypeTextParser):
                 changes["new_name"] = self.name("expected the new column name")
                 changes["new_type"] = self.type_(f"after column name {changes['new_name']!r}")
                 if self.accept_word("NOT"):
-                    self.expect_word("NULL", "expected NULL after NOT")
+                    self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
                     seen.add("NOT NULL")
                     changes["nullable"] = False
             else:
@@ -292,8 +305,10 @@ class Parser(TypeTextParser):
         if_not_exists = False
         if self.at_word("IF"):
             self.advance()
-            self.expect_word("NOT", "expected NOT EXISTS after IF")
-            self.expect_word("EXISTS", "expected EXISTS after IF NOT")
+            self.expect_word("NOT", "expected NOT EXISTS after IF",
+                             hint="CREATE TABLE IF NOT EXISTS t (id bigint)")
+            self.expect_word("EXISTS", "expected EXISTS after IF NOT",
+                             hint="CREATE TABLE IF NOT EXISTS t (id bigint)")
             if_not_exists = True
         table = self.table_name()
         self.expect_punct("(", f"expected '(' and the columns after the table name {table!r}",
@@ -309,12 +324,13 @@ class Parser(TypeTextParser):
                            "COMMENT"):
                 break
             if key in clauses:
-                raise self.error(f"{tok.text} given twice", tok)
+                raise self.error(f"{tok.text} given twice", tok, hint=TWICE_HINT)
             self.advance()
             if key == "USING":
                 clauses[key] = self.name("expected a format name after USING")
             elif key == "PARTITIONED":
-                self.expect_word("BY", "expected BY after PARTITIONED")
+                self.expect_word("BY", "expected BY after PARTITIONED",
+                                 hint="PARTITIONED BY (col1, col2)")
                 clauses[key] = self._partition_columns(schema)
             elif key in ("TBLPROPERTIES", "OPTIONS"):
                 clauses[key] = True
@@ -353,7 +369,8 @@ class Parser(TypeTextParser):
             names.append(column.name)
             if not self.accept_punct(","):
                 break
-        self.expect_punct(")", "expected ',' or ')' in PARTITIONED BY (...)")
+        self.expect_punct(")", "expected ',' or ')' in PARTITIONED BY (...)",
+                          hint="PARTITIONED BY (col1, col2): names separated by ',', closed by ')'")
         return tuple(names)
 
     def _property_names(self) -> tuple[str, ...]:
@@ -368,7 +385,8 @@ class Parser(TypeTextParser):
                                                 "TBLPROPERTIES (...)")))
             if not self.accept_punct(","):
                 break
-        self.expect_punct(")", "expected ',' or ')' in UNSET TBLPROPERTIES (...)")
+        self.expect_punct(")", "expected ',' or ')' in UNSET TBLPROPERTIES (...)",
+                          hint="UNSET TBLPROPERTIES ('key1', 'key2')")
         return tuple(names)
 
     def _properties(self, keyword: str) -> dict[str, str]:
@@ -389,7 +407,8 @@ class Parser(TypeTextParser):
                 out[key] = _property_text(self.literal(f"for property {key!r}")[0])
             if not self.accept_punct(","):
                 break
-        self.expect_punct(")", f"expected ',' or ')' in {keyword} (...)")
+        self.expect_punct(")", f"expected ',' or ')' in {keyword} (...)",
+                          hint=f"{keyword} ('key1' = 'value', 'key2' = 'value')")
         return out
 
 

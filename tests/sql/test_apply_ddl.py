@@ -299,3 +299,52 @@ def test_ddl_mistakes_say_what_to_do(base: Schema, ddl: str, message: str, hint:
         apply_ddl(base, ddl)
     assert exc.value.message.startswith(message), exc.value.message
     assert hint in (exc.value.hint or ""), exc.value.hint
+
+
+SYNTAX_MISTAKES = [
+    ("ALTER t ADD COLUMN z int", "TABLE t ADD COLUMN"),
+    ("ALTER TABLE t ADD z int", "ADD COLUMNS ("),
+    ("ALTER TABLE t DROP n", "DROP COLUMNS ("),
+    ("ALTER TABLE t DROP COLUMNS (n, id", "closed by ')'"),
+    ("ALTER TABLE t RENAME COLUMN n AS m", "RENAME COLUMN n TO new_name"),
+    ("ALTER TABLE t ADD COLUMN z int NOT", "NOT NULL"),
+    ("ALTER TABLE t ALTER COLUMN n SET NOT", "NOT NULL"),
+    ("ALTER TABLE t ALTER COLUMN n SET", "SET DEFAULT 0"),
+    ("ALTER TABLE t ALTER COLUMN n COMMENT 5", "quotes"),
+    ("ALTER TABLE t ALTER COLUMN n COMMENT 'a' COMMENT 'b'", "give it once"),
+    ("ALTER TABLE t ALTER COLUMN loc.lat AFTER points.x", "in 'loc': AFTER loc.x"),
+    ("ALTER TABLE t ADD COLUMN z array<int", "array<int>"),
+    ("ALTER TABLE t ADD COLUMN z map<string int>", "map<string, int>"),
+    ("ALTER TABLE t ADD COLUMN z struct<a: int b: int>", "closed by '>'"),
+    ("ALTER TABLE t ADD COLUMN z struct<a: int, A: int>", "rename one of them"),
+    ("ALTER TABLE t ADD COLUMN z decimal(10 2)", "decimal(p, s)"),
+    ("ALTER TABLE t ADD COLUMN z decimal(x)", "decimal(p, s)"),
+    ("ALTER TABLE t ADD COLUMN z decimal(40, 2)", "decimal(p, s)"),
+    ("ALTER TABLE t ADD COLUMN z decimal(5, 7)", "decimal(p, s)"),
+    ("ALTER TABLE t ADD COLUMN z varchar(x)", "varchar(n)"),
+    ("ALTER TABLE t ADD COLUMN z varchar(9999999999)", "varchar(n)"),
+    ("ALTER TABLE t ADD COLUMN z int DEFAULT -", "-5"),
+    ("ALTER TABLE t ADD COLUMN z date DEFAULT CAST('2024-01-31' date)", "AS date)"),
+    ("CREATE TABLE t (z int, Z int)", "rename one of them"),
+    ("ALTER TABLE t ADD COLUMN z " + "array<" * 200 + "int" + ">" * 200, "nest fewer"),
+    ("ALTER TABLE t SET TBLPROPERTIES ('a' = 'b'", "'key1' = 'value'"),
+    ("ALTER TABLE t UNSET TBLPROPERTIES IF ('a')", "IF EXISTS"),
+    ("ALTER TABLE t UNSET TBLPROPERTIES ('a'", "('key1', 'key2')"),
+    ("CREATE t (id int)", "CREATE TABLE t ("),
+    ("CREATE TABLE IF EXISTS t (id int)", "IF NOT EXISTS"),
+    ("CREATE TABLE t (id int) PARTITIONED (id)", "PARTITIONED BY (col1"),
+    ("CREATE TABLE t (id int) PARTITIONED BY (id", "PARTITIONED BY (col1"),
+    ("CREATE TABLE t (id int) COMMENT 'a' COMMENT 'b'", "give it once"),
+]
+"""Syntax mistakes, each with words its hint must show (the statement's right form)."""
+
+
+@pytest.mark.parametrize(("ddl", "hint"), SYNTAX_MISTAKES, ids=[d for d, _ in SYNTAX_MISTAKES])
+def test_syntax_mistakes_show_the_right_form(base: Schema, ddl: str, hint: str) -> None:
+    """Each raised an error without a hint: the caret showed where, not what to write."""
+    with pytest.raises(EvoError) as exc:
+        if ddl.startswith("CREATE"):
+            parse_ddl(ddl)
+        else:
+            apply_ddl(base, ddl)
+    assert hint in (exc.value.hint or ""), (exc.value.message, exc.value.hint)
