@@ -25,7 +25,10 @@ Half the tables have a precombine column ``ts``: an upserted row whose ``ts`` is
 than the stored row's, or null against a value, loses (on a tie it wins); an upsert without
 ``ts`` and data that would change its type are refused; ALTER may rename it, never drop it.
 An overwrite replaces every row (and keeps every column). Between the writes, ``ALTER TABLE``
-renames and drops columns and members (at any depth), and a later write may bring a name so
+sets or drops the write default of a top-level column (the precombine column's too): a write
+whose data lacks the column stores that default (converted when a write has widened the
+column since), and an upsert without ``ts`` goes through when ``ts`` has one. ``ALTER TABLE``
+also renames and drops columns and members (at any depth), and a later write may bring a name so
 freed: by name it is a new column (a new ID), whose stored rows read null, never the values the
 old column held. Inserts of new keys, upserts of stored and new keys, overwrites, deletes, and
 compaction (merge-on-read) or clustering (copy-on-write) are played on every merge path,
@@ -87,7 +90,8 @@ SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0
                         "renamed": 0, "dropped": 0, "name reused": 0, "refused": 0,
                         "to decimal": 0, "to text": 0, "to timestamp": 0,
                         "list or map values": 0, "precombined tables": 0,
-                        "upserts lost": 0, "at depth 2": 0}
+                        "upserts lost": 0, "at depth 2": 0, "defaults set": 0,
+                        "defaults dropped": 0, "defaults written": 0, "defaults widened": 0}
 
 
 @dataclass
@@ -95,12 +99,14 @@ class Col:
     """A column or struct member: ``kind`` is ``prim`` (of ``type``), ``struct``, ``list``
     (of structs) or ``map`` (string keys, struct values), with ``members`` those structs'
     fields (of any kind: structs nest), or ``plist`` or ``pmap``: a list or map (string
-    keys) of ``type`` values."""
+    keys) of ``type`` values. ``default`` is a top-level ``prim`` column's write default, in
+    its ``type`` (None: it has none)."""
 
     name: str
     kind: str
     type: str = ""
     members: list[Col] = field(default_factory=list)
+    default: Any = None
 
     def text(self, quoted: bool = False) -> str:
         """The type as Spark prints it, or with ``quoted`` as DDL (member names quoted)."""
@@ -170,6 +176,16 @@ def cast(value: Any, sent: str, to: str) -> Any:
     if places is not None:
         return Decimal(value).quantize(Decimal(1).scaleb(-places[1]))
     return value  # int -> bigint
+
+
+def default_literal(value: Any, t: str) -> str:
+    """``value`` of type ``t`` as the literal of a ``SET DEFAULT``: numbers as written, text,
+    dates and timestamps quoted (the column's type converts them)."""
+    if t == "string":
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if t in ("date", "timestamp_ntz"):
+        return f"'{value}'"
+    return str(value)
 
 
 def each(value: Any, kind: str, change: Any) -> Any:
@@ -277,6 +293,8 @@ class WriteEvolution(RuleBasedStateMachine):
                                         partition_by=PART if self.partitioned else (),
                                         precombine="ts" if self.pre else None,
                                         table_type=table_type, properties=props)
+        if draw.random() < 0.5:  # widened by the first write: the default converts
+            self.alter_default(next(c for c in self.columns if c.name == "a"), draw.randint(-9, 9))
         # every history starts with a write that widens a column, a member and a member of a
         # member, adds a member at both depths and lacks a column and a member, whatever
         # hypothesis draws after it
@@ -413,6 +431,9 @@ class WriteEvolution(RuleBasedStateMachine):
                 assert to is not None  # refused writes never reach the model
                 if to != c.type:
                     counted(to)
+                    if c.default is not None:
+                        c.default = cast(c.default, c.type, to)
+                        SEEN["defaults widened"] += 1
                     SEEN["list or map values"] += c.kind != "prim"
                     SEEN["at depth 2"] += len(path) > 1
                     for slot, key in self.slots((*path, c)):
@@ -444,7 +465,11 @@ class WriteEvolution(RuleBasedStateMachine):
         row: dict[str, Any] = {}
         for c in self.columns:
             s, v = given.get(c.name.lower(), (None, None))
-            row[c.name] = None if s is None else self.stored_value(s, c, v)
+            if s is None:
+                row[c.name] = c.default
+                SEEN["defaults written"] += c.default is not None
+            else:
+                row[c.name] = self.stored_value(s, c, v)
         return row
 
     def stored_value(self, s: Col, c: Col, v: Any) -> Any:
@@ -546,7 +571,8 @@ class WriteEvolution(RuleBasedStateMachine):
         out = []
         columns = {c.name.lower(): c for c in self.columns}
         names = {s.name.lower() for s in sent}
-        if self.pre is not None and mode == "upsert" and self.pre.name.lower() not in names:
+        if self.pre is not None and mode == "upsert" and self.pre.name.lower() not in names \
+                and self.pre.default is None:
             out.append(f"Upsert data lacks the precombine column {self.pre.name!r}")
         for s in sent:
             mine = columns.get(s.name.lower())
@@ -584,12 +610,14 @@ class WriteEvolution(RuleBasedStateMachine):
         """One operation, drawn from the run's seed and ``vseed`` (hypothesis's first draws
         are all zeros, which would play one operation over and over)."""
         rng = self.rng(vseed)
-        op = rng.choices(("insert", "upsert", "overwrite", "delete", "service", "ddl"),
-                         (3, 4, 1, 1, 1, 3))[0]
+        op = rng.choices(("insert", "upsert", "overwrite", "delete", "service", "ddl",
+                          "default"), (3, 4, 1, 1, 1, 3, 2))[0]
         if op == "delete":
             self.delete(vseed)
         elif op == "ddl":
             self.rename_or_drop(vseed)
+        elif op == "default":
+            self.set_default(vseed)
         elif op == "service":
             self.service()
         else:
@@ -606,6 +634,28 @@ class WriteEvolution(RuleBasedStateMachine):
         for k in keys:
             del self.rows[k]
         self.check("delete")
+
+    def set_default(self, vseed: int) -> None:
+        """``ALTER COLUMN ... SET DEFAULT`` a value of the column's type, or ``DROP DEFAULT``,
+        on a top-level primitive column (the key and partition columns left out): only what
+        later writes store changes, never a stored row."""
+        rng = self.rng(vseed)
+        c = rng.choice([c for c in self.columns[1:] if c.kind == "prim" and c.name != PART])
+        self.alter_default(c, None if rng.random() < 0.25 else value(rng, c.type))
+
+    def alter_default(self, c: Col, new: Any) -> None:
+        """Column ``c``'s write default set to ``new`` (None: dropped) by ``ALTER TABLE``."""
+        if new is None:
+            action = "DROP DEFAULT"
+            SEEN["defaults dropped"] += 1
+        else:
+            action = f"SET DEFAULT {default_literal(new, c.type)}"
+            SEEN["defaults set"] += 1
+        statement = f"ALTER COLUMN `{c.name}` {action}"
+        self.log.append(statement)
+        self.table.alter(f"ALTER TABLE t {statement}")
+        c.default = new
+        self.check(statement)
 
     def rename_or_drop(self, vseed: int) -> None:
         """``ALTER TABLE`` renames or drops a column or a member (of a struct, a list's
