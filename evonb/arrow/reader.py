@@ -252,10 +252,10 @@ class ArrowRead:
         meta = _meta_expr(f) if self.meta_columns else None  # read only when asked for
         path = str(self.table.root / f.path)
         dataset = _open(path)
+        types = _physical_types(self._version(f.version))
         pushed = None
         if self.filter is not None:
-            pushed = self._pushdown(plan, path, dataset.schema)
-        types = _physical_types(self._version(f.version))
+            pushed = self._pushdown(plan, types, dataset.schema)
         if whole and meta is None:
             table = _scan_whole(path, plan, types, pushed, dataset)
             if table is not None:
@@ -264,18 +264,17 @@ class ArrowRead:
         for frame in _scan(path, plan, types, pushed, meta, dataset):
             yield _project(plan, meta, frame)
 
-    def _pushdown(self, plan: ScanGroup, path: str, file_schema: pa.Schema | None = None
-                  ) -> pc.Expression | None:
+    def _pushdown(self, plan: ScanGroup, types: dict[str, pa.DataType],
+                  file_schema: pa.Schema) -> pc.Expression | None:
         """The filter over this file's stored columns (by position), when every column it
-        reads is read as it is stored; else None (the filter is applied after projection)."""
+        reads is read as it is stored, in the type its schema version's files have
+        (``types``); else None (the filter is applied after projection). A file that stores
+        a column otherwise (Spark's INT96 timestamps, which carry no time zone) compares
+        otherwise: ``ts >= <an instant>`` fails on a timestamp without zone."""
         stored = {e.name: name for name, e in plan.columns if isinstance(e, Col)}
-        if file_schema is None:
-            try:
-                file_schema = _dataset(path).schema
-            except (OSError, pa.ArrowException):
-                return None
         naming = pa.schema([
-            pa.field(stored.get(f.name, f"\x00{i}"), f.type)
+            pa.field(stored[f.name] if f.name in stored and _same_type(f.type, types.get(f.name))
+                     else f"\x00{i}", f.type)
             for i, f in enumerate(file_schema)])
         try:
             return pc.Expression.from_substrait(self.filter.to_substrait(naming))
@@ -389,6 +388,10 @@ def _physical_types(version: tuple[Schema, Any]) -> dict[str, pa.DataType]:
     types = {f.name: arrow_type(f.type) for f in physical_struct(schema, layout).fields}
     types[META_COMMIT_TIME] = pa.string()
     return types
+
+
+def _same_type(stored: pa.DataType, expected: pa.DataType | None) -> bool:
+    return expected is not None and stored.equals(expected)
 
 
 def _scan_whole(path: str, plan: ScanGroup, types: dict[str, pa.DataType],

@@ -55,6 +55,8 @@ from pyspark.sql.types import (
     ShortType,
     StringType,
     StructType,
+    TimestampNTZType,
+    TimestampType,
 )
 
 from evonb.arrow.reader import ArrowRead
@@ -62,7 +64,7 @@ from evonb.schema.schema import Schema
 from evonb.spark.avro_log import POS
 from evonb.spark.mor import FILE
 from evonb.table.fsutil import location_uri
-from evonb.table.key_stats import KeyRange, prune
+from evonb.table.key_stats import KeyRange, comparable, prune
 from evonb.table.partition_pruning import may_match
 from evonb.table.snapshot import DataFile, Snapshot
 from evonb.table.store_settings import apply_store_settings, store_settings
@@ -113,10 +115,16 @@ def _cached(options: Mapping[str, Any],
 _COMPARISONS: dict[type[Filter], str] = {
     EqualTo: "==", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<",
     LessThanOrEqual: "<="}
-_PUSHED_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType, BooleanType, DateType)
+_PUSHED_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType, BooleanType, DateType,
+                 TimestampType, TimestampNTZType)
 """The column types whose filters the source takes: comparisons of these mean the same in
 Arrow as in Spark (floating point is left out: Spark orders NaN above every number and
-equals it to itself, Arrow does neither; timestamps and decimals are left out too)."""
+equals it to itself, Arrow does neither; decimals are left out too). A timestamp compares as
+an instant (Spark hands the source its value with the session's zone; it travels in UTC); a
+timestamp without time zone as the wall-clock time it is."""
+_FORM_TYPES = {"date": pa.date32(), "timestamp": pa.timestamp("us", tz="UTC"),
+               "timestamp_ntz": pa.timestamp("us")}
+"""The Arrow type of each tagged JSON form of a pushed value (see :func:`_literal`)."""
 
 
 def _spark_type(schema: StructType, path: Sequence[str]) -> DataType | None:
@@ -134,7 +142,8 @@ def _spark_type(schema: StructType, path: Sequence[str]) -> DataType | None:
 
 def _literal(value: Any, dtype: DataType) -> tuple[bool, Any]:
     """(whether ``value`` compares exactly with a column of ``dtype`` in Arrow, its JSON form:
-    a date as ``{"date": ISO}``)."""
+    a date as ``{"date": ISO}``, a timestamp as ``{"timestamp": ISO in UTC}``, a timestamp
+    without time zone as ``{"timestamp_ntz": ISO}``)."""
     if isinstance(dtype, BooleanType):
         return isinstance(value, bool), value
     if isinstance(dtype, StringType):  # bytewise only: a collation compares otherwise
@@ -143,6 +152,12 @@ def _literal(value: Any, dtype: DataType) -> tuple[bool, Any]:
     if isinstance(dtype, DateType):
         ok = isinstance(value, datetime.date) and not isinstance(value, datetime.datetime)
         return ok, {"date": value.isoformat()} if ok else None
+    if isinstance(dtype, TimestampType):  # an instant: never one without its zone
+        ok = isinstance(value, datetime.datetime) and value.utcoffset() is not None
+        return ok, {"timestamp": value.astimezone(datetime.UTC).isoformat()} if ok else None
+    if isinstance(dtype, TimestampNTZType):
+        ok = isinstance(value, datetime.datetime) and value.tzinfo is None
+        return ok, {"timestamp_ntz": value.isoformat()} if ok else None
     return isinstance(value, int) and not isinstance(value, bool), value
 
 
@@ -180,7 +195,17 @@ def query_path(pushed: list[Any], schema: StructType,
 
 
 def _value(form: Any) -> Any:
-    return datetime.date.fromisoformat(form["date"]) if isinstance(form, dict) else form
+    """The Python value of a pushed value's JSON form (:func:`_literal`)."""
+    if not isinstance(form, dict):
+        return form
+    if "date" in form:
+        return datetime.date.fromisoformat(form["date"])
+    return datetime.datetime.fromisoformat(form.get("timestamp") or form["timestamp_ntz"])
+
+
+def _arrow_type(form: Any) -> pa.DataType | None:
+    """The Arrow type of a pushed value's JSON form; None: the one Arrow infers."""
+    return _FORM_TYPES[next(iter(form))] if isinstance(form, dict) else None
 
 
 def arrow_filter(pushed: Sequence[Sequence[Any]]) -> pc.Expression | None:
@@ -194,9 +219,9 @@ def arrow_filter(pushed: Sequence[Sequence[Any]]) -> pc.Expression | None:
             expr = column.is_valid()
         elif op == "in":
             values = [_value(v) for v in form]
-            expr = column.isin(pa.array(values))
+            expr = column.isin(pa.array(values, type=_arrow_type(form[0])))
         else:
-            value = pa.scalar(_value(form))
+            value = pa.scalar(_value(form), type=_arrow_type(form))
             expr = {"==": column == value, ">": column > value, ">=": column >= value,
                     "<": column < value, "<=": column <= value}[op]
         out = expr if out is None else out & expr
@@ -223,7 +248,8 @@ def key_ranges(read: ArrowRead, pushed: Sequence[Sequence[Any]]) -> list[list[Ke
         fid = read.full.find_id((path[0],))
         if fid not in keys:
             continue
-        values = [_value(v) for v in form] if op == "in" else [_value(form)]
+        kind = read.full.field_by_id(fid).type  # timestamps compare as microseconds
+        values = [comparable(_value(v), kind) for v in (form if op == "in" else [form])]
         if not values:
             continue
         if op in ("==", "in") and len(values) <= POINTS_KEPT and fid not in points:

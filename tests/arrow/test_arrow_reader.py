@@ -407,3 +407,38 @@ def test_timestamps_outside_the_nanosecond_range(spark, tmp_path):
         assert sorted(utc) == spark_rows
         assert spark_rows[0][1] == dt.datetime(1500, 3, 1, 12)
         assert spark_rows[2] == (3, dt.datetime(1600, 6, 6), None, 30)
+
+
+@pytest.mark.spark
+def test_timestamp_filters_on_files_spark_wrote(spark, tmp_path):
+    """A filter on a ``timestamp`` column of a file Spark wrote (INT96: pyarrow reads it
+    without a time zone) failed as a corrupt file ("cannot compare timestamp with timezone to
+    timestamp without timezone"): it was pushed into the file as stored. It now gives the rows
+    Spark's filter gives, for files Spark and the driver wrote, base rows and log blocks."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    ddl = "id int not null, at timestamp, local timestamp_ntz"
+    cols = ddl.replace(" not null", "")
+    rows = [(i, dt.datetime(2026, 1, 1) + dt.timedelta(hours=i) if i % 4 else None,
+             dt.datetime(2026, 1, 1) + dt.timedelta(minutes=i)) for i in range(12)]
+    paris = ZoneInfo("Europe/Paris")
+    filters = {  # the Arrow filter, the same as Spark SQL (the session's zone is UTC)
+        "at >= 06:00 UTC": (pc.field("at") >= pa.scalar(dt.datetime(2026, 1, 1, 7, tzinfo=paris)),
+                            "at >= timestamp'2026-01-01 06:00:00'"),
+        "at = 06:00 UTC": (pc.field("at") == pa.scalar(dt.datetime(2026, 1, 1, 6,
+                                                                   tzinfo=dt.UTC)),
+                           "at = timestamp'2026-01-01 06:00:00'"),
+        "at is null": (pc.field("at").is_null(), "at is null"),
+        "local < 00:03": (pc.field("local") < pa.scalar(dt.datetime(2026, 1, 1, 0, 3)),
+                          "local < timestamp_ntz'2026-01-01 00:03:00'")}
+    for table_type in ("cow", "mor"):
+        t = evonb.create_table(tmp_path / table_type, ddl, primary_key="id",
+                               table_type=table_type)
+        t.write(spark.createDataFrame(rows, cols))
+        t.write(spark.createDataFrame([(5, dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 2))],
+                                      cols), "upsert")  # a driver rewrite, or a log block
+        for label, (arrow_filter, sql) in filters.items():
+            got = sorted(t.to_arrow(filter=arrow_filter).column("id").to_pylist())
+            expected = sorted(r.id for r in t.read().filter(sql).collect())
+            assert got == expected and got, (table_type, label, got, expected)

@@ -26,15 +26,16 @@ def _rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
 
-def source_read(t: Any, filters: list[Any], **read: Any) -> tuple[int, list[int]]:
+def source_read(t: Any, filters: list[Any], column: str = "id", **read: Any
+                ) -> tuple[int, list[Any]]:
     """The bucket source of ``t`` told ``filters`` (all returned to Spark): how many files it
-    plans to read, and the ids its tasks give."""
+    plans to read, and the values of ``column`` its tasks give."""
     options = {**snapshot_read_options(t, None, None, None, False, **read), "pushdown": True}
     source = ObjectStoreSource({"read": json.dumps(options)})
     reader = source.reader(source.schema())
     assert list(reader.pushFilters(filters)) == filters
     parts = reader.partitions()
-    return len(parts), sorted(r["id"] for p in parts for b in reader.read(p)
+    return len(parts), sorted(r[column] for p in parts for b in reader.read(p)
                               for r in b.to_pylist())
 
 
@@ -188,6 +189,68 @@ def test_the_bucket_source_skips_files_by_their_key_statistics(
     assert partitions([In(("id",), (60, 97))]) == (3, [60, 97])
     assert partitions([In(("id",), (60, 97))], read_optimized=True) == (2, [60, 97])
     assert t.read().filter("id in (5, 97)").orderBy("id").collect()[0]["v"] == "new"
+
+
+def test_timestamp_filters_reach_the_bucket_source(
+        spark, tmp_path: Path, s3_client, bucket: str) -> None:  # type: ignore[no-untyped-def]
+    """Filters on ``timestamp`` (here the record key) and ``timestamp_ntz`` columns are
+    pushed: Spark hands the source each instant in UTC, the key's statistics leave out files,
+    and the rows are those Spark reads from local disk, in a session time zone that is not
+    UTC (a wall-clock time without zone compares as written, never shifted)."""
+    from zoneinfo import ZoneInfo
+
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, LessThan, LessThanOrEqual
+
+    local = evonb.create_table(str(tmp_path / "t"), "id timestamp not null, at timestamp_ntz, "
+                               "v int", primary_key="id")
+    # Spark's INT96 timestamps have no Parquet statistics: written as microseconds here, the
+    # files carry key statistics
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    try:
+        for start in range(0, 100, 25):  # a file each, 25 hours of keys
+            local.write(spark.sql(
+                f"select timestamp_seconds(1767225600 + id * 3600) id, if(id % 10 = 7, null, "
+                f"timestamp_ntz'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, cast(id as int), "
+                f"0, 0)) at, "
+                f"cast(id as int) v from range({start}, {start + 25})"))
+    finally:
+        spark.conf.unset("spark.sql.parquet.outputTimestampType")
+    assert all(f.key_stats for f in local.snapshot().files)
+    upload(tmp_path / "t", bucket, "t", client=s3_client)
+    remote = evonb.open_table(f"s3://{bucket}/t")
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        for where in ["id >= timestamp'2026-01-04 10:00:00'",  # 18:00 UTC: hours 90 on
+                      "id = timestamp'2026-01-01 00:00:00'",  # 08:00 UTC: hour 8
+                      "id in (timestamp'2025-12-31 16:00:00', timestamp'2026-01-02 01:00:00')",
+                      "at < timestamp_ntz'2026-01-01 05:00:00'",  # hours 0 to 4, as written
+                      "at >= timestamp_ntz'2026-01-05 02:00:00' and id < "
+                      "timestamp'2026-01-05 00:00:00'",
+                      "at is null"]:
+            got = _rows(remote.read().filter(where))
+            assert got == _rows(local.read().filter(where)), where
+            assert got, where  # not vacuous
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+    def hour(h: int, tz: str = "UTC") -> datetime.datetime:
+        return (datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+                + datetime.timedelta(hours=h)).astimezone(ZoneInfo(tz))
+
+    def wall(h: int) -> datetime.datetime:
+        return datetime.datetime(2026, 1, 1) + datetime.timedelta(hours=h)
+
+    def read(filters: list[Any]) -> tuple[int, list[int]]:
+        return source_read(remote, filters, column="v")
+
+    assert read([GreaterThan(("id",), hour(89, "Asia/Kolkata"))]) == (
+        4, list(range(90, 100)))  # a bound alone prunes nothing; pyarrow drops the rows
+    assert read([GreaterThan(("id",), hour(80)), LessThanOrEqual(
+        ("id",), hour(95, "America/Los_Angeles"))]) == (1, list(range(81, 96)))
+    assert read([In(("id",), [hour(3), hour(97, "Europe/Paris")])]) == (2, [3, 97])
+    assert read([EqualTo(("at",), wall(30))]) == (4, [30])
+    assert read([LessThan(("at",), wall(2))]) == (4, [0, 1])
 
 
 def test_the_bucket_source_skips_files_by_their_partition_folders(
