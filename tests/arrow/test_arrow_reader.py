@@ -330,7 +330,7 @@ def test_filter_pushed_by_physical_name(table):
     name of its column (``qty`` was swapped with ``code``), and keeps the same rows there."""
     import pyarrow.dataset as ds
 
-    from evonb.arrow.reader import ArrowRead
+    from evonb.arrow.reader import ArrowRead, _physical_types
 
     read = ArrowRead(table, filter=pc.field("qty") > 25)
     snap = table.snapshot()
@@ -340,7 +340,8 @@ def test_filter_pushed_by_physical_name(table):
     assert files
     for f in files:
         path = str(table.root / f.path)
-        pushed = read._pushdown(read._plan(f.version), path)
+        pushed = read._pushdown(read._plan(f.version), _physical_types(
+            table.version(f.version)), ds.dataset(path).schema)
         assert pushed is not None
         _, layout = table.version(f.version)
         physical = layout.name(table.schema.find_id("qty"))
