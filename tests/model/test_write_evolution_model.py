@@ -637,10 +637,14 @@ class WriteEvolution(RuleBasedStateMachine):
 
     def set_default(self, vseed: int) -> None:
         """``ALTER COLUMN ... SET DEFAULT`` a value of the column's type, or ``DROP DEFAULT``,
-        on a top-level primitive column (the key and partition columns left out): only what
-        later writes store changes, never a stored row."""
+        on a top-level primitive column (the key and partition columns left out; none when
+        every other one was dropped): only what later writes store changes, never a stored
+        row."""
         rng = self.rng(vseed)
-        c = rng.choice([c for c in self.columns[1:] if c.kind == "prim" and c.name != PART])
+        columns = [c for c in self.columns[1:] if c.kind == "prim" and c.name != PART]
+        if not columns:
+            return
+        c = rng.choice(columns)
         self.alter_default(c, None if rng.random() < 0.25 else value(rng, c.type))
 
     def alter_default(self, c: Col, new: Any) -> None:
