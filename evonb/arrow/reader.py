@@ -268,9 +268,9 @@ class ArrowRead:
                   file_schema: pa.Schema) -> pc.Expression | None:
         """The filter over this file's stored columns (by position), when every column it
         reads is read as it is stored, in the type its schema version's files have
-        (``types``); else None (the filter is applied after projection). A file that stores
-        a column otherwise (Spark's INT96 timestamps, which carry no time zone) compares
-        otherwise: ``ts >= <an instant>`` fails on a timestamp without zone."""
+        (``types``); else None (the filter is applied after projection). A column stored in
+        another type is left out: Spark's INT96 timestamps read without a time zone, and
+        ``ts >= <an instant>`` fails on them."""
         stored = {e.name: name for name, e in plan.columns if isinstance(e, Col)}
         naming = pa.schema([
             pa.field(stored[f.name] if f.name in stored and _same_type(f.type, types.get(f.name))

@@ -61,6 +61,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 import evonb
 from evonb.errors import WriteSchemaError
 from tests.model.machine import arrow_rows, normal, same
+from tests.model.reference import literal
 from tests.model.seeded import play_histories, seed_from
 from tests.spark.merge_paths import MERGE_PATHS
 
@@ -182,7 +183,7 @@ def default_literal(value: Any, t: str) -> str:
     """``value`` of type ``t`` as the literal of a ``SET DEFAULT``: numbers as written, text,
     dates and timestamps quoted (the column's type converts them)."""
     if t == "string":
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return literal(value, t)
     if t in ("date", "timestamp_ntz"):
         return f"'{value}'"
     return str(value)
