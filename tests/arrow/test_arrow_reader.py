@@ -18,6 +18,7 @@ import pytest
 
 import evonb
 from evonb.errors import ColumnNotFoundError, EvoError
+from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -380,12 +381,19 @@ def test_both_readers_refuse_an_empty_selection_and_a_member_inside_an_array(spa
     assert t.read(columns=["arr"]).collect()[0]["arr"][0]["p"] == 2
 
 
+def _timestamps(written_as: str) -> dict[str, str]:
+    """The session settings that make Spark write ``timestamp`` values ``written_as``."""
+    return {TIMESTAMP_TYPE: "INT96"} if written_as == "INT96" else {}
+
+
 @pytest.mark.spark
-def test_timestamps_outside_the_nanosecond_range(spark, tmp_path):
-    """Spark writes timestamps as INT96, which pyarrow reads as nanoseconds by default: a
-    timestamp before 1677 or after 2262 then overflows. The JVM-free reader reads them in
-    microseconds and gives what Spark reads, on both table types (merge-on-read: base rows
-    and log records), and a small copy-on-write upsert rewrites such a file in the driver."""
+@pytest.mark.parametrize("written_as", ["INT96", "evonb's default"])
+def test_timestamps_outside_the_nanosecond_range(spark, tmp_path, written_as):
+    """Spark writes timestamps as INT96 by default, which pyarrow reads as nanoseconds by
+    default: a timestamp before 1677 or after 2262 then overflows. The JVM-free reader reads
+    them in microseconds and gives what Spark reads, on both table types (merge-on-read: base
+    rows and log records), and a small copy-on-write upsert rewrites such a file in the
+    driver; so do files evonb writes as INT64 microseconds."""
     import datetime as dt
 
     ddl = "id int not null, at timestamp, local timestamp_ntz, v int"
@@ -396,7 +404,8 @@ def test_timestamps_outside_the_nanosecond_range(spark, tmp_path):
     for table_type in ("cow", "mor"):
         t = evonb.create_table(tmp_path / table_type, ddl, primary_key="id",
                                table_type=table_type)
-        t.write(spark.createDataFrame(far, cols))
+        with spark_settings(spark, _timestamps(written_as)):
+            t.write(spark.createDataFrame(far, cols))
         t.write(spark.createDataFrame([(3, dt.datetime(1600, 6, 6), None, 30)], cols),
                 "upsert")
         if table_type == "cow":
@@ -411,11 +420,13 @@ def test_timestamps_outside_the_nanosecond_range(spark, tmp_path):
 
 
 @pytest.mark.spark
-def test_timestamp_filters_on_files_spark_wrote(spark, tmp_path):
-    """A filter on a ``timestamp`` column of a file Spark wrote (INT96: pyarrow reads it
-    without a time zone) failed as a corrupt file ("cannot compare timestamp with timezone to
-    timestamp without timezone"): it was pushed into the file as stored. It now gives the rows
-    Spark's filter gives, for files Spark and the driver wrote, base rows and log blocks."""
+@pytest.mark.parametrize("written_as", ["INT96", "evonb's default"])
+def test_timestamp_filters_on_files_spark_wrote(spark, tmp_path, written_as):
+    """A filter on a ``timestamp`` column of a file Spark wrote as INT96 (its default, which
+    pyarrow reads without a time zone) failed as a corrupt file ("cannot compare timestamp
+    with timezone to timestamp without timezone"): it was pushed into the file as stored. It
+    now gives the rows Spark's filter gives, for files Spark and the driver wrote, base rows
+    and log blocks; and so it does for the INT64 microseconds evonb writes."""
     import datetime as dt
     from zoneinfo import ZoneInfo
 
@@ -436,7 +447,8 @@ def test_timestamp_filters_on_files_spark_wrote(spark, tmp_path):
     for table_type in ("cow", "mor"):
         t = evonb.create_table(tmp_path / table_type, ddl, primary_key="id",
                                table_type=table_type)
-        t.write(spark.createDataFrame(rows, cols))
+        with spark_settings(spark, _timestamps(written_as)):
+            t.write(spark.createDataFrame(rows, cols))
         t.write(spark.createDataFrame([(5, dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 2))],
                                       cols), "upsert")  # a driver rewrite, or a log block
         for label, (arrow_filter, sql) in filters.items():

@@ -3,7 +3,6 @@ the per-file fallback gives, and the reader is only trusted where it fills them 
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from decimal import Decimal
 
@@ -11,6 +10,7 @@ import pytest
 
 import evonb
 from evonb.spark.reader import reader_fills_defaults
+from tests.spark_settings import spark_settings
 
 VECTORIZED = "spark.sql.parquet.enableVectorizedReader"
 
@@ -38,19 +38,6 @@ TYPED_DEFAULTS = [
 ]
 
 
-@contextlib.contextmanager
-def conf(spark, key: str, value: str):
-    old = spark.conf.get(key, None)
-    spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        if old is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, old)
-
-
 def rows(df) -> list[tuple]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
@@ -59,7 +46,7 @@ def both_ways(spark, read) -> list[tuple]:
     """The rows of ``read()`` filled by the reader, checked equal to the per-file fallback."""
     assert reader_fills_defaults(spark)
     native = rows(read())
-    with conf(spark, VECTORIZED, "false"):
+    with spark_settings(spark, {VECTORIZED: "false"}):
         assert not reader_fills_defaults(spark)
         fallback = rows(read())
     assert native == fallback
@@ -97,7 +84,7 @@ def test_plan_uses_the_reader_for_fillable_types_only(spark, warehouse):
     assert "file_name" in plan(tables["b"].read())
     assert rows(tables["n"].read()) == [(1, 5), (2, 6)]
     assert rows(tables["b"].read()) == [(1, b"\x01"), (2, b"\x02")]
-    with conf(spark, VECTORIZED, "false"):
+    with spark_settings(spark, {VECTORIZED: "false"}):
         assert "file_name" in plan(tables["n"].read())
 
 

@@ -203,18 +203,14 @@ def test_timestamp_filters_reach_the_bucket_source(
 
     local = evonb.create_table(str(tmp_path / "t"), "id timestamp not null, at timestamp_ntz, "
                                "v int", primary_key="id")
-    # Spark's INT96 timestamps have no Parquet statistics: written as microseconds here, the
-    # files carry key statistics
-    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-    try:
-        for start in range(0, 100, 25):  # a file each, 25 hours of keys
-            local.write(spark.sql(
-                f"select timestamp_seconds(1767225600 + id * 3600) id, if(id % 10 = 7, null, "
-                f"timestamp_ntz'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, cast(id as int), "
-                f"0, 0)) at, "
-                f"cast(id as int) v from range({start}, {start + 25})"))
-    finally:
-        spark.conf.unset("spark.sql.parquet.outputTimestampType")
+    # evonb writes timestamps as INT64 microseconds, whose Parquet statistics give the files
+    # key statistics (Spark's default INT96 has none)
+    for start in range(0, 100, 25):  # a file each, 25 hours of keys
+        local.write(spark.sql(
+            f"select timestamp_seconds(1767225600 + id * 3600) id, if(id % 10 = 7, null, "
+            f"timestamp_ntz'2026-01-01 00:00:00' + make_interval(0, 0, 0, 0, cast(id as int), "
+            f"0, 0)) at, "
+            f"cast(id as int) v from range({start}, {start + 25})"))
     assert all(f.key_stats for f in local.snapshot().files)
     upload(tmp_path / "t", bucket, "t", client=s3_client)
     remote = evonb.open_table(f"s3://{bucket}/t")

@@ -21,6 +21,7 @@ from evonb.services.compaction import ARROW_PROPERTY
 from evonb.spark.group_merge import pack
 from evonb.spark.mor import read_snapshot
 from evonb.table.check import check_table
+from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -197,11 +198,13 @@ def test_int96_with_other_timestamps_is_merged_by_spark(spark, tmp_path):
     cols = "id long, ts long, at timestamp, local timestamp_ntz"
     arrow, spark_side = _pair(tmp_path, ddl)
     when = dt.datetime(2022, 5, 6, 7, 8, 9, 123456)
-    _write((arrow, spark_side), spark, [(i, 1, when, when) for i in range(10)], cols, "insert")
+    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):  # Spark's default
+        _write((arrow, spark_side), spark, [(i, 1, when, when) for i in range(10)], cols,
+               "insert")
     _write((arrow, spark_side), spark, [(3, 2, when + dt.timedelta(days=1), None)], cols)
     base = pq.ParquetFile(arrow.root / arrow.snapshot().files[0].path).schema
     kinds = {base.column(i).name: base.column(i).physical_type for i in range(len(base))}
-    assert kinds["at"] == "INT96" and kinds["local"] == "INT64"  # Spark's defaults
+    assert kinds["at"] == "INT96" and kinds["local"] == "INT64"
     before = _rows(arrow.read())
     arrow.compact()
     spark_side.compact()
@@ -209,11 +212,35 @@ def test_int96_with_other_timestamps_is_merged_by_spark(spark, tmp_path):
     assert _rows(arrow.read()) == before == _rows(spark_side.read())
 
 
+def test_timestamps_evonb_writes_are_merged_in_tasks(spark, tmp_path):
+    """evonb writes ``timestamp`` as INT64 microseconds, beside ``timestamp_ntz``'s INT64: a
+    group with both is merged in a task, and the merged file keeps them as INT64."""
+    ddl = "id bigint not null, ts bigint, at timestamp, local timestamp_ntz"
+    cols = "id long, ts long, at timestamp, local timestamp_ntz"
+    arrow, spark_side = _pair(tmp_path, ddl)
+    when = dt.datetime(1500, 5, 6, 7, 8, 9, 123456)  # before the Gregorian calendar
+    _write((arrow, spark_side), spark, [(i, 1, when, when) for i in range(10)], cols, "insert")
+    _write((arrow, spark_side), spark, [(3, 2, dt.datetime(9999, 12, 31), None)], cols)
+    before = _rows(arrow.read())
+    arrow.compact()
+    spark_side.compact()
+    assert _meta(arrow)["groups_in_tasks"] == 1
+    assert _rows(arrow.read()) == before == _rows(spark_side.read())
+    assert (3, 2, dt.datetime(9999, 12, 31), None) in before
+    for t in (arrow, spark_side):
+        base = pq.ParquetFile(t.root / t.snapshot().files[0].path).schema
+        assert {base.column(i).name: base.column(i).physical_type
+                for i in range(len(base))} == {
+            "id": "INT64", "ts": "INT64", "at": "INT64", "local": "INT64",
+            "_evo_commit_time": "BYTE_ARRAY"}
+
+
 def test_int96_alone_round_trips(spark, tmp_path):
     arrow, _ = _pair(tmp_path, "id bigint not null, ts bigint, at timestamp")
     cols = "id long, ts long, at timestamp"
     far = dt.datetime(2400, 1, 2, 3, 4, 5, 678901)  # beyond nanosecond range
-    arrow.write(spark.createDataFrame([(i, 1, far) for i in range(5)], cols), "insert")
+    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):  # a file as Spark writes it
+        arrow.write(spark.createDataFrame([(i, 1, far) for i in range(5)], cols), "insert")
     arrow.write(spark.createDataFrame([(2, 2, dt.datetime(1900, 1, 1))], cols), "upsert")
     before = _rows(arrow.read())
     arrow.compact()

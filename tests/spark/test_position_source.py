@@ -9,13 +9,12 @@ file's planned rows, or a file the option does not name, fails the read; the tab
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 
 import evonb
 from evonb.spark import jvm, position_source
 from evonb.spark.mor import read_snapshot
+from tests.spark_settings import spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -24,23 +23,6 @@ COLS = "id long, v string, ts long"
 
 def _rows(df):
     return sorted((tuple(r) for r in df.collect()), key=repr)
-
-
-@contextlib.contextmanager
-def _conf(spark, **settings):
-    """Runtime settings of the shared session for the block, restored after."""
-    keys = {k.replace("__", "."): v for k, v in settings.items()}
-    before = {k: spark.conf.get(k, None) for k in keys}
-    try:
-        for k, v in keys.items():
-            spark.conf.set(k, v)
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
 
 
 def _tables(spark, tmp_path, rows=300, properties=None):
@@ -95,14 +77,14 @@ def test_a_read_drops_replaced_rows_in_the_reader(spark, tmp_path):
 
 @pytest.mark.parametrize("settings", [
     {},
-    {"spark__sql__parquet__enableVectorizedReader": "false"},
-    {"spark__sql__columnVector__offheap__enabled": "true"},
-    {"spark__sql__parquet__columnarReaderBatchSize": "7"},
-    {"spark__sql__files__maxPartitionBytes": "256", "spark__sql__files__openCostInBytes": "1"},
+    {"spark.sql.parquet.enableVectorizedReader": "false"},
+    {"spark.sql.columnVector.offheap.enabled": "true"},
+    {"spark.sql.parquet.columnarReaderBatchSize": "7"},
+    {"spark.sql.files.maxPartitionBytes": "256", "spark.sql.files.openCostInBytes": "1"},
 ], ids=["batches", "rows", "off-heap", "small-batches", "split-size"])
 def test_every_reader_mode_gives_the_same_rows(spark, tmp_path, settings):
     mor, cow = _tables(spark, tmp_path)
-    with _conf(spark, **settings):
+    with spark_settings(spark, settings):
         got = mor.read()
         assert "EvonbParquet" in _plan(got)
         assert _rows(got) == _rows(cow.read())
@@ -162,8 +144,8 @@ def test_the_source_marks_exactly_the_positions_given(spark, tmp_path, vectorize
     path, name = _parquet(spark, tmp_path)
     dropped = [0, 1, 62, 63, 64, 65, 127, 128, 199]
     option = position_source.encode([(name, 200, dropped)])
-    with _conf(spark, spark__sql__parquet__enableVectorizedReader=vectorized,
-               spark__sql__parquet__columnarReaderBatchSize="10"):
+    with spark_settings(spark, {"spark.sql.parquet.enableVectorizedReader": vectorized,
+                                "spark.sql.parquet.columnarReaderBatchSize": "10"}):
         df = _source(spark, path, option)
         marked = {r[0]: r[2] for r in df.collect()}
         assert sorted(i for i, d in marked.items() if d) == dropped

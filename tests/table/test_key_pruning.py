@@ -16,6 +16,7 @@ import pytest
 import evonb
 from evonb.errors import DataValidationError
 from evonb.table.fsutil import atomic_write_json
+from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -402,30 +403,26 @@ def test_merge_on_read_prunes_base_files(spark, warehouse):
 
 @pytest.mark.parametrize("kind", ["timestamp", "timestamp_ntz"])
 def test_timestamp_keys(spark, warehouse, kind):
-    """Instants compare as microseconds, local date-times as such; Spark's default INT96
-    timestamps have no statistics (always scanned), INT64 ones do."""
-    before = spark.conf.get("spark.sql.parquet.outputTimestampType")
-    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-    try:
-        t = evonb.create_table(warehouse / kind, f"k {kind} not null, v int", primary_key="k")
-        schema = f"k {kind}, v int"
-        start = dt.datetime(2026, 1, 1, 10, 0, 0)
-        files = [_insert(t, spark, [(start + dt.timedelta(minutes=lo + i), 0) for i in range(10)],
-                         schema) for lo in (0, 10, 20)]
-        assert [f.key_stats is not None for f in t.snapshot().files] == [True] * 3
-        last_of_second = start + dt.timedelta(minutes=19)
-        t.write(spark.createDataFrame([(last_of_second, 1)], schema), mode="upsert")
-        assert _last(t)["key_lookup"] == {"live": 3, "scanned": 1}
-        assert _last(t)["removed"] == [files[1]]
-        spark.conf.set("spark.sql.parquet.outputTimestampType", "INT96")
+    """Instants compare as microseconds, local date-times as such. evonb writes timestamps as
+    INT64 microseconds, which have statistics; files Spark wrote as INT96 (its default, which
+    a session can still choose) have none and are always scanned."""
+    t = evonb.create_table(warehouse / kind, f"k {kind} not null, v int", primary_key="k")
+    schema = f"k {kind}, v int"
+    start = dt.datetime(2026, 1, 1, 10, 0, 0)
+    files = [_insert(t, spark, [(start + dt.timedelta(minutes=lo + i), 0) for i in range(10)],
+                     schema) for lo in (0, 10, 20)]
+    assert [f.key_stats is not None for f in t.snapshot().files] == [True] * 3
+    last_of_second = start + dt.timedelta(minutes=19)
+    t.write(spark.createDataFrame([(last_of_second, 1)], schema), mode="upsert")
+    assert _last(t)["key_lookup"] == {"live": 3, "scanned": 1}
+    assert _last(t)["removed"] == [files[1]]
+    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):
         _insert(t, spark, [(start + dt.timedelta(hours=5), 0)], schema)
-        t.write(spark.createDataFrame([(start + dt.timedelta(minutes=5), 2)], schema),
-                mode="upsert")
-        # INT96 instants carry no statistics: that file is scanned too
-        assert _last(t)["key_lookup"]["scanned"] == (2 if kind == "timestamp" else 1)
-        assert _last(t)["removed"] == [files[0]]
-        got = {r["k"]: r["v"] for r in t.read().collect()}
-        assert len(got) == 31 and got[last_of_second] == 1
-        assert got[start + dt.timedelta(minutes=5)] == 2 and sum(got.values()) == 3
-    finally:
-        spark.conf.set("spark.sql.parquet.outputTimestampType", before)
+    t.write(spark.createDataFrame([(start + dt.timedelta(minutes=5), 2)], schema),
+            mode="upsert")
+    # INT96 instants carry no statistics: that file is scanned too
+    assert _last(t)["key_lookup"]["scanned"] == (2 if kind == "timestamp" else 1)
+    assert _last(t)["removed"] == [files[0]]
+    got = {r["k"]: r["v"] for r in t.read().collect()}
+    assert len(got) == 31 and got[last_of_second] == 1
+    assert got[start + dt.timedelta(minutes=5)] == 2 and sum(got.values()) == 3
