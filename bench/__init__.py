@@ -33,13 +33,15 @@ from bench.object_storage import object_storage
 from bench.peers import peers
 from bench.suite import BENCHMARKS as SUITE
 from bench.suite import Context
+from bench.time_range import time_range
 from bench.util import SIZES
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
-BENCHMARKS = {**SUITE, "peers": peers, "object_storage": object_storage,
-              "cluster": cluster, "iceberg_export": iceberg_export}
+BENCHMARKS = {**SUITE, "time_range": time_range, "peers": peers,
+              "object_storage": object_storage, "cluster": cluster,
+              "iceberg_export": iceberg_export}
 """Every benchmark by name: the suite's, then the peers side by side."""
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "latest.json"

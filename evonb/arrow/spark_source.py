@@ -122,9 +122,13 @@ Arrow as in Spark (floating point is left out: Spark orders NaN above every numb
 equals it to itself, Arrow does neither; decimals are left out too). A timestamp compares as
 an instant (Spark hands the source its value with the session's zone; it travels in UTC); a
 timestamp without time zone as the wall-clock time it is."""
-_FORM_TYPES = {"date": pa.date32(), "timestamp": pa.timestamp("us", tz="UTC"),
-               "timestamp_ntz": pa.timestamp("us")}
-"""The Arrow type of each tagged JSON form of a pushed value (see :func:`_literal`)."""
+_FORMS: dict[str, tuple[Callable[[str], Any], pa.DataType]] = {
+    "date": (datetime.date.fromisoformat, pa.date32()),
+    "timestamp": (datetime.datetime.fromisoformat, pa.timestamp("us", tz="UTC")),
+    "timestamp_ntz": (datetime.datetime.fromisoformat, pa.timestamp("us")),
+}
+"""For each tag of a pushed value's tagged JSON form (see :func:`_literal`): how its text is
+parsed, and its Arrow type."""
 
 
 def _spark_type(schema: StructType, path: Sequence[str]) -> DataType | None:
@@ -198,14 +202,13 @@ def _value(form: Any) -> Any:
     """The Python value of a pushed value's JSON form (:func:`_literal`)."""
     if not isinstance(form, dict):
         return form
-    if "date" in form:
-        return datetime.date.fromisoformat(form["date"])
-    return datetime.datetime.fromisoformat(form.get("timestamp") or form["timestamp_ntz"])
+    ((tag, text),) = form.items()
+    return _FORMS[tag][0](text)
 
 
 def _arrow_type(form: Any) -> pa.DataType | None:
     """The Arrow type of a pushed value's JSON form; None: the one Arrow infers."""
-    return _FORM_TYPES[next(iter(form))] if isinstance(form, dict) else None
+    return _FORMS[next(iter(form))][1] if isinstance(form, dict) else None
 
 
 def arrow_filter(pushed: Sequence[Sequence[Any]]) -> pc.Expression | None:

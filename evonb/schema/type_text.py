@@ -164,6 +164,10 @@ class TypeTextParser:
             raise self.error(message, hint=hint)
         return self.advance()
 
+    def expect_null(self, after: str = "NOT") -> Token:
+        """The word NULL that must follow ``after`` (``NOT``, or ``SET NOT`` and the like)."""
+        return self.expect_word("NULL", f"expected NULL after {after}", hint=NOT_NULL_HINT)
+
     def accept_punct(self, ch: str) -> Token | None:
         if self.tok.is_punct(ch):
             return self.advance()
@@ -308,7 +312,7 @@ class TypeTextParser:
             nullable, comment = True, None
             while True:
                 if self.accept_word("NOT"):
-                    self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
+                    self.expect_null()
                     nullable = False
                 elif self.accept_word("COMMENT"):
                     comment = self.string(f"expected a string after COMMENT for field {name!r}")
@@ -414,7 +418,7 @@ class TypeTextParser:
             given.add(key)
             self.advance()
             if key == "NOT":
-                self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
+                self.expect_null()
                 nullable = False
             elif key == "DEFAULT":
                 default, dtok = self.literal(f"after DEFAULT for column {name!r}")

@@ -122,12 +122,13 @@ table sets another limit with ``evonb.write.parquet.block.row.count.limit``."""
 
 TIMESTAMP_TYPE_OPTION = "spark.sql.parquet.outputTimestampType"
 TIMESTAMP_TYPE = "TIMESTAMP_MICROS"
-"""How Spark's writer stores ``timestamp`` values unless the session sets
-:data:`TIMESTAMP_TYPE_OPTION` itself (``INT96`` for a reader that needs it): as 64-bit
-microseconds, the encoding pyarrow and pyiceberg write. Spark's own default, INT96,
-is deprecated by Parquet and has no statistics any reader uses, so a time-range filter
-skipped no row group and a ``timestamp`` record key had no key range. Files written as INT96
-before are read as they are."""
+"""How Spark's writer stores ``timestamp`` values: as 64-bit microseconds, the encoding
+pyarrow and pyiceberg write, unless the session sets :data:`TIMESTAMP_TYPE_OPTION` to
+``INT96`` (as exact, for a reader that needs it). Spark's own default, INT96, is deprecated by
+Parquet and has no statistics any reader uses, so a time-range filter skipped no row group and
+a ``timestamp`` record key had no key range. A session's ``TIMESTAMP_MILLIS`` is not followed:
+it would drop the microseconds of every value. Files written as INT96 before are read as they
+are."""
 
 
 def coalesced(df: DataFrame, max_files: int | None, target_file_bytes: int) -> DataFrame:
@@ -232,7 +233,7 @@ def write_files(
     df = coalesced(df, max_files, target_file_bytes)
     writer = (df.write.mode("overwrite").option("compression", "snappy")
               .option(ROW_GROUP_ROWS_OPTION, str(ROW_GROUP_ROWS)))
-    if df.sparkSession.conf.get(TIMESTAMP_TYPE_OPTION, None) is None:
+    if (df.sparkSession.conf.get(TIMESTAMP_TYPE_OPTION, None) or "").upper() != "INT96":
         writer = writer.option(TIMESTAMP_TYPE_OPTION, TIMESTAMP_TYPE)
     for key, value in (options or {}).items():  # a table's evonb.write.parquet.* win
         writer = writer.option(key, value)

@@ -37,7 +37,6 @@ from evonb.schema.type_text import (
     END_HINT,
     KNOWN_TYPES,
     MAX_DEPTH,
-    NOT_NULL_HINT,
     PRIMITIVE_NAMES,
     TWICE_HINT,
     DDLDefaultError,
@@ -181,7 +180,7 @@ class Parser(TypeTextParser):
             given.add(group)
             self.advance()
             if key == "NOT":
-                self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
+                self.expect_null()
                 nullable = False
             elif key == "DEFAULT":
                 default, dtok = self.literal(f"after DEFAULT for column {shown!r}")
@@ -268,8 +267,7 @@ class Parser(TypeTextParser):
             elif self.accept_word("SET", "DROP"):
                 setting = tok.value.upper() == "SET"
                 if self.accept_word("NOT"):
-                    self.expect_word("NULL", f"expected NULL after {tok.value.upper()} NOT",
-                                     hint=NOT_NULL_HINT)
+                    self.expect_null(f"{tok.value.upper()} NOT")
                     once("NOT NULL", tok)
                     changes["nullable"] = not setting
                 elif self.accept_word("DEFAULT"):
@@ -289,7 +287,7 @@ class Parser(TypeTextParser):
                 changes["new_name"] = self.name("expected the new column name")
                 changes["new_type"] = self.type_(f"after column name {changes['new_name']!r}")
                 if self.accept_word("NOT"):
-                    self.expect_word("NULL", "expected NULL after NOT", hint=NOT_NULL_HINT)
+                    self.expect_null()
                     seen.add("NOT NULL")
                     changes["nullable"] = False
             else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.expressions import EqualTo, IsNull
 from pyiceberg.table import StaticTable
@@ -14,6 +15,7 @@ from pyiceberg.table import StaticTable
 import evonb
 from evonb.iceberg import sync
 from evonb.iceberg.sync import UNPARTITIONED_SPEC_ID
+from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -68,10 +70,12 @@ def _latest(t) -> StaticTable:
     return StaticTable.from_metadata(str(meta / f"v{n}.metadata.json"))
 
 
-@pytest.fixture(scope="module")
-def typed(spark, tmp_path_factory):
+@pytest.fixture(scope="module", params=["INT96", "evonb's default"])
+def typed(spark, tmp_path_factory, request):
     """A table partitioned by a column of every type, each value set by ``k = id % 4`` (null
-    for k = 3), published when written."""
+    for k = 3), published when written; its ``timestamp`` values stored as INT96 (Spark's
+    default, with no statistics: the partition values are read from the rows) or as evonb
+    writes them (INT64 microseconds: taken from the footer)."""
     ddl = ", ".join(["id int not null", "v string",
                      *(f"{name} {typ}" for name, typ, *_ in COLUMNS)])
     t = evonb.create_table(tmp_path_factory.mktemp("ice_parts") / "t", ddl, primary_key="id",
@@ -79,9 +83,14 @@ def typed(spark, tmp_path_factory):
                            properties={"evonb.iceberg.enabled": "true"})
     exprs = ", ".join(f"case when k = 3 then null else {expr} end {name}"
                       for name, _, expr, *_ in COLUMNS)
-    t.write(spark.sql(f"select cast(id as int) id, concat('v', id) v, {exprs} "
-                      "from (select id, id % 4 k from range(0, 20))"))
+    int96 = request.param == "INT96"
+    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"} if int96 else {}):
+        t.write(spark.sql(f"select cast(id as int) id, concat('v', id) v, {exprs} "
+                          "from (select id, id % 4 k from range(0, 20))"))
     assert len(t.snapshot().files) == FILES
+    stored = pq.ParquetFile(t.root / t.snapshot().files[0].path).schema
+    kinds = {stored.column(i).name: stored.column(i).physical_type for i in range(len(stored))}
+    assert kinds["p_ts"] == ("INT96" if int96 else "INT64")
     return t, _latest(t)
 
 

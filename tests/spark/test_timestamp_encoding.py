@@ -73,6 +73,20 @@ def test_a_session_that_sets_int96_gets_int96(spark, tmp_path):
     assert (leaves["at"], leaves["s.when"]) == ("INT96", "INT96")
 
 
+def test_a_session_that_sets_milliseconds_keeps_the_microseconds(spark, tmp_path):
+    """``TIMESTAMP_MILLIS`` would drop every value's microseconds: evonb writes microseconds."""
+    exact = dt.datetime(2026, 3, 1, 12, 30, 45, 123456)
+    with spark_settings(spark, {TIMESTAMP_TYPE: "TIMESTAMP_MILLIS"}):
+        t = evonb.create_table(tmp_path / "t", DDL, primary_key="id")
+        t.write(spark.createDataFrame([(1, exact, (exact, 1))], COLS), "insert")
+    (only,) = t.snapshot().files
+    assert pq.ParquetFile(t.root / only.path).schema_arrow.field("at").type == pa.timestamp(
+        "us", "UTC")
+    (row,) = t.read().collect()
+    assert (row["at"], row["s"]["when"]) == (exact, exact)
+    assert t.to_arrow().column("at")[0].as_py().replace(tzinfo=None) == exact
+
+
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
 def test_files_of_both_kinds_read_as_one_table(spark, tmp_path, table_type):
     """Files written as INT96 (by Spark's default, before evonb chose microseconds) and as
