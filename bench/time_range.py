@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from bench.harness import Case, Result, Side
-from bench.util import spark_conf
+from bench.util import full_aggregate, spark_conf
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
     from bench.suite import Context
 
 ROWS_PER_GROUP = 100_000
@@ -24,18 +26,26 @@ START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 SCHEMA = "id bigint not null, at timestamp, amount double, label string"
 
 
-def _table(ctx: Context, name: str, **timestamp_setting: str) -> Any:
-    import evonb
+INT96 = {"spark__sql__parquet__outputTimestampType": "INT96"}
 
-    spark = ctx.spark
-    files = max(1, ctx.size.slice_partitions)
-    t = evonb.create_table(ctx.path(name), SCHEMA, primary_key="id", properties={
-        "evonb.write.parquet.block.row.count.limit": str(ROWS_PER_GROUP)})
-    rows = spark.range(0, ctx.size.rows, 1, files).selectExpr(
+
+def _rows(ctx: Context) -> DataFrame:
+    return ctx.spark.range(0, ctx.size.rows, 1, max(1, ctx.size.slice_partitions)).selectExpr(
         "id", f"timestamp_seconds({int(START.timestamp())} + id) as at",
         "cast(id % 1000 as double) / 10 as amount", "concat('n', id % 5000) as label")
-    with spark_conf(spark, **timestamp_setting):
-        t.write(rows, mode="insert")
+
+
+def _empty(ctx: Context, name: str) -> Any:
+    import evonb
+
+    return evonb.create_table(ctx.path(name), SCHEMA, primary_key="id", properties={
+        "evonb.write.parquet.block.row.count.limit": str(ROWS_PER_GROUP)})
+
+
+def _table(ctx: Context, name: str, **timestamp_setting: str) -> Any:
+    t = _empty(ctx, name)
+    with spark_conf(ctx.spark, **timestamp_setting):
+        t.write(_rows(ctx), mode="insert")
     return t
 
 
@@ -47,7 +57,7 @@ def time_range(ctx: Context) -> Iterator[Case | Result]:
     from pyspark.sql import functions as F
 
     micros = _table(ctx, "time_range_micros")
-    int96 = _table(ctx, "time_range_int96", spark__sql__parquet__outputTimestampType="INT96")
+    int96 = _table(ctx, "time_range_int96", **INT96)
     since = START + dt.timedelta(seconds=ctx.size.rows - ctx.size.rows // 100)
     arrow_filter = pc.field("at") >= pa.scalar(since, pa.timestamp("us", "UTC"))
     spark_filter = F.col("at") >= F.lit(since)
@@ -80,4 +90,27 @@ def time_range(ctx: Context) -> Iterator[Case | Result]:
         baseline=Side("the same read of the same rows written as INT96",
                       lambda: spark_read(int96)),
         notes=[layout, "report only: row groups skipped by their statistics (INT96 has none)"],
+    )
+    yield Case(
+        name="time_range.full_scan",
+        evonb=Side("t.read() full-scan aggregate: INT64 microseconds",
+                   lambda: full_aggregate(micros.read())),
+        baseline=Side("the same read of the INT96 table", lambda: full_aggregate(int96.read())),
+        notes=[layout.split(";")[0], "report only: what the encoding costs a read of every row"],
+    )
+    fresh: dict[str, Any] = {}
+
+    def write(side: str, **setting: str) -> None:
+        with spark_conf(ctx.spark, **setting):
+            fresh[side].write(_rows(ctx), mode="insert")
+
+    yield Case(
+        name="time_range.write",
+        evonb=Side("t.write() of the rows into an empty table: INT64 microseconds",
+                   lambda: write("micros"),
+                   prepare=lambda: fresh.update(micros=_empty(ctx, "time_range_w64"))),
+        baseline=Side("the same write with the session set to INT96",
+                      lambda: write("int96", **INT96),
+                      prepare=lambda: fresh.update(int96=_empty(ctx, "time_range_w96"))),
+        notes=[f"{ctx.size.rows:,} rows; report only: what the encoding costs a write"],
     )

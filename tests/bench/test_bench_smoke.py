@@ -91,7 +91,8 @@ def test_expected_cases(results):
                 "mor_compaction", "mor_read", "mor_read.parquet",
                 "notebook_alter", "first_rows.fresh_process",
                 "iceberg_export.upsert", "iceberg_export.write", "iceberg_export.pyiceberg_read",
-                "time_range.to_arrow", "time_range.spark"}
+                "time_range.to_arrow", "time_range.spark", "time_range.full_scan",
+                "time_range.write"}
     assert expected <= set(names)
     # the merge-on-read read is judged on the default (Avro) blocks; Parquet blocks reported
     assert names["mor_read"]["status"] in ("PASS", "MISS")
