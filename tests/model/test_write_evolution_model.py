@@ -19,7 +19,9 @@ table's schema at that point, and evonb evolves the table by name
 - decimals written into a ``double`` column are cast to it;
 - a type the column cannot take without losing values (a ``double`` into a decimal column,
   text into a ``date``, a timestamp into text, a decimal that would need more than 38 digits)
-  fails the write with a ``WriteSchemaError`` naming both types, and the table is unchanged.
+  fails the write with a ``WriteSchemaError`` naming both types, and the table is unchanged;
+  a ``timestamp`` column (an instant) takes only timestamps, and its values come back as the
+  same instants from both readers.
 
 Half the tables have a precombine column ``ts``: an upserted row whose ``ts`` is smaller
 than the stored row's, or null against a value, loses (on a tie it wins); an upsert without
@@ -75,8 +77,10 @@ PART = "part"
 PARTITIONED: dict[bool, int] = {False: 0, True: 0}  # histories played, by partitioning
 SALT: list[int] = [0]  # the run's seed: hypothesis's first draws are zeros, steps differ by it
 KEYS = 10
-PRIMITIVES = ("int", "bigint", "double", "string", "date", "timestamp_ntz", "decimal(9,2)",
-              "decimal(21,2)", "decimal(10,5)", "decimal(38,0)")
+PRIMITIVES = ("int", "bigint", "double", "string", "date", "timestamp_ntz", "timestamp",
+              "decimal(9,2)", "decimal(21,2)", "decimal(10,5)", "decimal(38,0)")
+"""The types of primitive columns. A ``timestamp`` value is held as its naive UTC time (the
+session and the test process are in UTC); no write changes a ``timestamp`` column's type."""
 INTEGER_DIGITS = {"int": 10, "bigint": 19}
 TYPED = ("prim", "plist", "pmap")
 """Kinds of columns whose values (or list elements, or map values) are of one primitive type."""
@@ -92,7 +96,8 @@ SEEN: dict[str, int] = {"widened": 0, "added nested": 0, "case": 0, "missing": 0
                         "to decimal": 0, "to text": 0, "to timestamp": 0,
                         "list or map values": 0, "precombined tables": 0,
                         "upserts lost": 0, "at depth 2": 0, "defaults set": 0,
-                        "defaults dropped": 0, "defaults written": 0, "defaults widened": 0}
+                        "defaults dropped": 0, "defaults written": 0, "defaults widened": 0,
+                        "instants drawn": 0}
 
 
 @dataclass
@@ -186,7 +191,21 @@ def default_literal(value: Any, t: str) -> str:
         return literal(value, t)
     if t in ("date", "timestamp_ntz"):
         return f"'{value}'"
+    if t == "timestamp":  # an instant: its UTC time, said to be UTC
+        return f"'{value.isoformat(sep=' ')}+00:00'"
     return str(value)
+
+
+def utc_times(value: Any) -> Any:
+    """``value`` with each instant (an aware ``datetime``: pyarrow's ``timestamp``) as its
+    naive UTC time, as the model holds it."""
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        return value.astimezone(datetime.UTC).replace(tzinfo=None)
+    if isinstance(value, dict):
+        return {k: utc_times(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [utc_times(v) for v in value]
+    return value
 
 
 def each(value: Any, kind: str, change: Any) -> Any:
@@ -241,7 +260,8 @@ def value(rng: random.Random, t: str) -> Any:
         return rng.choice(DOUBLES)
     if t == "date":
         return datetime.date(1970, 1, 1) + datetime.timedelta(days=rng.randint(-20000, 60000))
-    if t == "timestamp_ntz":
+    if t in ("timestamp_ntz", "timestamp"):
+        SEEN["instants drawn"] += t == "timestamp"
         return datetime.datetime(2000, 1, 1) + datetime.timedelta(
             seconds=rng.randint(-10**9, 10**9), microseconds=rng.randint(0, 999_999))
     places = decimal_of(t)
@@ -285,9 +305,10 @@ class WriteEvolution(RuleBasedStateMachine):
                 Col("x", "prim", "int"), Col("y", "prim", "string"),
                 Col("z", "struct", members=[Col("u", "prim", "int"), Col("t", "prim", "string")])]),
             Col("l", "list", members=[
-                Col("p", "prim", "bigint"), Col("o", "struct", members=[Col("e", "prim", "int")])]),
+                Col("p", "prim", "bigint"), Col("o", "struct", members=[Col("e", "prim", "int")]),
+                Col("k", "prim", "timestamp")]),
             Col("m", "map", members=[Col("q", "prim", "int"), Col("g", "plist", "int")]),
-            Col("v", "plist", "int"), Col("w", "pmap", "date")]
+            Col("v", "plist", "int"), Col("w", "pmap", "date"), Col("at", "prim", "timestamp")]
         ddl = ", ".join(f"`{c.name}` {c.text(quoted=True)}"
                         + (" not null" if c.name == "id" else "") for c in self.columns)
         self.table = evonb.create_table(os.path.join(self.folder, "t"), ddl, primary_key="id",
@@ -740,7 +761,8 @@ class WriteEvolution(RuleBasedStateMachine):
                      key=lambda r: r["id"])
         try:
             same(got, rows, f"{label}: Spark read")
-            same(arrow_rows(self.table.to_arrow(as_of)), rows, f"{label}: Arrow read")
+            same(utc_times(arrow_rows(self.table.to_arrow(as_of))), rows,
+                 f"{label}: Arrow read")
         except AssertionError as err:
             err.add_note("steps:\n" + "\n".join(self.log))
             raise
