@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evonb.spark.session import temporary_settings
+
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
@@ -46,18 +48,8 @@ SIZES: dict[str, Size] = {
 @contextlib.contextmanager
 def spark_conf(spark: SparkSession, **settings: str) -> Iterator[None]:
     """Set SQL settings (dots given as ``__``) for a block; restore them afterwards."""
-    keys = {k.replace("__", "."): str(v) for k, v in settings.items()}
-    before = {k: spark.conf.get(k, None) for k in keys}
-    for k, v in keys.items():
-        spark.conf.set(k, v)
-    try:
+    with temporary_settings(spark, {k.replace("__", "."): str(v) for k, v in settings.items()}):
         yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
 
 
 def same_rows(a: pa.Table, b: pa.Table) -> bool:

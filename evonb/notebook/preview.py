@@ -43,15 +43,8 @@ def _top_k_within(spark: Any, threshold: int | None) -> Iterator[None]:
     if threshold is None:
         yield
         return
-    before = spark.conf.get(_TOP_K_CONF, None)
-    spark.conf.set(_TOP_K_CONF, str(threshold))
-    try:
+    with managed.temporary_settings(spark, {_TOP_K_CONF: str(threshold)}):
         yield
-    finally:
-        if before is None:
-            spark.conf.unset(_TOP_K_CONF)
-        else:
-            spark.conf.set(_TOP_K_CONF, before)
 
 
 @dataclass

@@ -16,7 +16,7 @@ import site
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -196,6 +196,23 @@ def is_running() -> bool:
     except ImportError:  # pragma: no cover
         return False
     return SparkSession.getActiveSession() is not None
+
+
+@contextlib.contextmanager
+def temporary_settings(spark: SparkSession, values: Mapping[str, str]) -> Iterator[None]:
+    """Runtime settings ``values`` on ``spark`` within the block; after it, each is as it was
+    (unset again if it was not set, so Spark's or evonb's default for it applies)."""
+    before = {key: spark.conf.get(key, None) for key in values}
+    try:
+        for key, value in values.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def setting(key: str) -> str | None:

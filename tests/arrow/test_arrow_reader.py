@@ -18,7 +18,8 @@ import pytest
 
 import evonb
 from evonb.errors import ColumnNotFoundError, EvoError
-from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
+from evonb.spark.session import temporary_settings
+from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
 
 pytestmark = pytest.mark.spark
 
@@ -383,7 +384,7 @@ def test_both_readers_refuse_an_empty_selection_and_a_member_inside_an_array(spa
 
 def _timestamps(written_as: str) -> dict[str, str]:
     """The session settings that make Spark write ``timestamp`` values ``written_as``."""
-    return {TIMESTAMP_TYPE: "INT96"} if written_as == "INT96" else {}
+    return {TIMESTAMP_TYPE_OPTION: "INT96"} if written_as == "INT96" else {}
 
 
 @pytest.mark.spark
@@ -404,7 +405,7 @@ def test_timestamps_outside_the_nanosecond_range(spark, tmp_path, written_as):
     for table_type in ("cow", "mor"):
         t = evonb.create_table(tmp_path / table_type, ddl, primary_key="id",
                                table_type=table_type)
-        with spark_settings(spark, _timestamps(written_as)):
+        with temporary_settings(spark, _timestamps(written_as)):
             t.write(spark.createDataFrame(far, cols))
         t.write(spark.createDataFrame([(3, dt.datetime(1600, 6, 6), None, 30)], cols),
                 "upsert")
@@ -447,7 +448,7 @@ def test_timestamp_filters_on_files_spark_wrote(spark, tmp_path, written_as):
     for table_type in ("cow", "mor"):
         t = evonb.create_table(tmp_path / table_type, ddl, primary_key="id",
                                table_type=table_type)
-        with spark_settings(spark, _timestamps(written_as)):
+        with temporary_settings(spark, _timestamps(written_as)):
             t.write(spark.createDataFrame(rows, cols))
         t.write(spark.createDataFrame([(5, dt.datetime(2026, 1, 2), dt.datetime(2026, 1, 2))],
                                       cols), "upsert")  # a driver rewrite, or a log block

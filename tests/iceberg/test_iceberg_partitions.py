@@ -15,7 +15,8 @@ from pyiceberg.table import StaticTable
 import evonb
 from evonb.iceberg import sync
 from evonb.iceberg.sync import UNPARTITIONED_SPEC_ID
-from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
+from evonb.spark.session import temporary_settings
+from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
 
 pytestmark = pytest.mark.spark
 
@@ -84,7 +85,7 @@ def typed(spark, tmp_path_factory, request):
     exprs = ", ".join(f"case when k = 3 then null else {expr} end {name}"
                       for name, _, expr, *_ in COLUMNS)
     int96 = request.param == "INT96"
-    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"} if int96 else {}):
+    with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "INT96"} if int96 else {}):
         t.write(spark.sql(f"select cast(id as int) id, concat('v', id) v, {exprs} "
                           "from (select id, id % 4 k from range(0, 20))"))
     assert len(t.snapshot().files) == FILES

@@ -10,7 +10,7 @@ import pytest
 
 import evonb
 from evonb.spark.reader import reader_fills_defaults
-from tests.spark_settings import spark_settings
+from evonb.spark.session import temporary_settings
 
 VECTORIZED = "spark.sql.parquet.enableVectorizedReader"
 
@@ -46,7 +46,7 @@ def both_ways(spark, read) -> list[tuple]:
     """The rows of ``read()`` filled by the reader, checked equal to the per-file fallback."""
     assert reader_fills_defaults(spark)
     native = rows(read())
-    with spark_settings(spark, {VECTORIZED: "false"}):
+    with temporary_settings(spark, {VECTORIZED: "false"}):
         assert not reader_fills_defaults(spark)
         fallback = rows(read())
     assert native == fallback
@@ -84,7 +84,7 @@ def test_plan_uses_the_reader_for_fillable_types_only(spark, warehouse):
     assert "file_name" in plan(tables["b"].read())
     assert rows(tables["n"].read()) == [(1, 5), (2, 6)]
     assert rows(tables["b"].read()) == [(1, b"\x01"), (2, b"\x02")]
-    with spark_settings(spark, {VECTORIZED: "false"}):
+    with temporary_settings(spark, {VECTORIZED: "false"}):
         assert "file_name" in plan(tables["n"].read())
 
 

@@ -20,8 +20,9 @@ from evonb.services import ProgressLog
 from evonb.services.compaction import ARROW_PROPERTY
 from evonb.spark.group_merge import pack
 from evonb.spark.mor import read_snapshot
+from evonb.spark.session import temporary_settings
+from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
 from evonb.table.check import check_table
-from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -198,7 +199,7 @@ def test_int96_with_other_timestamps_is_merged_by_spark(spark, tmp_path):
     cols = "id long, ts long, at timestamp, local timestamp_ntz"
     arrow, spark_side = _pair(tmp_path, ddl)
     when = dt.datetime(2022, 5, 6, 7, 8, 9, 123456)
-    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):  # Spark's default
+    with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "INT96"}):  # Spark's default
         _write((arrow, spark_side), spark, [(i, 1, when, when) for i in range(10)], cols,
                "insert")
     _write((arrow, spark_side), spark, [(3, 2, when + dt.timedelta(days=1), None)], cols)
@@ -239,7 +240,7 @@ def test_int96_alone_round_trips(spark, tmp_path):
     arrow, _ = _pair(tmp_path, "id bigint not null, ts bigint, at timestamp")
     cols = "id long, ts long, at timestamp"
     far = dt.datetime(2400, 1, 2, 3, 4, 5, 678901)  # beyond nanosecond range
-    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):  # a file as Spark writes it
+    with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "INT96"}):  # a file as Spark writes it
         arrow.write(spark.createDataFrame([(i, 1, far) for i in range(5)], cols), "insert")
     arrow.write(spark.createDataFrame([(2, 2, dt.datetime(1900, 1, 1))], cols), "upsert")
     before = _rows(arrow.read())

@@ -14,7 +14,7 @@ import pytest
 import evonb
 from evonb.spark import jvm, position_source
 from evonb.spark.mor import read_snapshot
-from tests.spark_settings import spark_settings
+from evonb.spark.session import temporary_settings
 
 pytestmark = pytest.mark.spark
 
@@ -84,7 +84,7 @@ def test_a_read_drops_replaced_rows_in_the_reader(spark, tmp_path):
 ], ids=["batches", "rows", "off-heap", "small-batches", "split-size"])
 def test_every_reader_mode_gives_the_same_rows(spark, tmp_path, settings):
     mor, cow = _tables(spark, tmp_path)
-    with spark_settings(spark, settings):
+    with temporary_settings(spark, settings):
         got = mor.read()
         assert "EvonbParquet" in _plan(got)
         assert _rows(got) == _rows(cow.read())
@@ -144,7 +144,7 @@ def test_the_source_marks_exactly_the_positions_given(spark, tmp_path, vectorize
     path, name = _parquet(spark, tmp_path)
     dropped = [0, 1, 62, 63, 64, 65, 127, 128, 199]
     option = position_source.encode([(name, 200, dropped)])
-    with spark_settings(spark, {"spark.sql.parquet.enableVectorizedReader": vectorized,
+    with temporary_settings(spark, {"spark.sql.parquet.enableVectorizedReader": vectorized,
                                 "spark.sql.parquet.columnarReaderBatchSize": "10"}):
         df = _source(spark, path, option)
         marked = {r[0]: r[2] for r in df.collect()}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from evonb.spark.session import temporary_settings
+
 pytestmark = pytest.mark.spark
 
 SCRIPT = """
@@ -60,3 +62,15 @@ def test_python_workers_stopped_early_log_no_traceback(tmp_path):
     log = Path(out[4]).read_text()
     assert "Setting default log level" in log  # the JVM's console log is this file
     assert "BrokenPipeError" not in log and "Traceback" not in log, log
+
+
+def test_temporary_settings_are_undone_after_the_block(spark):
+    unset, kept = "spark.sql.parquet.outputTimestampType", "spark.sql.shuffle.partitions"
+    assert spark.conf.get(unset, None) is None
+    before = spark.conf.get(kept)
+    with pytest.raises(ZeroDivisionError), temporary_settings(
+            spark, {unset: "INT96", kept: "3"}):
+        assert (spark.conf.get(unset), spark.conf.get(kept)) == ("INT96", "3")
+        1 / 0  # noqa: B018
+    assert spark.conf.get(unset, None) is None  # unset again, not set to Spark's default
+    assert spark.conf.get(kept) == before

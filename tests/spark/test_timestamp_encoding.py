@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import evonb
-from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
+from evonb.spark.session import temporary_settings
+from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
 
 pytestmark = pytest.mark.spark
 
@@ -66,7 +67,7 @@ def test_a_spark_write_stores_timestamps_as_microseconds_with_statistics(spark, 
 
 
 def test_a_session_that_sets_int96_gets_int96(spark, tmp_path):
-    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):
+    with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "INT96"}):
         t = _table(tmp_path, spark, "cow")
     (only,) = t.snapshot().files
     leaves = _leaves(t.root / only.path)
@@ -76,7 +77,7 @@ def test_a_session_that_sets_int96_gets_int96(spark, tmp_path):
 def test_a_session_that_sets_milliseconds_keeps_the_microseconds(spark, tmp_path):
     """``TIMESTAMP_MILLIS`` would drop every value's microseconds: evonb writes microseconds."""
     exact = dt.datetime(2026, 3, 1, 12, 30, 45, 123456)
-    with spark_settings(spark, {TIMESTAMP_TYPE: "TIMESTAMP_MILLIS"}):
+    with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "TIMESTAMP_MILLIS"}):
         t = evonb.create_table(tmp_path / "t", DDL, primary_key="id")
         t.write(spark.createDataFrame([(1, exact, (exact, 1))], COLS), "insert")
     (only,) = t.snapshot().files
@@ -91,7 +92,7 @@ def test_a_session_that_sets_milliseconds_keeps_the_microseconds(spark, tmp_path
 def test_files_of_both_kinds_read_as_one_table(spark, tmp_path, table_type):
     """Files written as INT96 (by Spark's default, before evonb chose microseconds) and as
     INT64 read alike in both readers, filtered or not, as of each commit."""
-    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):
+    with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "INT96"}):
         t = _table(tmp_path, spark, table_type)
         t.write(spark.createDataFrame(_rows(1000, 50), COLS), "insert")
     first = t.timeline.last_completed().instant

@@ -15,8 +15,9 @@ import pytest
 
 import evonb
 from evonb.errors import DataValidationError
+from evonb.spark.session import temporary_settings
+from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
 from evonb.table.fsutil import atomic_write_json
-from tests.spark_settings import TIMESTAMP_TYPE, spark_settings
 
 pytestmark = pytest.mark.spark
 
@@ -416,7 +417,7 @@ def test_timestamp_keys(spark, warehouse, kind):
     t.write(spark.createDataFrame([(last_of_second, 1)], schema), mode="upsert")
     assert _last(t)["key_lookup"] == {"live": 3, "scanned": 1}
     assert _last(t)["removed"] == [files[1]]
-    with spark_settings(spark, {TIMESTAMP_TYPE: "INT96"}):
+    with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "INT96"}):
         _insert(t, spark, [(start + dt.timedelta(hours=5), 0)], schema)
     t.write(spark.createDataFrame([(start + dt.timedelta(minutes=5), 2)], schema),
             mode="upsert")
