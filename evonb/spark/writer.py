@@ -124,7 +124,7 @@ TIMESTAMP_TYPE_OPTION = "spark.sql.parquet.outputTimestampType"
 TIMESTAMP_TYPE = "TIMESTAMP_MICROS"
 """How Spark's writer stores ``timestamp`` values: as 64-bit microseconds, the encoding
 pyarrow and pyiceberg write, unless the session sets :data:`TIMESTAMP_TYPE_OPTION` to
-``INT96`` (as exact, for a reader that needs it). Spark's own default, INT96, is deprecated by
+``INT96`` (exact too, for a reader that needs it). Spark's own default, INT96, is deprecated by
 Parquet and has no statistics any reader uses, so a time-range filter skipped no row group and
 a ``timestamp`` record key had no key range. A session's ``TIMESTAMP_MILLIS`` is not followed:
 it would drop the microseconds of every value. Files written as INT96 before are read as they
