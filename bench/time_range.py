@@ -24,9 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
 ROWS_PER_GROUP = 100_000
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 SCHEMA = "id bigint not null, at timestamp, amount double, label string"
-
-
 INT96 = {"spark__sql__parquet__outputTimestampType": "INT96"}
+"""The session setting (in :func:`~bench.util.spark_conf`'s spelling) of the baseline's files."""
 
 
 def _rows(ctx: Context) -> DataFrame:
@@ -75,22 +74,18 @@ def time_range(ctx: Context) -> Iterator[Case | Result]:
 
     layout = (f"{ctx.size.rows:,} rows, `at` rising with the key, row groups of "
               f"{ROWS_PER_GROUP:,} rows; the filter keeps the last {expected:,}")
-    yield Case(
-        name="time_range.to_arrow",
-        evonb=Side("t.to_arrow(filter=at >= t0): INT64 microseconds (evonb's writes)",
-                   lambda: arrow_read(micros)),
-        baseline=Side("the same read of the same rows written as INT96 (Spark's default)",
-                      lambda: arrow_read(int96)),
-        notes=[layout, "report only: row groups skipped by their statistics (INT96 has none)"],
-    )
-    yield Case(
-        name="time_range.spark",
-        evonb=Side("t.read().filter(at >= t0) count and sum: INT64 microseconds",
-                   lambda: spark_read(micros)),
-        baseline=Side("the same read of the same rows written as INT96",
-                      lambda: spark_read(int96)),
-        notes=[layout, "report only: row groups skipped by their statistics (INT96 has none)"],
-    )
+    for name, read, label in (
+            ("to_arrow", arrow_read, "t.to_arrow(filter=at >= t0)"),
+            ("spark", spark_read, "t.read().filter(at >= t0) count and sum")):
+        yield Case(
+            name=f"time_range.{name}",
+            evonb=Side(f"{label}: INT64 microseconds (evonb's writes)",
+                       lambda read=read: read(micros)),
+            baseline=Side("the same read of the same rows written as INT96 (Spark's default)",
+                          lambda read=read: read(int96)),
+            notes=[layout,
+                   "report only: row groups skipped by their statistics (INT96 has none)"],
+        )
     yield Case(
         name="time_range.full_scan",
         evonb=Side("t.read() full-scan aggregate: INT64 microseconds",

@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-import pyarrow.parquet as pq
 import pytest
 from pyiceberg.expressions import EqualTo, IsNull
 from pyiceberg.table import StaticTable
@@ -17,6 +16,7 @@ from evonb.iceberg import sync
 from evonb.iceberg.sync import UNPARTITIONED_SPEC_ID
 from evonb.spark.session import temporary_settings
 from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
+from tests.parquet_files import physical_types
 
 pytestmark = pytest.mark.spark
 
@@ -89,9 +89,8 @@ def typed(spark, tmp_path_factory, request):
         t.write(spark.sql(f"select cast(id as int) id, concat('v', id) v, {exprs} "
                           "from (select id, id % 4 k from range(0, 20))"))
     assert len(t.snapshot().files) == FILES
-    stored = pq.ParquetFile(t.root / t.snapshot().files[0].path).schema
-    kinds = {stored.column(i).name: stored.column(i).physical_type for i in range(len(stored))}
-    assert kinds["p_ts"] == ("INT96" if int96 else "INT64")
+    stored = physical_types(t.root / t.snapshot().files[0].path)
+    assert stored["p_ts"] == ("INT96" if int96 else "INT64")
     return t, _latest(t)
 
 

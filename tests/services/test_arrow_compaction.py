@@ -23,6 +23,7 @@ from evonb.spark.mor import read_snapshot
 from evonb.spark.session import temporary_settings
 from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
 from evonb.table.check import check_table
+from tests.parquet_files import physical_types
 
 pytestmark = pytest.mark.spark
 
@@ -203,8 +204,7 @@ def test_int96_with_other_timestamps_is_merged_by_spark(spark, tmp_path):
         _write((arrow, spark_side), spark, [(i, 1, when, when) for i in range(10)], cols,
                "insert")
     _write((arrow, spark_side), spark, [(3, 2, when + dt.timedelta(days=1), None)], cols)
-    base = pq.ParquetFile(arrow.root / arrow.snapshot().files[0].path).schema
-    kinds = {base.column(i).name: base.column(i).physical_type for i in range(len(base))}
+    kinds = physical_types(arrow.root / arrow.snapshot().files[0].path)
     assert kinds["at"] == "INT96" and kinds["local"] == "INT64"
     before = _rows(arrow.read())
     arrow.compact()
@@ -229,9 +229,7 @@ def test_timestamps_evonb_writes_are_merged_in_tasks(spark, tmp_path):
     assert _rows(arrow.read()) == before == _rows(spark_side.read())
     assert (3, 2, dt.datetime(9999, 12, 31), None) in before
     for t in (arrow, spark_side):
-        base = pq.ParquetFile(t.root / t.snapshot().files[0].path).schema
-        assert {base.column(i).name: base.column(i).physical_type
-                for i in range(len(base))} == {
+        assert physical_types(t.root / t.snapshot().files[0].path) == {
             "id": "INT64", "ts": "INT64", "at": "INT64", "local": "INT64",
             "_evo_commit_time": "BYTE_ARRAY"}
 

@@ -1,7 +1,8 @@
 """evonb's Spark writes store ``timestamp`` values as INT64 microseconds, with statistics
 that let readers skip row groups and give a ``timestamp`` record key its key range; a session
-that sets ``spark.sql.parquet.outputTimestampType`` itself (e.g. ``INT96`` for a reader that
-needs it) gets what it set, and tables holding both kinds of file read as one."""
+that sets ``spark.sql.parquet.outputTimestampType`` to ``INT96`` (for a reader that needs it)
+gets INT96, one that sets ``TIMESTAMP_MILLIS`` still gets microseconds, and tables holding
+both kinds of file read as one."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 import evonb
 from evonb.spark.session import temporary_settings
 from evonb.spark.writer import TIMESTAMP_TYPE_OPTION
+from tests.parquet_files import physical_types
 
 pytestmark = pytest.mark.spark
 
@@ -39,16 +41,11 @@ def _table(tmp_path, spark, table_type: str):
     return t
 
 
-def _leaves(path) -> dict[str, str]:
-    schema = pq.ParquetFile(path).schema
-    return {schema.column(i).path: schema.column(i).physical_type for i in range(len(schema))}
-
-
 def test_a_spark_write_stores_timestamps_as_microseconds_with_statistics(spark, tmp_path):
     t = _table(tmp_path, spark, "cow")
     (only,) = t.snapshot().files
     path = t.root / only.path
-    assert _leaves(path) == {"id": "INT32", "at": "INT64", "s.when": "INT64", "s.n": "INT32",
+    assert physical_types(path) == {"id": "INT32", "at": "INT64", "s.when": "INT64", "s.n": "INT32",
                              "_evo_commit_time": "BYTE_ARRAY"}
     meta = pq.read_metadata(path)
     assert meta.num_row_groups == 10
@@ -70,7 +67,7 @@ def test_a_session_that_sets_int96_gets_int96(spark, tmp_path):
     with temporary_settings(spark, {TIMESTAMP_TYPE_OPTION: "INT96"}):
         t = _table(tmp_path, spark, "cow")
     (only,) = t.snapshot().files
-    leaves = _leaves(t.root / only.path)
+    leaves = physical_types(t.root / only.path)
     assert (leaves["at"], leaves["s.when"]) == ("INT96", "INT96")
 
 
@@ -98,7 +95,7 @@ def test_files_of_both_kinds_read_as_one_table(spark, tmp_path, table_type):
     first = t.timeline.last_completed().instant
     changed = [(i, START + dt.timedelta(days=400, minutes=i), (START, -i)) for i in (5, 500)]
     t.write(spark.createDataFrame(changed + _rows(1050, 50), COLS), "upsert")
-    kinds = {_leaves(t.root / f.path)["at"] for f in t.snapshot().files if f.kind == "base"}
+    kinds = {physical_types(t.root / f.path)["at"] for f in t.snapshot().files if f.kind == "base"}
     assert "INT96" in kinds and ("INT64" in kinds or table_type == "mor")
     expected = _rows_as_dict(_rows(0, 1100)) | _rows_as_dict(changed)
 
